@@ -1,0 +1,166 @@
+"""The Reckon exception hierarchy.
+
+Every public call raises a subclass of :class:`ReckonError`; catch the most
+specific class you can act on::
+
+    ReckonError                      base class; catch-all for Reckon failures
+    ├── RuleError                    a rule file/program is not acceptable
+    │   ├── RuleSyntaxError          (+ SyntaxError) text does not parse; has file:line:column
+    │   └── RuleSetInvalid           (+ ValueError) parsed, but not well-formed / not stratifiable
+    ├── EvaluationLimitExceeded      a runaway program hit a documented limit
+    ├── ExplainError                 (+ LookupError) explain() asked about a triple that is not inferred
+    ├── SchemaError                  ontology / shapes files cannot be loaded
+    ├── ShapeViolation               (+ ValueError) a write does not conform to the SHACL shapes
+    ├── InvalidInput                 (+ ValueError) a request is malformed (bad field, bad value)
+    ├── NotAuthorized                (+ PermissionError) the principal may not do this
+    ├── UnknownTenant                (+ LookupError) no such tenant
+    ├── TenantExists                 a tenant with this id already exists
+    ├── InvalidTenantId              (+ ValueError) tenant id does not match ^[a-z0-9][a-z0-9_-]{0,62}$
+    ├── UnknownMemory                (+ LookupError) no memory with this id in this tenant
+    ├── ConflictPending              a write needs confirmation (replace / keep_both)
+    ├── RestoreRefused               restoring would contradict a live memory
+    ├── ReadOnlyQuery                (+ ValueError) an update was sent to a read-only query interface
+    └── StoreError                   (+ OSError) the tenant store failed (I/O, lock, corruption)
+
+Diagnostics for rule programs are collected into one report: see
+:class:`reckon.datalog.diagnostics.Diagnostic`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from reckon.datalog.diagnostics import Diagnostic
+
+__all__ = [
+    "ConflictPending",
+    "EvaluationLimitExceeded",
+    "ExplainError",
+    "InvalidInput",
+    "InvalidTenantId",
+    "NotAuthorized",
+    "ReadOnlyQuery",
+    "ReckonError",
+    "RestoreRefused",
+    "RuleError",
+    "RuleSetInvalid",
+    "RuleSyntaxError",
+    "SchemaError",
+    "ShapeViolation",
+    "StoreError",
+    "TenantExists",
+    "UnknownMemory",
+    "UnknownTenant",
+]
+
+
+class ReckonError(Exception):
+    """Base class of every error Reckon raises on purpose."""
+
+
+class RuleError(ReckonError):
+    """A rule program cannot be used. ``diagnostics`` lists every problem found.
+
+    :ivar diagnostics: list of :class:`~reckon.datalog.diagnostics.Diagnostic`,
+        each with file, line, column, a stable code (``SRL0xx``) and a message.
+    """
+
+    def __init__(self, diagnostics: "list[Diagnostic]") -> None:
+        self.diagnostics = list(diagnostics)
+        super().__init__("\n".join(str(d) for d in self.diagnostics) or "invalid rule program")
+
+
+class RuleSyntaxError(RuleError, SyntaxError):
+    """The rule text does not parse (grammar of SRL or the RDFox Datalog subset)."""
+
+    def __str__(self) -> str:
+        return "\n".join(str(d) for d in self.diagnostics) or "rule syntax error"
+
+
+class RuleSetInvalid(RuleError, ValueError):
+    """The rule set parses but is not well-formed (unsafe variable, unknown prefix,
+    assignment rebinding a variable ...) or its negation cannot be stratified."""
+
+
+class EvaluationLimitExceeded(ReckonError):
+    """Materialization stopped at a documented limit (e.g. ``max_derived`` facts or
+    ``max_rounds`` semi-naive rounds), typically a rule minting fresh blank nodes
+    forever. The store is left as it was before the call."""
+
+
+class ExplainError(ReckonError, LookupError):
+    """``explain`` was asked about a triple that is not in the inferred graph."""
+
+
+class SchemaError(ReckonError):
+    """An ontology or shapes file cannot be loaded or is inconsistent."""
+
+
+class ShapeViolation(ReckonError, ValueError):
+    """A write does not conform to the SHACL shapes; nothing was written.
+
+    :ivar violations: list of dicts with ``focus_node``, ``path``, ``constraint``
+        (the SHACL constraint component, e.g. ``sh:MinInclusiveConstraintComponent``),
+        ``value`` and ``message``.
+    """
+
+    def __init__(self, message: str, violations: list[dict[str, Any]] | None = None) -> None:
+        self.violations = list(violations or [])
+        super().__init__(message)
+
+
+class InvalidInput(ReckonError, ValueError):
+    """A request is malformed. ``field`` names the offending field when known."""
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        self.field = field
+        super().__init__(message)
+
+
+class NotAuthorized(ReckonError, PermissionError):
+    """The principal may not perform this operation (scope / ownership / role)."""
+
+
+class UnknownTenant(ReckonError, LookupError):
+    """No tenant with this id exists under the engine's data directory."""
+
+
+class TenantExists(ReckonError):
+    """``create_tenant`` was called with an id that already exists."""
+
+
+class InvalidTenantId(ReckonError, ValueError):
+    """A tenant id does not match ``^[a-z0-9][a-z0-9_-]{0,62}$``; refused before any
+    filesystem path is built from it."""
+
+
+class UnknownMemory(ReckonError, LookupError):
+    """No memory with this id exists in this tenant."""
+
+
+class ConflictPending(ReckonError):
+    """A new memory would replace existing ones a human may have meant to keep.
+
+    Nothing was written. Confirm with ``resolution="replace"`` or ``"keep_both"``.
+
+    :ivar conflict_id: token to pass back when confirming.
+    :ivar candidates: ids of the memories the new one would replace.
+    """
+
+    def __init__(self, message: str, conflict_id: str, candidates: list[str]) -> None:
+        self.conflict_id = conflict_id
+        self.candidates = list(candidates)
+        super().__init__(message)
+
+
+class RestoreRefused(ReckonError):
+    """Restoring a superseded memory would contradict a still-live memory."""
+
+
+class ReadOnlyQuery(ReckonError, ValueError):
+    """A SPARQL update (or LOAD / CLEAR / SERVICE) was sent to a read-only interface."""
+
+
+class StoreError(ReckonError, OSError):
+    """The tenant store failed: I/O error, lock timeout or corrupted state."""

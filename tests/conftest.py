@@ -1,0 +1,37 @@
+"""Shared test fixtures: where ``../shared`` is, and the CI rule for missing data.
+
+A suite that needs ``../shared/`` fails in CI (``CI=true``) when the data is missing
+and skips elsewhere (with the reason printed).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("RECKON_SHARED", REPO.parent / "shared")).resolve()
+
+
+def shared_path(*parts: str) -> Path:
+    """Path under ``../shared``; fails in CI and skips elsewhere when it is missing."""
+    p = SHARED.joinpath(*parts)
+    if not p.exists():
+        msg = f"shared data missing: {p} (set RECKON_SHARED or place ../shared beside the repo)"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(msg)
+        pytest.skip(msg)
+    return p
+
+
+def shared_path_or_fail_at_collection(*parts: str) -> Path | None:
+    """For parametrized suites built at collection time: returns None if missing outside CI,
+    raises in CI so that the run is red, never silently empty."""
+    p = SHARED.joinpath(*parts)
+    if p.exists():
+        return p
+    if os.environ.get("CI", "").lower() == "true":
+        raise RuntimeError(f"shared data missing in CI: {p}")
+    return None
