@@ -1,0 +1,145 @@
+"""Typer application object, global options and the exit-code mapping."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+
+from reckon._errors import (
+    InvalidInput,
+    InvalidTenantId,
+    ReadOnlyQuery,
+    ReckonError,
+    RuleError,
+    ShapeViolation,
+    UnknownMemory,
+    UnknownTenant,
+)
+
+EXIT_OK = 0
+EXIT_INVALID = 1
+EXIT_INPUT = 2
+EXIT_INTERNAL = 3
+
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+app = typer.Typer(
+    name="reckon",
+    help=(
+        "Reckon: typed, rule-derived memory for AI agents.\n\n"
+        "Exit codes: 0 ok; 1 validation failed / not conformant; "
+        "2 usage or input error; 3 internal error."
+    ),
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+rules_app = typer.Typer(help="Check rule files (SRL .srl, RDFox Datalog .dlog).", no_args_is_help=True)
+app.add_typer(rules_app, name="rules")
+
+
+def default_data_dir() -> Path:
+    """``$RECKON_DATA_DIR``, else ``$XDG_DATA_HOME/reckon``, else ``~/.local/share/reckon``."""
+    env = os.environ.get("RECKON_DATA_DIR")
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_DATA_HOME")
+    base = Path(xdg) if xdg else Path.home() / ".local" / "share"
+    return base / "reckon"
+
+
+class State:
+    data_dir: Path = default_data_dir()
+
+
+state = State()
+
+
+@app.callback()
+def _global(
+    data_dir: Path = typer.Option(
+        None,
+        "--data-dir",
+        envvar="RECKON_DATA_DIR",
+        help="Where tenants live (default: $XDG_DATA_HOME/reckon or ~/.local/share/reckon).",
+    ),
+) -> None:
+    if data_dir is not None:
+        state.data_dir = data_dir
+
+
+def fail(message: str, code: int = EXIT_INPUT) -> typer.Exit:
+    """Print an error to stderr and return the Exit to raise."""
+    err_console.print(f"[red]error:[/red] {message}")
+    return typer.Exit(code)
+
+
+def run(argv: list[str]) -> int:
+    """Run the CLI, mapping exceptions to the documented exit codes."""
+    # Register verbs (import for side effects).
+    from reckon.cli import _rules  # noqa: F401
+
+    for mod in ("_tenant", "_memory", "_data", "_query", "_serve", "_demo"):
+        try:
+            __import__(f"reckon.cli.{mod}")
+        except ModuleNotFoundError as exc:  # verb module not present in this build
+            if exc.name != f"reckon.cli.{mod}":
+                raise
+    try:
+        app(args=argv, standalone_mode=False)
+    except typer.Exit as exc:
+        return int(exc.exit_code or 0)
+    except SystemExit as exc:
+        return int(exc.code or 0) if isinstance(exc.code, int) else EXIT_INPUT
+    except (RuleError, ShapeViolation) as exc:
+        err_console.print(f"[red]not valid:[/red] {exc}")
+        return EXIT_INVALID
+    except (InvalidInput, InvalidTenantId, UnknownTenant, UnknownMemory, ReadOnlyQuery) as exc:
+        err_console.print(f"[red]error:[/red] {exc}")
+        return EXIT_INPUT
+    except ReckonError as exc:
+        err_console.print(f"[red]error:[/red] {type(exc).__name__}: {exc}")
+        return EXIT_INPUT
+    except Exception as exc:  # click usage errors and real bugs
+        import click
+
+        if isinstance(exc, click.exceptions.ClickException):
+            exc.show()
+            return EXIT_INPUT
+        if isinstance(exc, click.exceptions.Abort):
+            return EXIT_INPUT
+        err_console.print(f"[red]internal error:[/red] {type(exc).__name__}: {exc}")
+        if os.environ.get("RECKON_DEBUG"):
+            raise
+        return EXIT_INTERNAL
+    return EXIT_OK
+
+
+def read_text_arg(value: str) -> str:
+    """An argument given inline, as ``@file``, or ``-`` for stdin."""
+    import sys
+
+    if value == "-":
+        return sys.stdin.read()
+    if value.startswith("@"):
+        p = Path(value[1:])
+        try:
+            return p.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise fail(f"cannot read {p}: {exc.strerror}") from exc
+    return value
+
+
+def as_jsonable(value: Any) -> Any:
+    """pyoxigraph terms -> strings for JSON output."""
+    from pyoxigraph import BlankNode, Literal, NamedNode
+
+    if isinstance(value, (NamedNode, BlankNode, Literal)):
+        return str(value)
+    return value
