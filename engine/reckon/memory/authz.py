@@ -1,0 +1,101 @@
+"""Who may write which memory (seed §4: "a regular user can curate their own memories,
+while shared company and team memories are operator-gated, and you cannot supersede a
+memory you don't own").
+
+The rules, one function per operation; each raises :class:`~reckon._errors.NotAuthorized`
+naming who, what and why:
+
+* **create** — a member may create a *user*-scope memory owned by themselves; team and
+  company memories need an operator; sources ``operator``, ``onboarding`` and ``import``
+  (a person curating, onboarding a tenant, importing) need an operator; a member cannot
+  create a memory owned by someone else.
+* **update** — a member may edit their own user-scope memories; an operator may edit
+  any memory (seed §5: "an operator can author, edit, and organize memories").
+* **supersede** — only the owner: a user-scope memory is superseded only by its owner
+  person (operators included: an operator does not own a member's personal memory);
+  team and company memories belong to the tenant's operators.
+* **restore**, **delete** — operators only.
+"""
+
+from __future__ import annotations
+
+from reckon._errors import NotAuthorized
+from reckon.memory.models import HUMAN_SOURCES, Principal
+
+__all__ = [
+    "can_supersede",
+    "check_create",
+    "check_delete",
+    "check_restore",
+    "check_supersede",
+    "check_update",
+]
+
+
+def _who(p: Principal) -> str:
+    return f"{p.role} {p.person!r}"
+
+
+def check_create(principal: Principal, *, scope: str, source: str, owner: str | None, label: str) -> None:
+    """:raises NotAuthorized: when ``principal`` may not create this memory."""
+    if source in HUMAN_SOURCES and not principal.is_operator:
+        raise NotAuthorized(
+            f"{_who(principal)} may not create memory {label!r} with source {source!r}: "
+            f"sources {sorted(HUMAN_SOURCES)} are operator-only"
+        )
+    if scope in ("team", "company") and not principal.is_operator:
+        raise NotAuthorized(
+            f"{_who(principal)} may not create {scope}-scope memory {label!r}: "
+            f"team and company memories are operator-gated"
+        )
+    if scope == "user" and owner is not None and owner != principal.person and not principal.is_operator:
+        raise NotAuthorized(
+            f"{_who(principal)} may not create memory {label!r} owned by {owner!r}: "
+            f"members create only their own user-scope memories"
+        )
+
+
+def check_update(principal: Principal, *, memory_id: str, scope: str, owner: str | None) -> None:
+    """:raises NotAuthorized: when ``principal`` may not edit this memory."""
+    if principal.is_operator:
+        return
+    if scope != "user":
+        raise NotAuthorized(
+            f"{_who(principal)} may not update {scope}-scope memory {memory_id}: "
+            f"team and company memories are operator-gated"
+        )
+    if owner != principal.person:
+        raise NotAuthorized(
+            f"{_who(principal)} may not update memory {memory_id} owned by {owner!r}: "
+            f"members curate only their own memories"
+        )
+
+
+def can_supersede(principal: Principal, *, scope: str, owner: str | None) -> bool:
+    """True when ``principal`` owns the memory in the sense of seed §4."""
+    if scope == "user":
+        return owner == principal.person
+    return principal.is_operator
+
+
+def check_supersede(principal: Principal, *, memory_id: str, scope: str, owner: str | None) -> None:
+    """:raises NotAuthorized: when ``principal`` does not own the memory to be superseded."""
+    if can_supersede(principal, scope=scope, owner=owner):
+        return
+    if scope == "user":
+        why = f"it is owned by {owner!r}; nobody supersedes a memory they do not own"
+    else:
+        why = f"{scope}-scope memories are operator-gated"
+    raise NotAuthorized(f"{_who(principal)} may not supersede memory {memory_id}: {why}")
+
+
+def check_restore(principal: Principal, *, memory_id: str) -> None:
+    """:raises NotAuthorized: unless ``principal`` is an operator."""
+    if not principal.is_operator:
+        raise NotAuthorized(f"{_who(principal)} may not restore memory {memory_id}: restore is operator-only")
+
+
+def check_delete(principal: Principal, *, memory_id: str) -> None:
+    """:raises NotAuthorized: unless ``principal`` is an operator."""
+    if not principal.is_operator:
+        raise NotAuthorized(f"{_who(principal)} may not delete memory {memory_id}: delete is operator-only")

@@ -1,0 +1,376 @@
+"""Pydantic models of the memory write path: what callers send and what they get back.
+
+A memory (seed §3, DESIGN.md "Memories") has a **kind** (closed set: preference, fact,
+objective, context), a **scope** (user, team, company) backed by stakeholder links
+(owner person; teams), an **importance** 1–5 (Disabled, Low, Medium, High, Critical),
+a required **source** (agent_tool, extraction, operator, onboarding, import), a
+**confidence** in [0, 1] (1 for anything a human entered), an optional expiry, a
+label and a content, and optionally a **subclass** under ``rk:Memory`` carrying its
+own typed properties.
+
+Models here are pure data: no RDF, no store. Validation errors are turned into
+:class:`~reckon._errors.InvalidInput` naming the field by :func:`parse_input` /
+:func:`parse_patch`.
+
+Three-state partial edits (seed §5): in a :class:`MemoryPatch` a field that was not
+given is left untouched, a field given as ``None`` is removed, a field given a value
+is set. Which fields were given is pydantic's ``model_fields_set``; inside
+``properties`` the same holds per key.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from datetime import datetime, timezone
+from decimal import Decimal
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from reckon._errors import InvalidInput
+
+__all__ = [
+    "HUMAN_SOURCES",
+    "IMPORTANCE_NAMES",
+    "KINDS",
+    "SCOPES",
+    "SOURCES",
+    "Conflict",
+    "HistoryEntry",
+    "Kind",
+    "Memory",
+    "MemoryInput",
+    "MemoryPatch",
+    "Principal",
+    "PropertyValue",
+    "Role",
+    "Scope",
+    "Source",
+    "default_confidence",
+    "normalise_label",
+    "parse_input",
+    "parse_patch",
+]
+
+Kind = Literal["preference", "fact", "objective", "context"]
+Scope = Literal["user", "team", "company"]
+Source = Literal["agent_tool", "extraction", "operator", "onboarding", "import"]
+Role = Literal["member", "operator"]
+
+KINDS: tuple[str, ...] = ("preference", "fact", "objective", "context")
+SCOPES: tuple[str, ...] = ("user", "team", "company")
+SOURCES: tuple[str, ...] = ("agent_tool", "extraction", "operator", "onboarding", "import")
+#: Sources where a person typed the memory: confidence defaults to 1 (seed §3).
+HUMAN_SOURCES: frozenset[str] = frozenset({"operator", "onboarding", "import"})
+#: Importance tiers 1–5 (seed §3: "from Disabled through Critical").
+IMPORTANCE_NAMES: dict[int, str] = {1: "Disabled", 2: "Low", 3: "Medium", 4: "High", 5: "Critical"}
+
+#: Default confidence per source when the caller gives none. Human-entered sources get
+#: 1.0 (seed §3); a memory the agent wrote through its tool on the user's explicit word
+#: gets 0.9; one a background extractor inferred from a conversation gets 0.7.
+_DEFAULT_CONFIDENCE: dict[str, float] = {
+    "operator": 1.0,
+    "onboarding": 1.0,
+    "import": 1.0,
+    "agent_tool": 0.9,
+    "extraction": 0.7,
+}
+
+#: A subclass property value: a literal (string, number, boolean, date-time) or an IRI
+#: given as a string (the schema catalogue says which properties take IRIs).
+PropertyValue = str | bool | int | float | Decimal | datetime
+
+
+def default_confidence(source: str) -> float:
+    """Confidence used when none is given: 1.0 for ``operator``/``onboarding``/``import``,
+    0.9 for ``agent_tool``, 0.7 for ``extraction``."""
+    return _DEFAULT_CONFIDENCE[source]
+
+
+def normalise_label(label: str) -> str:
+    """Dedup key of a label: NFKC, case-folded, runs of whitespace collapsed to one space,
+    stripped. ``"  Keep ROAS  above 3 "`` and ``"keep roas above 3"`` give the same key."""
+    return " ".join(unicodedata.normalize("NFKC", label).casefold().split())
+
+
+class Principal(BaseModel):
+    """Who is acting: a person id (slug), the teams they belong to, and a role.
+
+    ``member``: curates their own user-scope memories. ``operator``: may also write
+    team and company memories, restore and delete (seed §4).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    person: str = Field(min_length=1)
+    teams: list[str] = Field(default_factory=list)
+    role: Role = "member"
+
+    @classmethod
+    def operator(cls, person: str = "ops", teams: list[str] | None = None) -> "Principal":
+        """An operator principal (convenience)."""
+        return cls(person=person, teams=list(teams or []), role="operator")
+
+    @property
+    def is_operator(self) -> bool:
+        return self.role == "operator"
+
+
+def _aware(value: datetime | None) -> datetime | None:
+    """Naive date-times are taken as UTC; all are returned in UTC."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        return value.replace(tzinfo=timezone.utc)
+    return value.astimezone(timezone.utc)
+
+
+class MemoryInput(BaseModel):
+    """A new memory as the caller states it (seed §3, §5).
+
+    ``subclass`` is a class local name (``"BudgetConstraintMemory"``) or a full IRI;
+    ``properties`` maps a property local name (or IRI) to a value. ``teams`` and
+    ``owner`` default from the principal in the service: user scope -> owner is the
+    principal's person; team scope -> ``teams`` is required.
+    """
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=False)
+
+    kind: Kind
+    scope: Scope
+    importance: int = Field(ge=1, le=5)
+    source: Source
+    label: str = Field(min_length=1, max_length=500)
+    content: str = Field(min_length=1, max_length=20_000)
+    subclass: str | None = None
+    properties: dict[str, PropertyValue] = Field(default_factory=dict)
+    confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    expires_at: datetime | None = None
+    teams: list[str] | None = None
+    owner: str | None = None
+
+    @field_validator("label", "content")
+    @classmethod
+    def _not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("must not be blank")
+        return v
+
+    @field_validator("importance", mode="before")
+    @classmethod
+    def _strict_int(cls, v: Any) -> Any:
+        if isinstance(v, bool) or (isinstance(v, float) and not v.is_integer()):
+            raise ValueError("importance must be an integer 1-5")
+        return v
+
+    @field_validator("expires_at")
+    @classmethod
+    def _utc(cls, v: datetime | None) -> datetime | None:
+        return _aware(v)
+
+    @field_validator("teams")
+    @classmethod
+    def _teams(cls, v: list[str] | None) -> list[str] | None:
+        if v is None:
+            return None
+        if any(not t for t in v):
+            raise ValueError("team ids must be non-empty")
+        return sorted(set(v))
+
+    @field_validator("owner")
+    @classmethod
+    def _owner(cls, v: str | None) -> str | None:
+        if v is not None and not v:
+            raise ValueError("owner must be non-empty")
+        return v
+
+    @model_validator(mode="after")
+    def _scope_links(self) -> "MemoryInput":
+        if self.scope == "company" and self.teams:
+            raise ValueError("teams: a company memory has no team links")
+        if self.scope != "user" and self.owner is not None:
+            raise ValueError("owner: only a user-scope memory has an owner")
+        return self
+
+    def resolved_confidence(self) -> float:
+        return self.confidence if self.confidence is not None else default_confidence(self.source)
+
+
+#: Fields of a memory that update() may change. Others (scope, source, owner, subclass)
+#: define who the memory belongs to and where it came from: supersede instead.
+_PATCHABLE_REQUIRED = frozenset({"kind", "importance", "label", "content", "confidence"})
+_PATCHABLE_OPTIONAL = frozenset({"expires_at", "properties", "teams"})
+
+
+class MemoryPatch(BaseModel):
+    """A partial edit with three-state semantics (seed §5).
+
+    A field absent from the call is untouched; ``None`` removes it; a value sets it.
+    Required fields (kind, importance, label, content, confidence) cannot be removed.
+    In ``properties`` each key follows the same rule (``{"amount": None}`` removes the
+    amount, ``{"amount": 45000}`` sets it, keys not given are untouched).
+
+    :raises InvalidInput: through :func:`parse_patch` when a field is unknown,
+        immutable, invalid, or a required field is set to ``None``.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Kind | None = None
+    importance: int | None = Field(default=None, ge=1, le=5)
+    label: str | None = Field(default=None, min_length=1, max_length=500)
+    content: str | None = Field(default=None, min_length=1, max_length=20_000)
+    confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    expires_at: datetime | None = None
+    properties: dict[str, PropertyValue | None] | None = None
+    teams: list[str] | None = None
+
+    @field_validator("label", "content")
+    @classmethod
+    def _not_blank(cls, v: str | None) -> str | None:
+        if v is not None and not v.strip():
+            raise ValueError("must not be blank")
+        return v
+
+    @field_validator("importance", mode="before")
+    @classmethod
+    def _strict_int(cls, v: Any) -> Any:
+        if isinstance(v, bool) or (isinstance(v, float) and not v.is_integer()):
+            raise ValueError("importance must be an integer 1-5")
+        return v
+
+    @field_validator("expires_at")
+    @classmethod
+    def _utc(cls, v: datetime | None) -> datetime | None:
+        return _aware(v)
+
+    @field_validator("teams")
+    @classmethod
+    def _teams(cls, v: list[str] | None) -> list[str] | None:
+        if v is None:
+            return None
+        if any(not t for t in v):
+            raise ValueError("team ids must be non-empty")
+        return sorted(set(v))
+
+    @model_validator(mode="after")
+    def _required_not_removed(self) -> "MemoryPatch":
+        for name in sorted(self.model_fields_set & _PATCHABLE_REQUIRED):
+            if getattr(self, name) is None:
+                raise ValueError(f"{name}: a required field cannot be removed (None)")
+        return self
+
+    def given(self) -> dict[str, Any]:
+        """The fields the caller gave (absent ones are not in the dict)."""
+        return {name: getattr(self, name) for name in self.model_fields_set}
+
+
+class Memory(BaseModel):
+    """A memory as read back from the store, with its derived state inline.
+
+    ``active`` is ``rk:ActiveMemory`` membership in the inferred graph; ``status`` holds
+    derived statuses by local name (``{"budgetStatus": "near_limit", "utilisation": 0.85,
+    "currentSpend": 34000.0}``). ``subclass`` is the most specific asserted class's local
+    name, or ``None`` for a plain memory.
+    """
+
+    model_config = ConfigDict(frozen=False)
+
+    id: str
+    iri: str
+    kind: Kind
+    scope: Scope
+    importance: int
+    source: Source
+    label: str
+    content: str
+    confidence: float
+    owner: str | None = None
+    teams: list[str] = Field(default_factory=list)
+    subclass: str | None = None
+    subclass_iri: str | None = None
+    properties: dict[str, Any] = Field(default_factory=dict)
+    expires_at: datetime | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    author: str | None = None
+    superseded_by: list[str] = Field(default_factory=list)
+    supersedes: list[str] = Field(default_factory=list)
+    active: bool = False
+    status: dict[str, Any] = Field(default_factory=dict)
+
+
+class HistoryEntry(BaseModel):
+    """One memory in a lineage (supersession chain), oldest first (seed §9)."""
+
+    id: str
+    label: str
+    source: Source
+    author: str | None
+    created_at: datetime | None
+    updated_at: datetime | None
+    superseded_by: list[str] = Field(default_factory=list)
+    supersedes: list[str] = Field(default_factory=list)
+    active: bool
+    event: Literal["created", "updated", "superseded", "current"]
+
+
+class Conflict(BaseModel):
+    """A pending ask-before-overwrite (seed §9): the newcomer would replace ``candidates``.
+
+    ``conflict_id`` is a digest of the normalised newcomer and the candidate ids, so a
+    confirmation is only accepted for the same write against the same candidates.
+    """
+
+    conflict_id: str
+    label: str
+    candidates: list[str]
+    candidate_labels: list[str]
+    reason: str
+
+
+def _field_of(err: dict[str, Any]) -> str:
+    loc = [str(p) for p in err.get("loc", ())]
+    return ".".join(loc) if loc else "__root__"
+
+
+def _invalid(exc: ValidationError, what: str) -> InvalidInput:
+    errs = exc.errors()
+    first = errs[0]
+    field = _field_of(first)
+    msg = str(first.get("msg", "invalid value"))
+    if field == "__root__" and ":" in msg:
+        # model validators say "field: reason"
+        head = msg.split(",", 1)[-1].strip()
+        field = head.split(":", 1)[0].strip()
+    details = "; ".join(f"{_field_of(e)}: {e.get('msg')}" for e in errs)
+    return InvalidInput(f"invalid {what}: {details}", field=field)
+
+
+def parse_input(data: dict[str, Any]) -> MemoryInput:
+    """Validate a new memory.
+
+    :raises InvalidInput: with ``field`` naming the first offending field.
+    """
+    try:
+        return MemoryInput.model_validate(data)
+    except ValidationError as exc:
+        raise _invalid(exc, "memory") from None
+
+
+def parse_patch(changes: dict[str, Any]) -> MemoryPatch:
+    """Validate a partial edit (three-state).
+
+    :raises InvalidInput: when a field is unknown or immutable (scope, source, owner,
+        subclass: supersede instead), invalid, or a required field is given ``None``.
+    """
+    immutable = sorted(set(changes) & {"scope", "source", "owner", "subclass", "id", "iri"})
+    if immutable:
+        raise InvalidInput(
+            f"{immutable[0]}: cannot be changed by update(); supersede the memory instead",
+            field=immutable[0],
+        )
+    try:
+        return MemoryPatch.model_validate(changes)
+    except ValidationError as exc:
+        raise _invalid(exc, "update") from None
