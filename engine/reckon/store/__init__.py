@@ -1,0 +1,47 @@
+"""Per-tenant RDF storage: named graphs, write serialization, incremental reasoning.
+
+Public API (see /work/notes/API.md and DESIGN.md "The store")::
+
+    validate_tenant_id(id) -> id         refuse bad ids before any path is built
+    TenantStore(path, reasoner_factory=...)
+        .transaction(validate=...)        one atomic write, serialized across processes
+        .query(sparql)                    read-only SPARQL over a committed snapshot
+        .snapshot() / .exclusive()        batch reads / batch writes
+        .dump() / .export_trig() / .import_trig() / .verify_export()
+        .reasoner() / .rebuild_inferred()
+"""
+
+from reckon.store.graphs import ASSERTED, BUSINESS, INFERRED, MEMORIES, PUBLIC, SCHEMA
+from reckon.store.ids import FORMAT_VERSION, tenant_dir, validate_tenant_id
+from reckon.store.tenant_store import (
+    Commit,
+    QueryResult,
+    ReasonerFactory,
+    ReasonerLike,
+    StoreView,
+    TenantStore,
+    Txn,
+    ValidateHook,
+    read_export,
+)
+
+__all__ = [
+    "ASSERTED",
+    "BUSINESS",
+    "Commit",
+    "FORMAT_VERSION",
+    "INFERRED",
+    "MEMORIES",
+    "PUBLIC",
+    "QueryResult",
+    "ReasonerFactory",
+    "ReasonerLike",
+    "SCHEMA",
+    "StoreView",
+    "TenantStore",
+    "Txn",
+    "ValidateHook",
+    "read_export",
+    "tenant_dir",
+    "validate_tenant_id",
+]

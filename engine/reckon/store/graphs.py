@@ -1,0 +1,51 @@
+"""Named graphs of a tenant store and the private bookkeeping vocabulary.
+
+Every tenant dataset keeps triples apart by origin (DESIGN.md, "The store"):
+
+* :data:`SCHEMA`   ontology + shapes + settings defaults (asserted)
+* :data:`MEMORIES` memory nodes, people, teams, the company (asserted)
+* :data:`BUSINESS` KPIs, spend, accounts, subscription, the clock (asserted)
+* :data:`INFERRED` derived triples only; never asserted, written by the reasoner
+
+Reasoning runs over the union of the asserted graphs (:data:`ASSERTED`) as one base
+graph. :data:`META` is private to the store (the write generation counter); SPARQL
+users do not see it.
+"""
+
+from __future__ import annotations
+
+from pyoxigraph import NamedNode
+
+__all__ = [
+    "ASSERTED",
+    "BUSINESS",
+    "GENERATION",
+    "INFERRED",
+    "MEMORIES",
+    "META",
+    "PUBLIC",
+    "SCHEMA",
+    "SKOLEM_PREFIX",
+    "STORE_NODE",
+]
+
+SCHEMA = NamedNode("urn:reckon:graph:schema")
+MEMORIES = NamedNode("urn:reckon:graph:memories")
+BUSINESS = NamedNode("urn:reckon:graph:business")
+INFERRED = NamedNode("urn:reckon:graph:inferred")
+META = NamedNode("urn:reckon:graph:meta")
+
+ASSERTED: tuple[NamedNode, ...] = (SCHEMA, MEMORIES, BUSINESS)
+"""Graphs whose union is the reasoner's base graph."""
+
+PUBLIC: tuple[NamedNode, ...] = (SCHEMA, MEMORIES, BUSINESS, INFERRED)
+"""Graphs visible to SPARQL (their union is the default graph)."""
+
+STORE_NODE = NamedNode("urn:reckon:store")
+GENERATION = NamedNode("urn:reckon:generation")
+"""``<urn:reckon:store> <urn:reckon:generation> n`` in :data:`META`: bumped by every write."""
+
+SKOLEM_PREFIX = "https://reckon.dev/.well-known/genid/"
+"""Blank nodes are stored as Skolem IRIs (RDF 1.1 Concepts, section 3.5 "Replacing Blank
+Nodes with IRIs") because a SPARQL update cannot name an existing blank node; they are
+turned back into blank nodes when read into the reasoner and when exported."""
