@@ -6,10 +6,10 @@ replace. The judge is pluggable (:class:`ConflictJudge`); the default
 :class:`LexicalJudge` needs no model:
 
 * **same subclass with identifying properties** — when the newcomer has a subclass and
-  both it and a candidate carry non-numeric properties (IRIs, strings, booleans: e.g. a
-  budget's platform and period, a target's metric), the candidate conflicts exactly when
-  every such property they both carry has the same value. Numeric and date-time values
-  (the amount, the goal) are what a replacement changes, so they do not count. Two
+  both it and a candidate carry identifying properties (single-valued IRI properties,
+  e.g. a budget's platform and period, a target's metric), the candidate conflicts
+  exactly when every such property they both carry has the same value. Literal values
+  (the amount, the goal, free text) are what a replacement changes, so they do not count. Two
   ``BudgetConstraintMemory`` on the same platform and period conflict regardless of text.
 * **otherwise** — cosine similarity of word-count vectors over label + content
   (case-folded word tokens, stop words removed) at or above ``threshold``
@@ -54,8 +54,7 @@ class Subject:
     :ivar label: label text.
     :ivar content: content text.
     :ivar subclass: subclass IRI or ``None``.
-    :ivar keys: identifying properties: property IRI -> N-Triples form of a non-numeric
-        value (IRI, string, boolean).
+    :ivar keys: identifying properties: property IRI -> the value's IRI.
     """
 
     id: str

@@ -1,0 +1,474 @@
+"""Memory model <-> RDF terms (the exact triples of /work/notes/memory-layout.md).
+
+Nothing here builds SPARQL text from user values: data becomes pyoxigraph
+``NamedNode`` / ``Literal`` terms whose constructors validate, and reads bind values
+through ``substitutions``.
+
+Person and team ids are slugs chosen by callers; they become IRIs
+``urn:reckon:<tenant>:person:<pct-encoded id>`` where every character outside
+``A-Z a-z 0-9 - . _ ~`` is percent-encoded (RFC 3986 unreserved set), so any id —
+quotes, braces, spaces, NUL — maps to a valid IRI and back unchanged.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import date, datetime, timezone
+from decimal import Decimal, InvalidOperation
+from typing import Any, Iterable
+from urllib.parse import quote, unquote
+
+from pyoxigraph import BlankNode, Literal, NamedNode, Quad, Triple
+
+from reckon._errors import InvalidInput
+
+RK = "https://reckon.dev/ns/core#"
+MK = "https://reckon.dev/ns/marketing#"
+RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+RDFS = "http://www.w3.org/2000/01/rdf-schema#"
+XSD = "http://www.w3.org/2001/XMLSchema#"
+SH = "http://www.w3.org/ns/shacl#"
+OWL = "http://www.w3.org/2002/07/owl#"
+
+try:  # the store helper owns the graph names; same values as API.md
+    from reckon.store.graphs import BUSINESS, INFERRED, MEMORIES, SCHEMA  # type: ignore
+except Exception:  # pragma: no cover - before reckon.store lands
+    SCHEMA = NamedNode("urn:reckon:graph:schema")
+    MEMORIES = NamedNode("urn:reckon:graph:memories")
+    BUSINESS = NamedNode("urn:reckon:graph:business")
+    INFERRED = NamedNode("urn:reckon:graph:inferred")
+
+
+def rk(local: str) -> NamedNode:
+    return NamedNode(RK + local)
+
+
+A = NamedNode(RDF + "type")
+LABEL = NamedNode(RDFS + "label")
+SUBCLASS = NamedNode(RDFS + "subClassOf")
+MEMORY = rk("Memory")
+ACTIVE = rk("ActiveMemory")
+PERSON = rk("Person")
+TEAM = rk("Team")
+P_CONTENT, P_KIND, P_SCOPE, P_OWNER, P_TEAM = rk("content"), rk("kind"), rk("scope"), rk("owner"), rk("team")
+P_IMPORTANCE, P_SOURCE, P_CONFIDENCE = rk("importance"), rk("source"), rk("confidence")
+P_CREATED, P_UPDATED, P_AUTHOR, P_EXPIRES = rk("createdAt"), rk("updatedAt"), rk("author"), rk("expiresAt")
+P_SUPERSEDED_BY, P_SUPERSEDES = rk("supersededBy"), rk("supersedes")
+X_STRING, X_INTEGER, X_DECIMAL = NamedNode(XSD + "string"), NamedNode(XSD + "integer"), NamedNode(XSD + "decimal")
+X_DATETIME, X_DATE, X_BOOLEAN = NamedNode(XSD + "dateTime"), NamedNode(XSD + "date"), NamedNode(XSD + "boolean")
+X_DOUBLE, X_FLOAT = NamedNode(XSD + "double"), NamedNode(XSD + "float")
+
+KIND_IRI = {k: rk(v) for k, v in {"preference": "Preference", "fact": "Fact", "objective": "Objective",
+                                   "context": "Context"}.items()}
+SCOPE_IRI = {k: rk(v) for k, v in {"user": "UserScope", "team": "TeamScope", "company": "CompanyScope"}.items()}
+SOURCE_IRI = {k: rk(v) for k, v in {"agent_tool": "AgentTool", "extraction": "Extraction", "operator": "Operator",
+                                     "onboarding": "Onboarding", "import": "Import"}.items()}
+IRI_KIND = {v: k for k, v in KIND_IRI.items()}
+IRI_SCOPE = {v: k for k, v in SCOPE_IRI.items()}
+IRI_SOURCE = {v: k for k, v in SOURCE_IRI.items()}
+
+#: Base properties of every memory: handled by the model, never by a subclass spec.
+BASE_PROPERTIES = frozenset(
+    p.value for p in (A, LABEL, P_CONTENT, P_KIND, P_SCOPE, P_OWNER, P_TEAM, P_IMPORTANCE, P_SOURCE,
+                      P_CONFIDENCE, P_CREATED, P_UPDATED, P_AUTHOR, P_EXPIRES, P_SUPERSEDED_BY, P_SUPERSEDES)
+)
+
+_SAFE = "-._~"
+
+
+# ---------------------------------------------------------------------------------------
+# IRIs
+# ---------------------------------------------------------------------------------------
+
+def memory_iri(tenant: str, hex_id: str) -> NamedNode:
+    return NamedNode(f"urn:reckon:{tenant}:memory:{hex_id}")
+
+
+def memory_prefix(tenant: str) -> str:
+    return f"urn:reckon:{tenant}:memory:"
+
+
+def person_iri(tenant: str, person: str) -> NamedNode:
+    """``urn:reckon:<tenant>:person:<pct-encoded id>``."""
+    return NamedNode(f"urn:reckon:{tenant}:person:{quote(person, safe=_SAFE)}")
+
+
+def team_iri(tenant: str, team: str) -> NamedNode:
+    """``urn:reckon:<tenant>:team:<pct-encoded id>``."""
+    return NamedNode(f"urn:reckon:{tenant}:team:{quote(team, safe=_SAFE)}")
+
+
+def slug_of(iri: str) -> str:
+    """Inverse of :func:`person_iri` / :func:`team_iri`: the id after the last ``:``."""
+    return unquote(iri.rsplit(":", 1)[-1])
+
+
+def local_name(iri: str) -> str:
+    for sep in ("#", "/", ":"):
+        if sep in iri:
+            iri = iri.rsplit(sep, 1)[-1]
+            if sep != ":":
+                break
+    return iri
+
+
+# ---------------------------------------------------------------------------------------
+# Literals
+# ---------------------------------------------------------------------------------------
+
+def dt_literal(value: datetime) -> Literal:
+    """``xsd:dateTime`` in UTC with ``Z`` (naive values are taken as UTC)."""
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=timezone.utc)
+    value = value.astimezone(timezone.utc)
+    text = value.isoformat().replace("+00:00", "Z")
+    return Literal(text, datatype=X_DATETIME)
+
+
+def decimal_literal(value: Any) -> Literal:
+    """Canonical ``xsd:decimal`` (no exponent, no trailing zeros: ``"40000"``, ``"2.5"``)."""
+    d = value if isinstance(value, Decimal) else Decimal(repr(value) if isinstance(value, float) else str(value))
+    if not d.is_finite():
+        raise InvalidOperation
+    text = format(d.normalize(), "f")
+    if text in ("-0",):
+        text = "0"
+    return Literal(text, datatype=X_DECIMAL)
+
+
+def python_value(term: Any) -> Any:
+    """A literal's Python value: int for xsd:integer, float for decimal/double, bool,
+    datetime (UTC), date, str otherwise; IRIs as their string."""
+    if isinstance(term, NamedNode):
+        return term.value
+    if isinstance(term, BlankNode):
+        return f"_:{term.value}"
+    if not isinstance(term, Literal):
+        return str(term)
+    dt = term.datatype
+    v = term.value
+    try:
+        if dt == X_INTEGER or dt.value.endswith(("#int", "#long", "#nonNegativeInteger", "#positiveInteger")):
+            return int(v)
+        if dt in (X_DECIMAL, X_DOUBLE, X_FLOAT):
+            return float(v)
+        if dt == X_BOOLEAN:
+            return v in ("true", "1")
+        if dt == X_DATETIME:
+            return datetime.fromisoformat(v.replace("Z", "+00:00")).astimezone(timezone.utc)
+        if dt == X_DATE:
+            return date.fromisoformat(v)
+    except ValueError:
+        return v
+    return v
+
+
+# ---------------------------------------------------------------------------------------
+# The schema as seen by one tenant (its SCHEMA graph)
+# ---------------------------------------------------------------------------------------
+
+@dataclass
+class PropertySpec:
+    """What the shapes / ontology say about one subclass property."""
+
+    iri: str
+    local: str
+    datatype: str | None = None
+    klass: str | None = None
+    in_values: list[Any] = field(default_factory=list)
+    max_count: int | None = None
+    min_count: int = 0
+
+    @property
+    def takes_iri(self) -> bool:
+        return self.datatype is None and (self.klass is not None or any(isinstance(v, NamedNode) for v in self.in_values))
+
+    @property
+    def identifying(self) -> bool:
+        """Single-valued IRI properties (platform, period, metric, candidate) identify what a
+        subclass memory is about — see :mod:`reckon.memory.conflicts`."""
+        return self.takes_iri and self.max_count == 1
+
+
+class SchemaView:
+    """Memory classes, their property specs and enumerated individuals, read from the
+    schema triples (ontology + shapes) of one tenant.
+
+    :param triples: the SCHEMA graph's triples.
+    """
+
+    def __init__(self, triples: Iterable[Triple]) -> None:
+        spo: dict[Any, dict[Any, list[Any]]] = defaultdict(lambda: defaultdict(list))
+        by_po: dict[tuple[Any, Any], list[Any]] = defaultdict(list)
+        for t in triples:
+            spo[t.subject][t.predicate].append(t.object)
+            by_po[(t.predicate, t.object)].append(t.subject)
+        self._spo = spo
+        self._by_po = by_po
+        # subclass closure below rk:Memory
+        sub: dict[Any, set[Any]] = defaultdict(set)  # class -> direct superclasses
+        for (p, o), subjects in by_po.items():
+            if p == SUBCLASS:
+                for s in subjects:
+                    if isinstance(s, NamedNode):
+                        sub[s].add(o)
+        self._supers: dict[NamedNode, set[NamedNode]] = {}
+        for c in list(sub):
+            seen: set[Any] = set()
+            stack = list(sub[c])
+            while stack:
+                x = stack.pop()
+                if x in seen:
+                    continue
+                seen.add(x)
+                stack.extend(sub.get(x, ()))
+            if MEMORY in seen and c != MEMORY:
+                self._supers[c] = {x for x in seen if isinstance(x, NamedNode)}
+        self._by_local: dict[str, list[NamedNode]] = defaultdict(list)
+        for c in self._supers:
+            self._by_local[local_name(c.value).casefold()].append(c)
+        self._spec_cache: dict[NamedNode, dict[str, PropertySpec]] = {}
+
+    # -- classes ------------------------------------------------------------------------
+    @property
+    def memory_classes(self) -> list[NamedNode]:
+        """Every class strictly below rk:Memory (any depth), sorted by IRI."""
+        return sorted(self._supers, key=lambda n: n.value)
+
+    def is_memory_class(self, iri: NamedNode) -> bool:
+        return iri == MEMORY or iri in self._supers
+
+    def resolve_class(self, name: str) -> NamedNode:
+        """A subclass given as local name or IRI.
+
+        :raises InvalidInput: (field ``subclass``) when no class under rk:Memory matches.
+        """
+        if ":" in name:
+            try:
+                iri = NamedNode(name)
+            except ValueError:
+                raise InvalidInput(f"subclass: {name!r} is not a valid IRI", field="subclass") from None
+            if iri in self._supers:
+                return iri
+            raise InvalidInput(f"subclass: {name!r} is not a class under rk:Memory", field="subclass")
+        hits = self._by_local.get(name.casefold(), [])
+        exact = [h for h in hits if local_name(h.value) == name]
+        hits = exact or hits
+        if len(hits) == 1:
+            return hits[0]
+        if not hits:
+            known = ", ".join(sorted({local_name(c.value) for c in self._supers})) or "none"
+            raise InvalidInput(f"subclass: unknown memory class {name!r} (known: {known})", field="subclass")
+        raise InvalidInput(
+            f"subclass: {name!r} is ambiguous ({', '.join(h.value for h in hits)}); give the full IRI",
+            field="subclass",
+        )
+
+    def class_chain(self, iri: NamedNode) -> list[NamedNode]:
+        """The class and its superclasses up to rk:Memory."""
+        return [iri, *sorted(self._supers.get(iri, set()), key=lambda n: n.value)]
+
+    # -- properties ---------------------------------------------------------------------
+    def _rdf_list(self, head: Any) -> list[Any]:
+        out = []
+        nil = NamedNode(RDF + "nil")
+        seen = set()
+        while head != nil and head not in seen:
+            seen.add(head)
+            firsts = self._spo[head].get(NamedNode(RDF + "first"), [])
+            if not firsts:
+                break
+            out.append(firsts[0])
+            rests = self._spo[head].get(NamedNode(RDF + "rest"), [])
+            if not rests:
+                break
+            head = rests[0]
+        return out
+
+    def properties(self, klass: NamedNode) -> dict[str, PropertySpec]:
+        """Subclass properties (IRI -> spec) from the shapes targeting the class or any
+        superclass, then from ``rdfs:domain`` declarations; base properties excluded."""
+        if klass in self._spec_cache:
+            return self._spec_cache[klass]
+        specs: dict[str, PropertySpec] = {}
+        chain = self.class_chain(klass)
+        target = NamedNode(SH + "targetClass")
+        shape_p = NamedNode(SH + "property")
+        path = NamedNode(SH + "path")
+        for c in chain:
+            shapes = list(self._by_po.get((target, c), []))
+            if NamedNode(SH + "NodeShape") in self._spo[c].get(A, []):
+                shapes.append(c)
+            for shape in shapes:
+                for ps in self._spo[shape].get(shape_p, []):
+                    paths = [x for x in self._spo[ps].get(path, []) if isinstance(x, NamedNode)]
+                    if not paths or paths[0].value in BASE_PROPERTIES:
+                        continue
+                    p = paths[0].value
+                    spec = specs.setdefault(p, PropertySpec(iri=p, local=local_name(p)))
+                    for d in self._spo[ps].get(NamedNode(SH + "datatype"), []):
+                        spec.datatype = spec.datatype or d.value
+                    for k in self._spo[ps].get(NamedNode(SH + "class"), []):
+                        spec.klass = spec.klass or k.value
+                    for lst in self._spo[ps].get(NamedNode(SH + "in"), []):
+                        spec.in_values = spec.in_values or self._rdf_list(lst)
+                    for n in self._spo[ps].get(NamedNode(SH + "maxCount"), []):
+                        v = int(n.value)
+                        spec.max_count = v if spec.max_count is None else min(spec.max_count, v)
+                    for n in self._spo[ps].get(NamedNode(SH + "minCount"), []):
+                        spec.min_count = max(spec.min_count, int(n.value))
+        domain = NamedNode(RDFS + "domain")
+        rng = NamedNode(RDFS + "range")
+        functional = NamedNode(OWL + "FunctionalProperty")
+        for c in chain:
+            if c == MEMORY:
+                continue
+            for p in self._by_po.get((domain, c), []):
+                if not isinstance(p, NamedNode) or p.value in BASE_PROPERTIES:
+                    continue
+                spec = specs.setdefault(p.value, PropertySpec(iri=p.value, local=local_name(p.value)))
+                for r in self._spo[p].get(rng, []):
+                    if r.value.startswith(XSD) or r.value == RDFS + "Literal":
+                        spec.datatype = spec.datatype or r.value
+                    elif spec.klass is None and spec.datatype is None:
+                        spec.klass = r.value
+                if spec.max_count is None and functional in self._spo[p].get(A, []):
+                    spec.max_count = 1
+        self._spec_cache[klass] = specs
+        return specs
+
+    def resolve_property(self, klass: NamedNode, name: str) -> PropertySpec:
+        """:raises InvalidInput: (field ``properties.<name>``) when the class has no such property."""
+        specs = self.properties(klass)
+        if name in specs:
+            return specs[name]
+        hits = [s for s in specs.values() if s.local == name] or [
+            s for s in specs.values() if s.local.casefold() == name.casefold()
+        ]
+        if len(hits) == 1:
+            return hits[0]
+        known = ", ".join(sorted(s.local for s in specs.values())) or "none"
+        raise InvalidInput(
+            f"properties.{name}: {local_name(klass.value)} has no property {name!r} (known: {known})",
+            field=f"properties.{name}",
+        )
+
+    def individuals(self, klass: str) -> list[NamedNode]:
+        return [s for s in self._by_po.get((A, NamedNode(klass)), []) if isinstance(s, NamedNode)]
+
+    def label_of(self, iri: NamedNode) -> str | None:
+        labels = self._spo[iri].get(LABEL, []) if iri in self._spo else []
+        return labels[0].value if labels else None
+
+    # -- value conversion ---------------------------------------------------------------
+    def to_terms(self, spec: PropertySpec, value: Any) -> list[Any]:
+        """Python value(s) -> RDF term(s) following the spec's datatype / class / sh:in.
+
+        :raises InvalidInput: (field ``properties.<local>``) when the value does not fit.
+        """
+        values = list(value) if isinstance(value, (list, tuple, set, frozenset)) else [value]
+        if spec.max_count is not None and len(values) > spec.max_count:
+            raise InvalidInput(
+                f"properties.{spec.local}: at most {spec.max_count} value(s) allowed, got {len(values)}",
+                field=f"properties.{spec.local}",
+            )
+        return [self._to_term(spec, v) for v in values]
+
+    def _to_term(self, spec: PropertySpec, v: Any) -> Any:
+        fld = f"properties.{spec.local}"
+
+        def bad(why: str) -> InvalidInput:
+            return InvalidInput(f"{fld}: {v!r} {why}", field=fld)
+
+        if spec.takes_iri:
+            if not isinstance(v, str):
+                raise bad("must be a string naming an individual or an IRI")
+            options: list[NamedNode] = [x for x in spec.in_values if isinstance(x, NamedNode)]
+            if not options and spec.klass:
+                options = self.individuals(spec.klass)
+            for o in options:
+                if v == o.value or v == local_name(o.value) or v.casefold() in (
+                    local_name(o.value).casefold(),
+                    (self.label_of(o) or "").casefold(),
+                ):
+                    return o
+            if options and not spec.klass:
+                raise bad(f"is not one of {sorted(local_name(o.value) for o in options)}")
+            try:
+                iri = NamedNode(v)
+            except ValueError:
+                if options:
+                    raise bad(f"is not one of {sorted(local_name(o.value) for o in options)}") from None
+                raise bad("is not a valid IRI") from None
+            if ":" not in v:
+                raise bad("is not an absolute IRI")
+            return iri
+        dt = spec.datatype or (XSD + "string")
+        if dt == XSD + "string":
+            if not isinstance(v, str):
+                raise bad("must be a string")
+            return Literal(v)
+        if dt == XSD + "decimal":
+            if isinstance(v, bool) or not isinstance(v, (int, float, Decimal, str)):
+                raise bad("must be a number")
+            try:
+                return decimal_literal(v)
+            except (InvalidOperation, ValueError):
+                raise bad("is not a decimal number") from None
+        if dt in (XSD + "integer", XSD + "int", XSD + "long", XSD + "nonNegativeInteger", XSD + "positiveInteger"):
+            if isinstance(v, bool):
+                raise bad("must be an integer")
+            if isinstance(v, float) and v.is_integer():
+                v = int(v)
+            if isinstance(v, Decimal) and v == v.to_integral_value():
+                v = int(v)
+            if isinstance(v, str):
+                try:
+                    v = int(v.strip())
+                except ValueError:
+                    raise bad("is not an integer") from None
+            if not isinstance(v, int):
+                raise bad("must be an integer")
+            return Literal(str(v), datatype=NamedNode(dt))
+        if dt == XSD + "boolean":
+            if not isinstance(v, bool):
+                raise bad("must be true or false")
+            return Literal("true" if v else "false", datatype=X_BOOLEAN)
+        if dt == XSD + "dateTime":
+            if isinstance(v, str):
+                try:
+                    v = datetime.fromisoformat(v.replace("Z", "+00:00"))
+                except ValueError:
+                    raise bad("is not an ISO 8601 date-time") from None
+            if not isinstance(v, datetime):
+                raise bad("must be a date-time")
+            return dt_literal(v)
+        if dt == XSD + "date":
+            if isinstance(v, datetime):
+                v = v.date()
+            if isinstance(v, str):
+                try:
+                    v = date.fromisoformat(v)
+                except ValueError:
+                    raise bad("is not an ISO 8601 date") from None
+            if not isinstance(v, date):
+                raise bad("must be a date")
+            return Literal(v.isoformat(), datatype=X_DATE)
+        if dt in (XSD + "double", XSD + "float"):
+            if isinstance(v, bool) or not isinstance(v, (int, float, Decimal)):
+                raise bad("must be a number")
+            return Literal(repr(float(v)), datatype=NamedNode(dt))
+        # any other datatype: lexical form as given
+        return Literal(str(v), datatype=NamedNode(dt))
+
+    def from_term(self, term: Any) -> Any:
+        """Stored term -> the value a caller sees: enumerated individuals by local name,
+        other IRIs as strings, literals as Python values."""
+        if isinstance(term, NamedNode) and term in self._spo and self._spo[term].get(A):
+            return local_name(term.value)
+        return python_value(term)
+
+
+def quads(triples: Iterable[tuple[Any, Any, Any]], graph: NamedNode = MEMORIES) -> list[Quad]:
+    return [Quad(s, p, o, graph) for s, p, o in triples]

@@ -1,0 +1,828 @@
+"""The memory write path: validated, authorized, deduplicated, conflict-checked writes
+and the lifecycle (supersede, restore, delete, update, history) — seed §3–§5, §9.
+
+Pipeline of every write (DESIGN.md "Architecture"): pydantic model (field errors as
+:class:`~reckon._errors.InvalidInput`) -> authorization (:mod:`reckon.memory.authz`)
+-> RDF terms (:mod:`reckon.memory._rdf`) -> SHACL validation of the changed node's small
+graph (:class:`~reckon._errors.ShapeViolation`) -> one store transaction (asserted
+MEMORIES graph; the store's reasoner maintains the INFERRED graph). Any refusal raises
+before the transaction commits, so a failed write leaves the store byte-identical.
+
+Reads bind values through ``substitutions``; no SPARQL text is built from user values.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from typing import Any, Literal as TLiteral
+
+from pyoxigraph import Literal, NamedNode, Quad, Triple, Variable
+
+from reckon._errors import (
+    ConflictPending,
+    InvalidInput,
+    RestoreRefused,
+    ShapeViolation,
+    UnknownMemory,
+)
+from reckon.memory import _rdf as R
+from reckon.memory import authz
+from reckon.memory.conflicts import ConflictJudge, LexicalJudge, Subject, conflict_digest
+from reckon.memory.models import (
+    Conflict,
+    HistoryEntry,
+    Memory,
+    MemoryInput,
+    Principal,
+    normalise_label,
+    parse_input,
+    parse_patch,
+)
+
+__all__ = ["MemoryService", "Validator"]
+
+#: ``validator(focus, triples) -> None``: SHACL-validate the small graph of one memory
+#: (its triples plus the type triples of the nodes it links to); raises ShapeViolation.
+Validator = Callable[[NamedNode, list[Triple]], None]
+
+_PREFIXES = (
+    "PREFIX rk: <https://reckon.dev/ns/core#>\n"
+    "PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>\n"
+)
+_Q_NODE = _PREFIXES + "SELECT ?m ?g ?p ?o WHERE { GRAPH ?g { ?m ?p ?o } }"
+_Q_SCHEMA = "SELECT ?s ?p ?o WHERE { GRAPH <urn:reckon:graph:schema> { ?s ?p ?o } }"
+_Q_TYPES = "SELECT ?x ?t WHERE { GRAPH ?g { ?x a ?t } FILTER(?g != <urn:reckon:graph:inferred>) }"
+_Q_ACTIVE = _PREFIXES + "ASK { ?m a rk:ActiveMemory }"
+_Q_SAME_SCOPE = _PREFIXES + (
+    "SELECT ?scope ?m ?p ?o WHERE { GRAPH <urn:reckon:graph:memories> { ?m rk:scope ?scope . ?m ?p ?o } "
+    "GRAPH <urn:reckon:graph:inferred> { ?m a rk:ActiveMemory } }"
+)
+_Q_SAME_OWNER = _PREFIXES + (
+    "SELECT ?scope ?owner ?m ?p ?o WHERE { GRAPH <urn:reckon:graph:memories> { ?m rk:scope ?scope ; rk:owner ?owner . ?m ?p ?o } "
+    "GRAPH <urn:reckon:graph:inferred> { ?m a rk:ActiveMemory } }"
+)
+_Q_ALL = _PREFIXES + (
+    "SELECT ?m ?g ?p ?o WHERE { GRAPH <urn:reckon:graph:memories> { ?m rk:kind ?k } GRAPH ?g { ?m ?p ?o } }"
+)
+_Q_EXISTS = "ASK { GRAPH <urn:reckon:graph:memories> { ?x a ?t } }"
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class MemoryService:
+    """Memory operations of one tenant, over a :class:`reckon.store.TenantStore`.
+
+    :param store: the tenant store (``tenant_id``, ``query``, ``transaction``).
+    :param judge: conflict judge; default :class:`~reckon.memory.conflicts.LexicalJudge`.
+    :param validator: SHACL validator of one node's small graph; default
+        ``reckon.schema.validate`` over the tenant's SCHEMA graph.
+    :param clock: wall clock for ``rk:createdAt`` / ``rk:updatedAt`` (UTC).
+    """
+
+    def __init__(
+        self,
+        store: Any,
+        *,
+        judge: ConflictJudge | None = None,
+        validator: Validator | None = None,
+        clock: Callable[[], datetime] = _now,
+    ) -> None:
+        self.store = store
+        self.tenant = store.tenant_id
+        self.judge: ConflictJudge = judge or LexicalJudge()
+        self._validator = validator
+        self._clock = clock
+        self._schema: R.SchemaView | None = None
+        self._tl = threading.local()
+
+    def _query(self, sparql: str, substitutions: dict[Any, Any] | None = None) -> Any:
+        """Read through the open transaction's view when inside one (the store's own
+        ``query`` would wait for the lock this thread holds), else through the store."""
+        txn = getattr(self._tl, "txn", None)
+        if txn is not None:
+            return txn.query(sparql, substitutions=substitutions)
+        return self.store.query(sparql, substitutions=substitutions)
+
+    @contextmanager
+    def _transaction(self) -> Iterator[Any]:
+        with self.store.transaction() as txn:
+            self._tl.txn = txn
+            try:
+                yield txn
+            finally:
+                self._tl.txn = None
+
+    # ------------------------------------------------------------------------------
+    # schema and validation
+    # ------------------------------------------------------------------------------
+    @property
+    def schema(self) -> R.SchemaView:
+        """The tenant's memory classes and property specs (cached; see :meth:`reload_schema`)."""
+        if self._schema is None:
+            rows = self._query(_Q_SCHEMA)
+            self._schema = R.SchemaView(Triple(r["s"], r["p"], r["o"]) for r in rows)
+        return self._schema
+
+    def reload_schema(self) -> None:
+        """Forget the cached schema (after the tenant's SCHEMA graph changed)."""
+        self._schema = None
+        if hasattr(self._validator, "reset"):
+            self._validator.reset()  # type: ignore[union-attr]
+
+    def _validate(self, focus: NamedNode, triples: list[Triple]) -> None:
+        if self._validator is None:
+            from reckon.memory._shacl import default_validator
+
+            self._validator = default_validator(self._query)
+        self._validator(focus, triples)
+
+    # ------------------------------------------------------------------------------
+    # ids and reads
+    # ------------------------------------------------------------------------------
+    def iri(self, memory_id: str) -> NamedNode:
+        """A memory id (32 hex digits) or full IRI -> the memory IRI of this tenant.
+
+        :raises UnknownMemory: when the id is not a memory id of this tenant.
+        """
+        prefix = R.memory_prefix(self.tenant)
+        if isinstance(memory_id, NamedNode):
+            memory_id = memory_id.value
+        if not isinstance(memory_id, str):
+            raise UnknownMemory(f"no memory {memory_id!r} in tenant {self.tenant!r}")
+        hex_id = memory_id[len(prefix):] if memory_id.startswith(prefix) else memory_id
+        if len(hex_id) != 32 or any(c not in "0123456789abcdef" for c in hex_id):
+            raise UnknownMemory(f"no memory {memory_id!r} in tenant {self.tenant!r}")
+        return R.memory_iri(self.tenant, hex_id)
+
+    def _node(self, m: NamedNode) -> tuple[dict[Any, list[Any]], dict[Any, list[Any]]]:
+        asserted: dict[Any, list[Any]] = defaultdict(list)
+        inferred: dict[Any, list[Any]] = defaultdict(list)
+        for row in self._query(_Q_NODE, substitutions={Variable("m"): m}):
+            g = row["g"]
+            if g == R.MEMORIES:
+                asserted[row["p"]].append(row["o"])
+            elif g == R.INFERRED:
+                inferred[row["p"]].append(row["o"])
+        return asserted, inferred
+
+    def _load(self, memory_id: str) -> tuple[NamedNode, dict[Any, list[Any]], dict[Any, list[Any]]]:
+        m = self.iri(memory_id)
+        asserted, inferred = self._node(m)
+        if R.P_KIND not in asserted:
+            raise UnknownMemory(f"no memory {memory_id!r} in tenant {self.tenant!r}")
+        return m, asserted, inferred
+
+    def _to_memory(self, m: NamedNode, asserted: dict[Any, list[Any]], inferred: dict[Any, list[Any]]) -> Memory:
+        def one(p: NamedNode) -> Any:
+            v = asserted.get(p)
+            return v[0] if v else None
+
+        hex_id = m.value.rsplit(":", 1)[-1]
+        types = [t for t in asserted.get(R.A, []) if isinstance(t, NamedNode)]
+        subclass = next((t for t in types if t != R.MEMORY), None)
+        props: dict[str, Any] = {}
+        if subclass is not None:
+            specs = self.schema.properties(subclass)
+            for p, objs in asserted.items():
+                if p.value in R.BASE_PROPERTIES:
+                    continue
+                spec = specs.get(p.value)
+                vals = sorted((self.schema.from_term(o) for o in objs), key=repr)
+                many = spec is not None and spec.max_count != 1 and (spec.max_count or 2) > 1
+                props[R.local_name(p.value)] = vals if (many or len(vals) > 1) else vals[0]
+        status: dict[str, Any] = {}
+        for p, objs in inferred.items():
+            if p in (R.A, R.P_SUPERSEDES):
+                continue
+            vals = []
+            for o in objs:
+                if isinstance(o, NamedNode):
+                    vals.append(self.schema.label_of(o) or R.local_name(o.value))
+                else:
+                    vals.append(R.python_value(o))
+            status[R.local_name(p.value)] = vals[0] if len(vals) == 1 else sorted(vals, key=repr)
+        owner = one(R.P_OWNER)
+        author = one(R.P_AUTHOR)
+        return Memory(
+            id=hex_id,
+            iri=m.value,
+            kind=R.IRI_KIND[one(R.P_KIND)],
+            scope=R.IRI_SCOPE[one(R.P_SCOPE)],
+            importance=int(one(R.P_IMPORTANCE).value),
+            source=R.IRI_SOURCE[one(R.P_SOURCE)],
+            label=one(R.LABEL).value,
+            content=one(R.P_CONTENT).value if one(R.P_CONTENT) is not None else "",
+            confidence=float(one(R.P_CONFIDENCE).value),
+            owner=R.slug_of(owner.value) if owner is not None else None,
+            teams=sorted(R.slug_of(t.value) for t in asserted.get(R.P_TEAM, [])),
+            subclass=R.local_name(subclass.value) if subclass is not None else None,
+            subclass_iri=subclass.value if subclass is not None else None,
+            properties=props,
+            expires_at=R.python_value(one(R.P_EXPIRES)) if one(R.P_EXPIRES) is not None else None,
+            created_at=R.python_value(one(R.P_CREATED)) if one(R.P_CREATED) is not None else None,
+            updated_at=R.python_value(one(R.P_UPDATED)) if one(R.P_UPDATED) is not None else None,
+            author=R.slug_of(author.value) if author is not None else None,
+            superseded_by=sorted(o.value.rsplit(":", 1)[-1] for o in asserted.get(R.P_SUPERSEDED_BY, [])),
+            supersedes=sorted(o.value.rsplit(":", 1)[-1] for o in inferred.get(R.P_SUPERSEDES, [])),
+            active=R.ACTIVE in inferred.get(R.A, []),
+            status=status,
+        )
+
+    def get(self, memory_id: str) -> Memory:
+        """One memory with its derived state (``active``, ``status``, ``supersedes``).
+
+        :raises UnknownMemory: when there is no such memory in this tenant.
+        """
+        m, asserted, inferred = self._load(memory_id)
+        return self._to_memory(m, asserted, inferred)
+
+    def memories(
+        self,
+        *,
+        active_only: bool = True,
+        kind: str | None = None,
+        scope: str | None = None,
+        subclass: str | None = None,
+    ) -> list[Memory]:
+        """All memories of the tenant, filtered; sorted by creation time then id.
+
+        ``subclass`` (local name or IRI) matches instances of that class or any class
+        below it.
+
+        :raises InvalidInput: when ``kind`` / ``scope`` / ``subclass`` is unknown.
+        """
+        if kind is not None and kind not in R.KIND_IRI:
+            raise InvalidInput(f"kind: unknown kind {kind!r}", field="kind")
+        if scope is not None and scope not in R.SCOPE_IRI:
+            raise InvalidInput(f"scope: unknown scope {scope!r}", field="scope")
+        cls = self.schema.resolve_class(subclass) if subclass is not None else None
+        nodes: dict[NamedNode, tuple[dict[Any, list[Any]], dict[Any, list[Any]]]] = {}
+        for row in self._query(_Q_ALL):
+            a, i = nodes.setdefault(row["m"], (defaultdict(list), defaultdict(list)))
+            if row["g"] == R.MEMORIES:
+                a[row["p"]].append(row["o"])
+            elif row["g"] == R.INFERRED:
+                i[row["p"]].append(row["o"])
+        out = []
+        for m, (a, i) in nodes.items():
+            if active_only and R.ACTIVE not in i.get(R.A, []):
+                continue
+            if kind is not None and R.KIND_IRI[kind] not in a.get(R.P_KIND, []):
+                continue
+            if scope is not None and R.SCOPE_IRI[scope] not in a.get(R.P_SCOPE, []):
+                continue
+            if cls is not None:
+                types = [t for t in a.get(R.A, []) if isinstance(t, NamedNode)]
+                if not any(t == cls or cls in self.schema.class_chain(t) for t in types):
+                    continue
+            out.append(self._to_memory(m, a, i))
+        out.sort(key=lambda x: (x.created_at or datetime.min.replace(tzinfo=timezone.utc), x.id))
+        return out
+
+    # ------------------------------------------------------------------------------
+    # building triples
+    # ------------------------------------------------------------------------------
+    def _person(self, person: str) -> NamedNode:
+        try:
+            return R.person_iri(self.tenant, person)
+        except ValueError:  # pragma: no cover - percent-encoding makes every id valid
+            raise InvalidInput(f"person: {person!r} cannot be a person id", field="person") from None
+
+    def _team(self, team: str) -> NamedNode:
+        return R.team_iri(self.tenant, team)
+
+    def _exists(self, iri: NamedNode, klass: NamedNode) -> bool:
+        return bool(self._query(_Q_EXISTS, substitutions={Variable("x"): iri, Variable("t"): klass}))
+
+    def _types_of(self, iri: NamedNode) -> list[NamedNode]:
+        return [r["t"] for r in self._query(_Q_TYPES, substitutions={Variable("x"): iri})]
+
+    def _subclass_triples(self, m: NamedNode, klass: NamedNode, properties: dict[str, Any]) -> list[Triple]:
+        out = []
+        for name, value in properties.items():
+            spec = self.schema.resolve_property(klass, name)
+            for term in self.schema.to_terms(spec, value):
+                out.append(Triple(m, NamedNode(spec.iri), term))
+        return out
+
+    def _stakeholders(self, data: MemoryInput, principal: Principal) -> tuple[str | None, list[str]]:
+        owner = data.owner
+        teams = list(data.teams or [])
+        if data.scope == "user":
+            if teams:
+                raise InvalidInput("teams: a user-scope memory has no team links", field="teams")
+            owner = owner or principal.person
+        elif data.scope == "team":
+            teams = teams or sorted(set(principal.teams))
+            if not teams:
+                raise InvalidInput("teams: a team-scope memory needs at least one team", field="teams")
+        return owner, teams
+
+    def _linked_types(self, triples: Iterable[Triple]) -> tuple[list[Triple], list[Quad]]:
+        """Type triples of linked nodes for validation, and quads creating missing
+        person / team nodes (``<p> a rk:Person`` / ``<t> a rk:Team``) in MEMORIES."""
+        ctx: list[Triple] = []
+        create: list[Quad] = []
+        seen: set[NamedNode] = set()
+        for t in triples:
+            o = t.object
+            if not isinstance(o, NamedNode) or o in seen or t.predicate == R.A:
+                continue
+            seen.add(o)
+            if t.predicate in (R.P_OWNER, R.P_AUTHOR):
+                if not self._exists(o, R.PERSON):
+                    create.append(Quad(o, R.A, R.PERSON, R.MEMORIES))
+                ctx.append(Triple(o, R.A, R.PERSON))
+            elif t.predicate == R.P_TEAM:
+                if not self._exists(o, R.TEAM):
+                    create.append(Quad(o, R.A, R.TEAM, R.MEMORIES))
+                ctx.append(Triple(o, R.A, R.TEAM))
+            elif o.value.startswith(f"urn:reckon:{self.tenant}:"):
+                ctx.extend(Triple(o, R.A, ty) for ty in self._types_of(o))
+        return ctx, create
+
+    # ------------------------------------------------------------------------------
+    # remember
+    # ------------------------------------------------------------------------------
+    def remember(
+        self,
+        *,
+        principal: Principal,
+        supersedes: Sequence[str] | None = None,
+        conflict_resolution: TLiteral["replace", "keep_both"] | None = None,
+        conflict_id: str | None = None,
+        **fields: Any,
+    ) -> Memory:
+        """Store a new memory (seed §5), or update the same-label memory (dedup, §9.1).
+
+        ``fields``: kind, scope, importance, source, label, content, subclass, properties,
+        confidence, expires_at, teams, owner (see :class:`MemoryInput`).
+
+        * **dedup** — an active memory with the same normalised label, scope and
+          stakeholder (owner for user scope, the team set for team scope, the company)
+          and the same class is updated in place and returned.
+        * **conflicts** — otherwise the judge sees the active same-scope memories (same
+          subclass when the newcomer has one). Auto-captured context
+          (``source="extraction"``, ``kind="context"``) supersedes them silently; any
+          other write raises :class:`ConflictPending` with nothing written, and is
+          retried with ``conflict_resolution="replace"`` (the newcomer supersedes them)
+          or ``"keep_both"`` plus the ``conflict_id``.
+        * **explicit replacement** — ``supersedes=[ids]`` skips detection; each named
+          memory gets ``rk:supersededBy`` the new one.
+
+        :raises InvalidInput: a field is missing or invalid (``field`` names it).
+        :raises ShapeViolation: the node does not conform to the SHACL shapes.
+        :raises NotAuthorized: the principal may not write this memory / supersede those.
+        :raises ConflictPending: confirmation needed (see above).
+        :raises UnknownMemory: a ``supersedes`` id does not exist.
+        """
+        if not isinstance(principal, Principal):
+            raise InvalidInput("principal: a reckon Principal is required", field="principal")
+        data = parse_input(fields)
+        if conflict_resolution not in (None, "replace", "keep_both"):
+            raise InvalidInput(
+                f"conflict_resolution: expected 'replace' or 'keep_both', got {conflict_resolution!r}",
+                field="conflict_resolution",
+            )
+        owner, teams = self._stakeholders(data, principal)
+        authz.check_create(principal, scope=data.scope, source=data.source, owner=owner, label=data.label)
+        klass = self.schema.resolve_class(data.subclass) if data.subclass else R.MEMORY
+        if data.properties and klass == R.MEMORY:
+            raise InvalidInput("properties: only a subclass memory carries properties", field="properties")
+
+        with self._transaction() as txn:
+            target = self._write_new(
+                txn, data, klass, owner, teams, principal, supersedes, conflict_resolution, conflict_id
+            )
+        return self.get(target.value)
+
+    def _write_new(
+        self,
+        txn: Any,
+        data: MemoryInput,
+        klass: NamedNode,
+        owner: str | None,
+        teams: list[str],
+        principal: Principal,
+        supersedes: Sequence[str] | None,
+        conflict_resolution: str | None,
+        conflict_id: str | None,
+    ) -> NamedNode:
+        # -- dedup ------------------------------------------------------------
+        peers = self._peers(data.scope, owner, teams)
+        key = normalise_label(data.label)
+        for pid, (a, _) in peers.items():
+            if normalise_label(a[R.LABEL][0].value) == key and klass in a.get(R.A, []):
+                self._dedup_update(txn, pid, a, data, principal)
+                return pid
+
+        # -- new node --------------------------------------------------------
+        m = R.memory_iri(self.tenant, uuid.uuid4().hex)
+        now = R.dt_literal(self._clock())
+        triples = [
+            Triple(m, R.A, klass),
+            Triple(m, R.LABEL, Literal(data.label)),
+            Triple(m, R.P_CONTENT, Literal(data.content)),
+            Triple(m, R.P_KIND, R.KIND_IRI[data.kind]),
+            Triple(m, R.P_SCOPE, R.SCOPE_IRI[data.scope]),
+            Triple(m, R.P_IMPORTANCE, Literal(str(data.importance), datatype=R.X_INTEGER)),
+            Triple(m, R.P_SOURCE, R.SOURCE_IRI[data.source]),
+            Triple(m, R.P_CONFIDENCE, R.decimal_literal(data.resolved_confidence())),
+            Triple(m, R.P_CREATED, now),
+            Triple(m, R.P_UPDATED, now),
+            Triple(m, R.P_AUTHOR, self._person(principal.person)),
+        ]
+        if owner is not None:
+            triples.append(Triple(m, R.P_OWNER, self._person(owner)))
+        triples.extend(Triple(m, R.P_TEAM, self._team(t)) for t in teams)
+        if data.expires_at is not None:
+            triples.append(Triple(m, R.P_EXPIRES, R.dt_literal(data.expires_at)))
+        if klass != R.MEMORY:
+            triples.extend(self._subclass_triples(m, klass, data.properties))
+
+        # -- what it replaces ------------------------------------------------
+        replaced: list[NamedNode] = []
+        if supersedes:
+            for sid in supersedes:
+                old, oa, _ = self._load(sid)
+                self._check_supersedable(principal, old, oa)
+                replaced.append(old)
+        else:
+            candidates = {pid: v for pid, v in peers.items() if klass == R.MEMORY or klass in v[0].get(R.A, [])}
+            hits = self._judge(m, klass, data, triples, candidates)
+            if hits:
+                silent = data.source == "extraction" and data.kind == "context"
+                cid = conflict_digest(self._canonical(data, owner, teams), [h.value for h in hits])
+                if not silent and (conflict_resolution is None or conflict_id != cid):
+                    labels = [candidates[h][0][R.LABEL][0].value for h in hits]
+                    ids = [h.value.rsplit(":", 1)[-1] for h in hits]
+                    conflict = Conflict(
+                        conflict_id=cid,
+                        label=data.label,
+                        candidates=ids,
+                        candidate_labels=labels,
+                        reason="stale conflict_id; candidates changed"
+                        if conflict_id is not None and conflict_id != cid
+                        else "the new memory would replace these",
+                    )
+                    exc = ConflictPending(
+                        f"memory {data.label!r} would replace {len(ids)} existing memory(ies) "
+                        f"{', '.join(f'{i} ({lb!r})' for i, lb in zip(ids, labels))}; retry with "
+                        f"conflict_resolution='replace' or 'keep_both' and conflict_id={cid!r}",
+                        cid,
+                        ids,
+                    )
+                    exc.conflict = conflict  # type: ignore[attr-defined]
+                    raise exc
+                if silent or conflict_resolution == "replace":
+                    for h in hits:
+                        self._check_supersedable(principal, h, candidates[h][0])
+                    replaced = hits
+
+        ctx, create = self._linked_types(triples)
+        ctx.extend(Triple(old, R.A, t) for old in replaced for t in self._types_of(old))
+        self._validate(m, triples + ctx)
+        for q in create:
+            txn.add(q)
+        for t in triples:
+            txn.add(Quad(t.subject, t.predicate, t.object, R.MEMORIES))
+        for old in replaced:
+            txn.add(Quad(old, R.P_SUPERSEDED_BY, m, R.MEMORIES))
+        return m
+
+    def _canonical(self, data: MemoryInput, owner: str | None, teams: list[str]) -> str:
+        d = data.model_dump(mode="json")
+        d["owner"], d["teams"] = owner, teams
+        return json.dumps(d, sort_keys=True, default=str)
+
+    def _peers(
+        self, scope: str, owner: str | None, teams: list[str]
+    ) -> dict[NamedNode, tuple[dict[Any, list[Any]], None]]:
+        """Active memories with the same scope and stakeholder: same owner (user), the
+        same team set (team), any (company)."""
+        subs: dict[Variable, Any] = {Variable("scope"): R.SCOPE_IRI[scope]}
+        if scope == "user" and owner is not None:
+            subs[Variable("owner")] = self._person(owner)
+            rows = self._query(_Q_SAME_OWNER, substitutions=subs)
+        else:
+            rows = self._query(_Q_SAME_SCOPE, substitutions=subs)
+        nodes: dict[NamedNode, dict[Any, list[Any]]] = defaultdict(lambda: defaultdict(list))
+        for r in rows:
+            nodes[r["m"]][r["p"]].append(r["o"])
+        if scope == "team":
+            want = {self._team(t) for t in teams}
+            nodes = {k: v for k, v in nodes.items() if set(v.get(R.P_TEAM, [])) == want}  # type: ignore[assignment]
+        return {k: (v, None) for k, v in nodes.items()}
+
+    def _subject(self, m: NamedNode, klass: NamedNode, label: str, content: str, triples: dict[Any, list[Any]]) -> Subject:
+        keys: dict[str, str] = {}
+        if klass != R.MEMORY:
+            specs = self.schema.properties(klass)
+            for p, objs in triples.items():
+                spec = specs.get(p.value)
+                if spec is not None and spec.identifying and len(objs) == 1:
+                    keys[p.value] = str(objs[0])
+        return Subject(
+            id=m.value, label=label, content=content,
+            subclass=klass.value if klass != R.MEMORY else None, keys=keys,
+        )
+
+    def _judge(
+        self,
+        m: NamedNode,
+        klass: NamedNode,
+        data: MemoryInput,
+        triples: list[Triple],
+        candidates: dict[NamedNode, tuple[dict[Any, list[Any]], None]],
+    ) -> list[NamedNode]:
+        if not candidates:
+            return []
+        mine: dict[Any, list[Any]] = defaultdict(list)
+        for t in triples:
+            mine[t.predicate].append(t.object)
+        new = self._subject(m, klass, data.label, data.content, mine)
+        subs = []
+        for cid, (a, _) in candidates.items():
+            types = [t for t in a.get(R.A, []) if isinstance(t, NamedNode)]
+            ck = types[0] if types else R.MEMORY
+            content = a.get(R.P_CONTENT)
+            subs.append(self._subject(cid, ck, a[R.LABEL][0].value, content[0].value if content else "", a))
+        picked = set(self.judge.judge(new, subs))
+        return sorted((c for c in candidates if c.value in picked), key=lambda n: n.value)
+
+    def _check_supersedable(self, principal: Principal, old: NamedNode, asserted: dict[Any, list[Any]]) -> None:
+        owner = asserted.get(R.P_OWNER)
+        authz.check_supersede(
+            principal,
+            memory_id=old.value.rsplit(":", 1)[-1],
+            scope=R.IRI_SCOPE[asserted[R.P_SCOPE][0]],
+            owner=R.slug_of(owner[0].value) if owner else None,
+        )
+        if asserted.get(R.P_SUPERSEDED_BY):
+            raise InvalidInput(
+                f"supersedes: memory {old.value.rsplit(':', 1)[-1]} is already superseded by "
+                f"{asserted[R.P_SUPERSEDED_BY][0].value.rsplit(':', 1)[-1]}",
+                field="supersedes",
+            )
+
+    def _dedup_update(
+        self, txn: Any, m: NamedNode, asserted: dict[Any, list[Any]], data: MemoryInput, principal: Principal,
+    ) -> None:
+        owner = asserted.get(R.P_OWNER)
+        authz.check_update(
+            principal, memory_id=m.value.rsplit(":", 1)[-1],
+            scope=data.scope, owner=R.slug_of(owner[0].value) if owner else None,
+        )
+        changes: dict[str, Any] = {
+            "label": data.label, "content": data.content, "importance": data.importance,
+            "kind": data.kind, "confidence": data.resolved_confidence(),
+        }
+        if data.expires_at is not None:
+            changes["expires_at"] = data.expires_at
+        if data.properties:
+            changes["properties"] = data.properties
+        self._apply_patch(txn, m, asserted, changes, principal)
+
+    # ------------------------------------------------------------------------------
+    # update
+    # ------------------------------------------------------------------------------
+    def update(self, memory_id: str, *, principal: Principal, **changes: Any) -> Memory:
+        """Partial edit with three-state semantics: a field not given is untouched,
+        ``None`` removes it, a value sets it (seed §5). Records ``rk:updatedAt`` and
+        ``rk:author`` (the editing person).
+
+        :raises InvalidInput: unknown / immutable field, bad value, or a required field
+            set to ``None``.
+        :raises ShapeViolation: the edited node no longer conforms (e.g. a subclass's
+            required property removed).
+        :raises NotAuthorized: the principal may not edit this memory.
+        :raises UnknownMemory: no such memory.
+        """
+        patch = parse_patch(changes)
+        with self._transaction() as txn:
+            m, asserted, _ = self._load(memory_id)
+            owner = asserted.get(R.P_OWNER)
+            authz.check_update(
+                principal, memory_id=m.value.rsplit(":", 1)[-1],
+                scope=R.IRI_SCOPE[asserted[R.P_SCOPE][0]], owner=R.slug_of(owner[0].value) if owner else None,
+            )
+            self._apply_patch(txn, m, asserted, patch.given(), principal)
+        return self.get(m.value)
+
+    def _apply_patch(
+        self, txn: Any, m: NamedNode, asserted: dict[Any, list[Any]], given: dict[str, Any], principal: Principal
+    ) -> None:
+        new: dict[Any, list[Any]] = {p: list(v) for p, v in asserted.items()}
+        scope = R.IRI_SCOPE[asserted[R.P_SCOPE][0]]
+        simple = {
+            "label": (R.LABEL, lambda v: Literal(v)),
+            "content": (R.P_CONTENT, lambda v: Literal(v)),
+            "kind": (R.P_KIND, lambda v: R.KIND_IRI[v]),
+            "importance": (R.P_IMPORTANCE, lambda v: Literal(str(v), datatype=R.X_INTEGER)),
+            "confidence": (R.P_CONFIDENCE, R.decimal_literal),
+            "expires_at": (R.P_EXPIRES, R.dt_literal),
+        }
+        for name, value in given.items():
+            if name in simple:
+                pred, conv = simple[name]
+                new[pred] = [] if value is None else [conv(value)]
+            elif name == "teams":
+                if scope != "team":
+                    if value:
+                        raise InvalidInput(f"teams: a {scope}-scope memory has no team links", field="teams")
+                    continue
+                if not value:
+                    raise InvalidInput("teams: a team-scope memory needs at least one team", field="teams")
+                new[R.P_TEAM] = [self._team(t) for t in value]
+            elif name == "properties":
+                klass = next((t for t in asserted.get(R.A, []) if t != R.MEMORY), None)
+                if klass is None:
+                    if value:
+                        raise InvalidInput("properties: only a subclass memory carries properties", field="properties")
+                    continue
+                specs = self.schema.properties(klass)
+                if value is None:
+                    for p in list(new):
+                        if p.value in specs:
+                            new[p] = []
+                    continue
+                for pname, pval in value.items():
+                    spec = self.schema.resolve_property(klass, pname)
+                    p = NamedNode(spec.iri)
+                    new[p] = [] if pval is None else self.schema.to_terms(spec, pval)
+        now = R.dt_literal(self._clock())
+        new[R.P_UPDATED] = [now]
+        new[R.P_AUTHOR] = [self._person(principal.person)]
+        old_set = {Triple(m, p, o) for p, objs in asserted.items() for o in objs}
+        new_set = {Triple(m, p, o) for p, objs in new.items() for o in objs}
+        validate_set = [t for t in new_set if t.predicate != R.P_SUPERSEDED_BY]
+        ctx, create = self._linked_types(new_set)
+        self._validate(m, sorted(validate_set, key=str) + ctx)
+        for q in create:
+            txn.add(q)
+        for t in old_set - new_set:
+            txn.remove(Quad(t.subject, t.predicate, t.object, R.MEMORIES))
+        for t in new_set - old_set:
+            txn.add(Quad(t.subject, t.predicate, t.object, R.MEMORIES))
+
+    # ------------------------------------------------------------------------------
+    # supersede / restore / delete
+    # ------------------------------------------------------------------------------
+    def supersede(self, old_id: str, new: dict[str, Any] | str, *, principal: Principal) -> Memory:
+        """Replace ``old_id`` by ``new`` (a dict of :meth:`remember` fields, or the id of an
+        existing memory). The primary write is ``old rk:supersededBy new`` on the old
+        node; ``rk:supersedes`` is derived (seed §9).
+
+        :raises NotAuthorized: the principal does not own the old memory.
+        :raises InvalidInput: the old memory is already superseded, or the pointer would
+            form a cycle.
+        :raises UnknownMemory: either memory does not exist.
+        :returns: the new memory.
+        """
+        if isinstance(new, dict):
+            fields = dict(new)
+            fields.pop("principal", None)
+            return self.remember(principal=principal, supersedes=[old_id], **fields)
+        with self._transaction() as txn:
+            old, oa, _ = self._load(old_id)
+            target, ta, _ = self._load(new)
+            if old == target:
+                raise InvalidInput("supersedes: a memory cannot supersede itself", field="supersedes")
+            self._check_supersedable(principal, old, oa)
+            # refuse cycles: walk the newer memory's chain
+            cur, seen = ta.get(R.P_SUPERSEDED_BY, []), set()
+            while cur:
+                nxt = cur[0]
+                if nxt == old:
+                    raise InvalidInput(
+                        f"supersedes: {new} is already (transitively) superseded by {old_id}; "
+                        f"the chain would form a cycle",
+                        field="supersedes",
+                    )
+                if nxt in seen:
+                    break
+                seen.add(nxt)
+                cur = self._node(nxt)[0].get(R.P_SUPERSEDED_BY, [])
+            txn.add(Quad(old, R.P_SUPERSEDED_BY, target, R.MEMORIES))
+        return self.get(target.value)
+
+    def restore(self, memory_id: str, *, principal: Principal) -> Memory:
+        """Undo a supersession (operator only): removes ``rk:supersededBy`` from the memory.
+
+        :raises NotAuthorized: the principal is not an operator.
+        :raises RestoreRefused: the memory that superseded it is still active, or an
+            active memory of the same scope and stakeholder conflicts with it.
+        :raises UnknownMemory: no such memory.
+        """
+        authz.check_restore(principal, memory_id=str(memory_id))
+        with self._transaction() as txn:
+            m, a, _ = self._load(memory_id)
+            by = a.get(R.P_SUPERSEDED_BY, [])
+            if not by:
+                return self.get(m.value)
+            for newer in by:
+                if bool(self._query(_Q_ACTIVE, substitutions={Variable("m"): newer})):
+                    raise RestoreRefused(
+                        f"cannot restore memory {m.value.rsplit(':', 1)[-1]} ({a[R.LABEL][0].value!r}): "
+                        f"the memory that superseded it, {newer.value.rsplit(':', 1)[-1]}, is still active; "
+                        f"supersede or delete that one first"
+                    )
+            scope = R.IRI_SCOPE[a[R.P_SCOPE][0]]
+            owner = a.get(R.P_OWNER)
+            peers = self._peers(scope, R.slug_of(owner[0].value) if owner else None,
+                                sorted(R.slug_of(t.value) for t in a.get(R.P_TEAM, [])))
+            peers.pop(m, None)
+            klass = next((t for t in a.get(R.A, []) if t != R.MEMORY), R.MEMORY)
+            cands = {pid: v for pid, v in peers.items() if klass == R.MEMORY or klass in v[0].get(R.A, [])}
+            me = self._subject(m, klass, a[R.LABEL][0].value, a.get(R.P_CONTENT, [Literal("")])[0].value, a)
+            subs = []
+            for cid, (ca, _) in cands.items():
+                ck = next((t for t in ca.get(R.A, []) if t != R.MEMORY), R.MEMORY)
+                subs.append(self._subject(cid, ck, ca[R.LABEL][0].value, ca.get(R.P_CONTENT, [Literal("")])[0].value, ca))
+            hits = sorted(self.judge.judge(me, subs))
+            if hits:
+                raise RestoreRefused(
+                    f"cannot restore memory {m.value.rsplit(':', 1)[-1]} ({a[R.LABEL][0].value!r}): it would "
+                    f"contradict active memory(ies) {', '.join(h.rsplit(':', 1)[-1] for h in hits)}"
+                )
+            for newer in by:
+                txn.remove(Quad(m, R.P_SUPERSEDED_BY, newer, R.MEMORIES))
+            now = R.dt_literal(self._clock())
+            for o in a.get(R.P_UPDATED, []):
+                txn.remove(Quad(m, R.P_UPDATED, o, R.MEMORIES))
+            txn.add(Quad(m, R.P_UPDATED, now, R.MEMORIES))
+            for o in a.get(R.P_AUTHOR, []):
+                txn.remove(Quad(m, R.P_AUTHOR, o, R.MEMORIES))
+            txn.add(Quad(m, R.P_AUTHOR, self._person(principal.person), R.MEMORIES))
+        return self.get(m.value)
+
+    def delete(self, memory_id: str, *, principal: Principal) -> None:
+        """Remove the memory's own triples (operator only). ``rk:supersededBy`` pointers
+        on older memories that name it stay: the newer memory remains authoritative
+        for them (seed §9).
+
+        :raises NotAuthorized: the principal is not an operator.
+        :raises UnknownMemory: no such memory.
+        """
+        authz.check_delete(principal, memory_id=str(memory_id))
+        with self._transaction() as txn:
+            m, a, _ = self._load(memory_id)
+            for p, objs in a.items():
+                for o in objs:
+                    txn.remove(Quad(m, p, o, R.MEMORIES))
+
+    # ------------------------------------------------------------------------------
+    # history
+    # ------------------------------------------------------------------------------
+    def history(self, memory_id: str) -> list[HistoryEntry]:
+        """The lineage of a memory through the supersession chain in both directions
+        (older memories it replaced, newer ones that replaced it), oldest first; each
+        entry has source, times, author and whether it was updated after creation.
+
+        :raises UnknownMemory: no such memory.
+        """
+        start = self.get(memory_id)
+        seen: dict[str, Memory] = {start.id: start}
+        todo = [start]
+        while todo:
+            cur = todo.pop()
+            older = self._older(cur.iri)
+            for nid in [*cur.superseded_by, *older]:
+                if nid in seen:
+                    continue
+                try:
+                    mem = self.get(nid)
+                except UnknownMemory:  # the newer one was deleted; the pointer stays
+                    continue
+                seen[nid] = mem
+                todo.append(mem)
+        out = []
+        for mem in seen.values():
+            if mem.superseded_by:
+                event = "superseded"
+            elif mem.updated_at and mem.created_at and mem.updated_at > mem.created_at:
+                event = "updated"
+            else:
+                event = "current" if mem.active else "created"
+            out.append(HistoryEntry(
+                id=mem.id, label=mem.label, source=mem.source, author=mem.author,
+                created_at=mem.created_at, updated_at=mem.updated_at,
+                superseded_by=mem.superseded_by,
+                supersedes=sorted(set(mem.supersedes) | set(self._older(mem.iri))),
+                active=mem.active, event=event,
+            ))
+        out.sort(key=lambda e: (e.created_at or datetime.min.replace(tzinfo=timezone.utc), e.id))
+        return out
+
+    def _older(self, iri: str) -> list[str]:
+        q = "SELECT ?m ?o WHERE { GRAPH <urn:reckon:graph:memories> { ?o <https://reckon.dev/ns/core#supersededBy> ?m } }"
+        return sorted(r["o"].value.rsplit(":", 1)[-1] for r in self._query(q, substitutions={Variable("m"): NamedNode(iri)}))
+
