@@ -44,6 +44,10 @@ __all__ = [
     "RDF_TYPE",
     "UB",
     "answer_set",
+    "from_rdflib",
+    "owlrl_rdfs_closure",
+    "reasonable_owlrl_closure",
+    "to_rdflib_graph",
     "base_triples",
     "csv_triples",
     "default_lubm_dir",
@@ -213,3 +217,72 @@ def run_query(store: Store, lubm_dir: Path, n: int) -> tuple[set[tuple[str, ...]
     header, expected = reference_answers(lubm_dir, n)
     actual = answer_set(store, query_text(lubm_dir, n), header or None)
     return actual, expected
+
+
+# ----------------------------------------------------------------- reference reasoners
+
+
+def to_rdflib_graph(triples: Iterable[Triple]):  # -> rdflib.Graph
+    """An in-memory rdflib Graph with the triples (owlrl crashes on Oxigraph-backed graphs
+    with literals: DESIGN.md, measured facts). Blank-node ids and literal datatypes /
+    language tags are kept (``xsd:string`` literals stay typed ``xsd:string``)."""
+    import rdflib
+
+    def conv(t: object) -> object:
+        if isinstance(t, NamedNode):
+            return rdflib.URIRef(t.value)
+        if isinstance(t, Literal):
+            if t.language:
+                return rdflib.Literal(t.value, lang=t.language)
+            return rdflib.Literal(t.value, datatype=rdflib.URIRef(t.datatype.value))
+        return rdflib.BNode(t.value)  # type: ignore[attr-defined]
+
+    g = rdflib.Graph()
+    for t in triples:
+        g.add((conv(t.subject), conv(t.predicate), conv(t.object)))
+    return g
+
+
+def from_rdflib(triples: Iterable[tuple[object, object, object]]) -> set[Triple]:
+    """rdflib (s, p, o) tuples as pyoxigraph Triples; generalized triples (a literal
+    subject or predicate), which RDF and pyoxigraph do not allow, are dropped."""
+    import rdflib
+    from pyoxigraph import BlankNode
+
+    def conv(t: object) -> object:
+        if isinstance(t, rdflib.URIRef):
+            return NamedNode(str(t))
+        if isinstance(t, rdflib.BNode):
+            return BlankNode(str(t))
+        assert isinstance(t, rdflib.Literal)
+        if t.language:
+            return Literal(str(t), language=t.language)
+        return Literal(str(t), datatype=NamedNode(str(t.datatype)) if t.datatype else None)
+
+    out: set[Triple] = set()
+    for s, p, o in triples:
+        if isinstance(s, rdflib.Literal) or isinstance(p, rdflib.Literal):
+            continue
+        out.add(Triple(conv(s), conv(p), conv(o)))  # type: ignore[arg-type]
+    return out
+
+
+def owlrl_rdfs_closure(triples: Iterable[Triple]) -> set[Triple]:
+    """owlrl's RDFS closure, ``DeductiveClosure(RDFS_Semantics, axiomatic_triples=False,
+    datatype_axioms=False)``, of the triples (input included), minus generalized
+    (literal-subject) triples. Runs on an rdflib in-memory Graph; LUBM(1): ~60 s."""
+    from owlrl import DeductiveClosure, RDFS_Semantics
+
+    g = to_rdflib_graph(triples)
+    DeductiveClosure(RDFS_Semantics, axiomatic_triples=False, datatype_axioms=False).expand(g)
+    return from_rdflib(g)
+
+
+def reasonable_owlrl_closure(triples: Iterable[Triple]) -> set[Triple]:
+    """The OWL 2 RL closure computed by ``reasonable`` (Rust; ``PyReasoner.from_graph`` +
+    ``reason()``), input included."""
+    import reasonable
+
+    r = reasonable.PyReasoner()
+    r.from_graph(to_rdflib_graph(triples))
+    return from_rdflib(r.reason())
