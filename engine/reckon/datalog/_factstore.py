@@ -1,0 +1,255 @@
+"""Dictionary encoding of RDF terms and indexed sets of integer triples.
+
+Private support for :mod:`reckon.datalog.evaluate`. Every RDF term (IRI, blank node,
+literal, RDF 1.2 triple term) is interned once as a small ``int``; a fact is a
+``(s, p, o)`` tuple of ints. Triple terms are interned with their components recorded
+(``TermDictionary.parts``) so that a ``TripleTermPattern`` is matched by decoding an id
+into component ids instead of building pyoxigraph objects.
+
+A :class:`FactStore` keeps, per predicate id ``p``, two hash indexes
+``spo[p]: s -> set(o)`` and ``pos[p]: o -> set(s)``, plus the flat set ``facts`` used for
+membership tests and for deltas. Variable-predicate patterns iterate ``spo.items()``
+(the number of distinct predicates is small in practice).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from pyoxigraph import BlankNode, Literal, NamedNode, Triple
+
+__all__ = ["BNODE", "IRI", "LITERAL", "TRIPLE", "FactStore", "TermDictionary"]
+
+IRI, BNODE, LITERAL, TRIPLE = 0, 1, 2, 3
+"""Term kinds recorded in :attr:`TermDictionary.kinds`."""
+
+Fact = tuple[int, int, int]
+
+
+class TermDictionary:
+    """Bidirectional map RDF term <-> int id.
+
+    :ivar terms: id -> pyoxigraph term.
+    :ivar kinds: id -> kind (:data:`IRI`, :data:`BNODE`, :data:`LITERAL`, :data:`TRIPLE`).
+    :ivar parts: triple-term id -> ``(s, p, o)`` ids of its components.
+    :ivar triple_ids: ``(s, p, o)`` ids -> triple-term id.
+    """
+
+    __slots__ = ("ids", "kinds", "parts", "terms", "triple_ids")
+
+    def __init__(self) -> None:
+        self.terms: list[object] = []
+        self.ids: dict[object, int] = {}
+        self.kinds = bytearray()
+        self.parts: dict[int, Fact] = {}
+        self.triple_ids: dict[Fact, int] = {}
+
+    def __len__(self) -> int:
+        return len(self.terms)
+
+    def intern(self, term: object) -> int:
+        """Id of ``term``, allocating one if it is new.
+
+        :raises TypeError: when ``term`` is not an RDF term.
+        """
+        i = self.ids.get(term)
+        if i is not None:
+            return i
+        if isinstance(term, Triple):
+            key = (self.intern(term.subject), self.intern(term.predicate), self.intern(term.object))
+            i = self.triple_ids.get(key)
+            if i is not None:  # pragma: no cover - equal triples hash equal
+                self.ids[term] = i
+                return i
+            i = self._append(term, TRIPLE)
+            self.parts[i] = key
+            self.triple_ids[key] = i
+            return i
+        if isinstance(term, NamedNode):
+            kind = IRI
+        elif isinstance(term, BlankNode):
+            kind = BNODE
+        elif isinstance(term, Literal):
+            kind = LITERAL
+        else:
+            raise TypeError(f"not an RDF term: {term!r}")
+        return self._append(term, kind)
+
+    def lookup(self, term: object) -> int | None:
+        """Id of ``term`` or ``None`` if it was never interned (so matches nothing)."""
+        return self.ids.get(term)
+
+    def triple_term(self, s: int, p: int, o: int) -> int | None:
+        """Id of the triple term ``<<( s p o )>>`` built from component ids, interning it
+        if new; ``None`` when the components do not form an RDF triple (literal subject,
+        non-IRI predicate)."""
+        key = (s, p, o)
+        i = self.triple_ids.get(key)
+        if i is not None:
+            return i
+        kinds = self.kinds
+        if kinds[s] > BNODE or kinds[p] != IRI:
+            return None
+        term = Triple(self.terms[s], self.terms[p], self.terms[o])  # type: ignore[arg-type]
+        i = self._append(term, TRIPLE)
+        self.parts[i] = key
+        self.triple_ids[key] = i
+        return i
+
+    def new_blank_node(self) -> int:
+        """Intern a fresh blank node (head blank nodes are freshened per solution)."""
+        return self._append(BlankNode(), BNODE)
+
+    def decode(self, fact: Fact) -> Triple:
+        """The pyoxigraph ``Triple`` of an encoded fact."""
+        t = self.terms
+        return Triple(t[fact[0]], t[fact[1]], t[fact[2]])  # type: ignore[arg-type]
+
+    def encode(self, triple: Triple) -> Fact:
+        """Encode a pyoxigraph ``Triple`` as ids (interning new terms)."""
+        return (self.intern(triple.subject), self.intern(triple.predicate), self.intern(triple.object))
+
+    def encode_existing(self, triple: Triple) -> Fact | None:
+        """Encode without interning; ``None`` if some term is unknown (so not a fact)."""
+        ids = self.ids
+        s = ids.get(triple.subject)
+        p = ids.get(triple.predicate)
+        o = ids.get(triple.object)
+        if s is None or p is None or o is None:
+            if isinstance(triple.object, Triple) and s is not None and p is not None:
+                inner = self.encode_existing(triple.object)
+                o = None if inner is None else self.triple_ids.get(inner)
+                if o is not None:
+                    return (s, p, o)
+            return None
+        return (s, p, o)
+
+    def _append(self, term: object, kind: int) -> int:
+        i = len(self.terms)
+        self.terms.append(term)
+        self.ids[term] = i
+        self.kinds.append(kind)
+        return i
+
+
+_EMPTY: frozenset[int] = frozenset()
+
+
+class FactStore:
+    """A set of encoded facts with per-predicate hash indexes.
+
+    :ivar facts: the set of ``(s, p, o)`` id tuples.
+    :ivar spo: ``p -> {s -> set(o)}`` (only when ``indexed``).
+    :ivar pos: ``p -> {o -> set(s)}`` (only when ``indexed``).
+    :ivar count: ``p -> number of facts with predicate p`` (only when ``indexed``).
+    """
+
+    __slots__ = ("count", "facts", "indexed", "pos", "spo")
+
+    def __init__(self, facts: Iterable[Fact] = (), *, indexed: bool = True) -> None:
+        self.facts: set[Fact] = set()
+        self.spo: dict[int, dict[int, set[int]]] = {}
+        self.pos: dict[int, dict[int, set[int]]] = {}
+        self.count: dict[int, int] = {}
+        self.indexed = indexed
+        self.add_all(facts)
+
+    def __len__(self) -> int:
+        return len(self.facts)
+
+    def __contains__(self, fact: object) -> bool:
+        return fact in self.facts
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self.facts)
+
+    def add(self, fact: Fact) -> bool:
+        """Add one fact; ``True`` if it was new."""
+        if fact in self.facts:
+            return False
+        self.facts.add(fact)
+        if self.indexed:
+            s, p, o = fact
+            sp = self.spo.get(p)
+            if sp is None:
+                sp = self.spo[p] = {}
+                self.pos[p] = {}
+                self.count[p] = 0
+            os_ = sp.get(s)
+            if os_ is None:
+                sp[s] = {o}
+            else:
+                os_.add(o)
+            ps = self.pos[p]
+            ss = ps.get(o)
+            if ss is None:
+                ps[o] = {s}
+            else:
+                ss.add(s)
+            self.count[p] += 1
+        return True
+
+    def add_all(self, facts: Iterable[Fact]) -> list[Fact]:
+        """Add facts; returns those that were new, in order."""
+        added = []
+        if not self.indexed:
+            for f in facts:
+                if f not in self.facts:
+                    self.facts.add(f)
+                    added.append(f)
+            return added
+        spo, pos, count, all_ = self.spo, self.pos, self.count, self.facts
+        for f in facts:
+            if f in all_:
+                continue
+            all_.add(f)
+            added.append(f)
+            s, p, o = f
+            sp = spo.get(p)
+            if sp is None:
+                sp = spo[p] = {}
+                pos[p] = {}
+                count[p] = 0
+            os_ = sp.get(s)
+            if os_ is None:
+                sp[s] = {o}
+            else:
+                os_.add(o)
+            ps = pos[p]
+            ss = ps.get(o)
+            if ss is None:
+                ps[o] = {s}
+            else:
+                ss.add(s)
+            count[p] += 1
+        return added
+
+    def remove(self, fact: Fact) -> bool:
+        """Remove one fact; ``True`` if it was present."""
+        if fact not in self.facts:
+            return False
+        self.facts.discard(fact)
+        if self.indexed:
+            s, p, o = fact
+            sp = self.spo[p]
+            os_ = sp[s]
+            os_.discard(o)
+            if not os_:
+                del sp[s]
+            ps = self.pos[p]
+            ss = ps[o]
+            ss.discard(s)
+            if not ss:
+                del ps[o]
+            c = self.count[p] - 1
+            if c:
+                self.count[p] = c
+            else:
+                del self.count[p], self.spo[p], self.pos[p]
+        return True
+
+    def predicates(self) -> set[int]:
+        """Predicate ids present (computed from ``facts`` when not indexed)."""
+        if self.indexed:
+            return set(self.spo)
+        return {f[1] for f in self.facts}

@@ -1,0 +1,726 @@
+"""Join plans: each rule body compiled once into a Python function.
+
+Private support for :mod:`reckon.datalog.evaluate`. A rule body (SRL "Evaluation of a
+Rule", ``evalRuleElements``) is a sequence of rule elements; we evaluate it as nested
+loops over the hash indexes of a :class:`~reckon.datalog._factstore.FactStore`, with
+variables held in Python locals (one per variable slot), by generating Python source
+for each (rule, delta position, mode) and ``exec``-ing it once. ``Plan.source`` keeps
+the generated text for debugging.
+
+Element order (:func:`order_elements`): triple patterns are ordered greedily by
+estimated cost (bound positions and index statistics; the delta atom of a semi-naive
+variant first); a filter, assignment, negation or aggregate is placed as soon as the
+variables it reads that were bound *before it in source order* are bound, and before
+any variable it reads that was *not* bound before it in source order gets bound. So
+every element sees exactly the bindings SRL's sequential semantics gives it, and
+evaluation order is free otherwise.
+
+Modes (the innermost statement of the generated loops):
+
+* ``"new"``: add each head instance not yet in the full store to ``NEW``;
+* ``"old"``: add each head instance already in the full store to ``NEW`` (DRed
+  over-deletion);
+* ``"all"``: add every head instance to ``NEW``;
+* ``"exists"``: head template bound to a given fact; return whether the body has a
+  solution (DRed rederivation);
+* ``"rows"``: head template bound; yield each body solution (explanations).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyoxigraph import BlankNode, Literal, Triple, Variable
+
+from reckon.datalog import expr as _expr
+from reckon.datalog._factstore import BNODE, IRI, FactStore, TermDictionary
+from reckon.datalog.model import (
+    Aggregate,
+    Assignment,
+    Call,
+    Filter,
+    Negation,
+    Rule,
+    TriplePattern,
+    TripleTermPattern,
+    expr_variables,
+    pattern_variables,
+)
+
+__all__ = ["Plan", "PlanCompiler", "RuleInfo", "order_elements", "pattern_predicate", "prepare_rule"]
+
+_E: frozenset[int] = frozenset()
+_ED: dict[int, Any] = {}
+
+
+def pattern_predicate(tp: TriplePattern) -> object:
+    """The predicate of a pattern/template if constant, else ``None`` (matches any)."""
+    return None if isinstance(tp.p, (Variable, TripleTermPattern)) else tp.p
+
+
+def _elem_vars(e: object) -> set[Variable]:
+    if isinstance(e, TriplePattern):
+        return e.variables()
+    if isinstance(e, Filter):
+        return expr_variables(e.expr)
+    if isinstance(e, Assignment):
+        return expr_variables(e.expr) | {e.var}
+    if isinstance(e, Negation):
+        out: set[Variable] = set()
+        for x in e.elements:
+            out |= _elem_vars(x)
+        return out
+    if isinstance(e, Aggregate):
+        out = {e.var} | (expr_variables(e.expr) if e.expr is not None else set())
+        for x in e.elements:
+            out |= _elem_vars(x)
+        return out
+    return set()
+
+
+def order_elements(
+    elements: tuple[object, ...],
+    prebound: set[Variable],
+    cost: Callable[[TriplePattern, set[Variable]], float],
+    first: int | None = None,
+) -> list[int]:
+    """Evaluation order of ``elements`` (indices), consistent with SRL sequential semantics.
+
+    :param prebound: variables bound before the body (head variables in check mode,
+        correlated variables inside a negation).
+    :param cost: estimated cost of a triple pattern given the bound variables.
+    :param first: index of a triple pattern to place first (the semi-naive delta atom).
+    """
+    need: dict[int, set[Variable]] = {}
+    forbid: dict[int, set[Variable]] = {}
+    binds: dict[int, set[Variable]] = {}
+    prefix = set(prebound)
+    for k, e in enumerate(elements):
+        if isinstance(e, TriplePattern):
+            binds[k] = e.variables()
+            prefix |= binds[k]
+            continue
+        v = _elem_vars(e)
+        own: set[Variable] = {e.var} if isinstance(e, (Assignment, Aggregate)) else set()
+        reads = v - own if isinstance(e, (Assignment, Aggregate)) else v
+        need[k] = reads & prefix
+        forbid[k] = ((reads - prefix) | own) - prebound
+        binds[k] = own
+        prefix |= own
+    bound = set(prebound)
+    order: list[int] = []
+    remaining = list(range(len(elements)))
+    while remaining:
+        placed = True
+        while placed:
+            placed = False
+            for k in remaining:
+                if k in need and need[k] <= bound and not (forbid[k] & bound):
+                    order.append(k)
+                    remaining.remove(k)
+                    bound |= binds[k]
+                    placed = True
+                    break
+        if not remaining:
+            break
+        blocked: set[Variable] = set()
+        for k in remaining:
+            if k in forbid:
+                blocked |= forbid[k]
+        pats = [k for k in remaining if k not in need and not ((binds[k] - bound) & blocked)]
+        if first is not None and first in remaining:
+            pick = first
+        elif pats:
+            pick = min(pats, key=lambda k: (cost(elements[k], bound), k))  # type: ignore[arg-type]
+        else:
+            pick = remaining[0]
+        order.append(pick)
+        remaining.remove(pick)
+        bound |= binds[pick]
+    return order
+
+
+@dataclass
+class RuleInfo:
+    """A rule prepared for evaluation.
+
+    :ivar index: position of the rule in the rule set.
+    :ivar stratum: index of its stratum.
+    :ivar once: run-once rule (SRL "Stratification layer": ``SL.once``).
+    :ivar atoms: body indices of the positive triple patterns.
+    :ivar head_bnodes: distinct blank nodes of the head (fresh per solution).
+    """
+
+    index: int
+    rule: Rule
+    stratum: int
+    once: bool
+    atoms: list[int]
+    head_bnodes: list[BlankNode]
+    slots: dict[Variable, int] = field(default_factory=dict)
+    uses_bnode_fn: bool = False
+
+    @property
+    def nonmonotone(self) -> bool:
+        """Reads a negation, aggregate or the base graph only, or mints blank nodes."""
+        r = self.rule
+        return bool(
+            r.data
+            or self.head_bnodes
+            or any(isinstance(e, (Negation, Aggregate)) for e in r.body)
+        )
+
+
+def _uses_bnode_call(e: object) -> bool:
+    if isinstance(e, Call):
+        return e.name == "BNODE" or any(_uses_bnode_call(a) for a in e.args)
+    return False
+
+
+def prepare_rule(index: int, rule: Rule, stratum: int, once: bool) -> RuleInfo:
+    """Slot numbering and structural facts of a rule."""
+    atoms = [k for k, e in enumerate(rule.body) if isinstance(e, TriplePattern)]
+    bnodes: list[BlankNode] = []
+
+    def collect(t: object) -> None:
+        if isinstance(t, BlankNode) and t not in bnodes:
+            bnodes.append(t)
+        elif isinstance(t, TripleTermPattern):
+            collect(t.s), collect(t.p), collect(t.o)
+        elif isinstance(t, Triple):
+            collect(t.subject), collect(t.object)
+
+    for tp in rule.head:
+        collect(tp.s), collect(tp.p), collect(tp.o)
+    slots: dict[Variable, int] = {}
+    for e in rule.body:
+        for v in sorted(_elem_vars(e), key=lambda v: v.value):
+            slots.setdefault(v, len(slots))
+    for tp in rule.head:
+        for v in sorted(tp.variables(), key=lambda v: v.value):
+            slots.setdefault(v, len(slots))
+    uses = any(
+        _uses_bnode_call(getattr(e, "expr", None))
+        or (isinstance(e, (Negation, Aggregate)) and any(_uses_bnode_call(getattr(x, "expr", None)) for x in e.elements))
+        for e in rule.body
+    )
+    return RuleInfo(index, rule, stratum, once, atoms, bnodes, slots, uses)
+
+
+@dataclass
+class Plan:
+    """A compiled body: ``fn`` and the generated ``source``."""
+
+    fn: Callable[..., Any]
+    source: str
+    order: list[int]
+    row_vars: tuple[Variable, ...] = ()
+
+
+class _Writer:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.ind = 1
+        self.n = 0
+
+    def emit(self, line: str) -> None:
+        self.lines.append("    " * self.ind + line)
+
+    def open(self, line: str) -> None:
+        self.emit(line)
+        self.ind += 1
+
+    def tmp(self, prefix: str) -> str:
+        self.n += 1
+        return f"_{prefix}{self.n}"
+
+
+class PlanCompiler:
+    """Compiles rule bodies against one dictionary and one full store (for statistics).
+
+    :param dic: the term dictionary (constants are interned at compile time).
+    :param full: the full store whose predicate statistics guide join order.
+    :param mint: ``mint(rule_index, key, n) -> tuple of n blank-node ids`` for head
+        blank nodes (memoised per solution by the caller).
+    :param ctx: the expression context (``NOW()`` fixed per reasoner).
+    """
+
+    def __init__(
+        self,
+        dic: TermDictionary,
+        full: FactStore,
+        mint: Callable[[int, tuple[int, ...], int], tuple[int, ...]],
+        ctx: _expr.EvalContext,
+    ) -> None:
+        self.dic = dic
+        self.full = full
+        self.mint = mint
+        self.ctx = ctx
+        self.cache: dict[tuple[int, int | None, str, int | None], Plan | None] = {}
+
+    # -- statistics -------------------------------------------------------------
+
+    def _cost(self, tp: TriplePattern, bound: set[Variable]) -> float:
+        full = self.full
+
+        def known(t: object) -> bool:
+            if isinstance(t, Variable):
+                return t in bound
+            if isinstance(t, TripleTermPattern):
+                return t.variables() <= bound if hasattr(t, "variables") else pattern_variables(t) <= bound
+            return True
+
+        sk, ok = known(tp.s), known(tp.o)
+        p = tp.p
+        if isinstance(p, Variable) and p not in bound:
+            n = float(len(full.facts)) + 1.0
+            ds = do = max(1.0, n / 10.0)
+        else:
+            pid = self.dic.lookup(p) if not isinstance(p, Variable) else None
+            if pid is None and not isinstance(p, Variable):
+                return 0.0  # constant never seen: no match
+            if pid is None:  # bound predicate variable: average predicate
+                np_ = max(1, len(full.count))
+                n = len(full.facts) / np_
+                ds = do = max(1.0, n / 10.0)
+            else:
+                n = float(full.count.get(pid, 0))
+                ds = float(max(1, len(full.spo.get(pid, _ED))))
+                do = float(max(1, len(full.pos.get(pid, _ED))))
+        if sk and ok:
+            return 0.1
+        if sk:
+            return n / ds
+        if ok:
+            return n / do
+        return n + 0.5
+
+    # -- compilation ------------------------------------------------------------
+
+    def plan(self, info: RuleInfo, delta: int | None, mode: str, head: int | None = None) -> Plan | None:
+        """The plan of ``info.rule`` with body atom ``delta`` over the delta store.
+
+        ``head`` (modes ``exists`` / ``rows``) is the index of the head template bound
+        to the fact given at call time. Returns ``None`` when the head template cannot be
+        matched by a fact (it has a blank node: minted, not rederivable).
+        """
+        key = (info.index, delta, mode, head)
+        if key in self.cache:
+            return self.cache[key]
+        plan = self._compile(info, delta, mode, head)
+        self.cache[key] = plan
+        return plan
+
+    def _const(self, t: object) -> int:
+        return self.dic.intern(t)
+
+    def _compile(self, info: RuleInfo, delta: int | None, mode: str, head: int | None) -> Plan | None:
+        rule = info.rule
+        slots = info.slots
+        ns: dict[str, Any] = {
+            "T": self.dic.terms,
+            "K": self.dic.kinds,
+            "TID": self.dic.triple_ids,
+            "PARTS": self.dic.parts,
+            "TT": self.dic.triple_term,
+            "INTERN": self.dic.intern,
+            "LOOKUP": self.dic.lookup,
+            "EBV": _expr.ebv,
+            "ExprError": _expr.ExprError,
+            "_E": _E,
+            "_ED": _ED,
+            "CTX": self.ctx,
+            "AGG": _aggregate,
+        }
+        w = _Writer()
+        vn = {v: f"v{i}" for v, i in slots.items()}
+        bound: set[Variable] = set()
+        check_mode = mode in ("exists", "rows")
+        stores = {"F"}
+        body_src = "B" if rule.data else "F"
+        if check_mode:
+            assert head is not None
+            tpl = rule.head[head]
+            if any(isinstance(t, BlankNode) for t in _flat(tpl)):
+                return None
+            header = "def _plan(F, B, HS, HP, HO):"
+            for t, val in ((tpl.s, "HS"), (tpl.p, "HP"), (tpl.o, "HO")):
+                self._bind(w, t, val, bound, vn)
+        else:
+            header = "def _plan(F, D, B, NEW):"
+        prebound = set(bound)
+        order = order_elements(rule.body, prebound, self._cost, delta)
+        fcount = [0]
+
+        def fresh_fn(obj: Any) -> str:
+            fcount[0] += 1
+            name = f"_fx{fcount[0]}"
+            ns[name] = obj
+            return name
+
+        # hoisted per-atom indexes (predicate constant)
+        hoist: list[str] = []
+
+        def atom_src(k: int) -> str:
+            if k == delta:
+                return "D"
+            return body_src
+
+        def gen_atom(tp: TriplePattern, src: str) -> None:
+            stores.add(src)
+            self._atom(w, tp, src, bound, vn, hoist)
+
+        def gen_filter(e: Filter, local_bound: set[Variable]) -> None:
+            vars_ = sorted(expr_variables(e.expr) & local_bound, key=lambda v: slots[v])
+            fn = fresh_fn(_expr.compile_expr(e.expr, {v: i for i, v in enumerate(vars_)}))
+            row = "(" + "".join(f"T[{vn[v]}], " for v in vars_) + ")"
+            ok = w.tmp("ok")
+            w.open("try:")
+            w.emit(f"{ok} = EBV({fn}({row}, CTX))")
+            w.ind -= 1
+            w.open("except ExprError:")
+            w.emit(f"{ok} = False")
+            w.ind -= 1
+            w.open(f"if {ok}:")
+
+        def gen_inner(elements: tuple[object, ...], src: str, corr: set[Variable], final: list[str]) -> None:
+            """Loops of a negation / aggregate body; ``final`` lines at the innermost."""
+            saved = set(bound)
+            bound.clear()
+            bound.update(corr)
+            inner_order = order_elements(elements, set(corr), self._cost)
+            for k in inner_order:
+                e = elements[k]
+                if isinstance(e, TriplePattern):
+                    gen_atom(e, src)
+                else:
+                    gen_filter(e, bound)  # type: ignore[arg-type]
+            for line in final:
+                w.emit(line)
+            bound.clear()
+            bound.update(saved)
+
+        for k in order:
+            e = rule.body[k]
+            if isinstance(e, TriplePattern):
+                gen_atom(e, atom_src(k))
+            elif isinstance(e, Filter):
+                if info.uses_bnode_fn:
+                    w.emit("CTX.new_solution()")
+                gen_filter(e, bound)
+            elif isinstance(e, Assignment):
+                vars_ = sorted(expr_variables(e.expr) & bound, key=lambda v: slots[v])
+                fn = fresh_fn(_expr.compile_expr(e.expr, {v: i for i, v in enumerate(vars_)}))
+                row = "(" + "".join(f"T[{vn[v]}], " for v in vars_) + ")"
+                x = w.tmp("x")
+                if info.uses_bnode_fn:
+                    w.emit("CTX.new_solution()")
+                w.open("try:")
+                w.emit(f"{x} = {fn}({row}, CTX)")
+                w.ind -= 1
+                w.open("except ExprError:")
+                w.emit(f"{x} = None")
+                w.ind -= 1
+                w.open(f"if {x} is not None:")
+                self._bind_value(w, e.var, x, bound, vn)
+            elif isinstance(e, Negation):
+                src = "B" if (e.data or rule.data) else "F"
+                stores.add(src)
+                corr = sorted(_elem_vars(e) & bound, key=lambda v: slots[v])
+                name = w.tmp("neg")
+                params = ", ".join(vn[v] for v in corr)
+                outer_ind = w.ind
+                w.ind = 1
+                start = len(w.lines)
+                w.open(f"def {name}({params}):")
+                gen_inner(e.elements, src, set(corr), ["return True"])
+                w.ind = 2
+                w.emit("return False")
+                neg_lines = w.lines[start:]
+                del w.lines[start:]
+                hoist.extend(neg_lines)
+                w.ind = outer_ind
+                w.open(f"if not {name}({params}):")
+            elif isinstance(e, Aggregate):
+                src = "B" if rule.data else "F"
+                stores.add(src)
+                corr = sorted((_elem_vars(e) - {e.var}) & bound, key=lambda v: slots[v])
+                name = w.tmp("agg")
+                params = ", ".join(vn[v] for v in corr)
+                outer_ind = w.ind
+                w.ind = 1
+                start = len(w.lines)
+                w.open(f"def {name}({params}):")
+                w.emit("_vals = []")
+                if e.expr is None:
+                    final = ["_vals.append(1)"]
+                else:
+                    # inner bound set is known only inside gen_inner: compile on all inner vars
+                    inner_vars = sorted(expr_variables(e.expr), key=lambda v: slots[v])
+                    fn = fresh_fn(_expr.compile_expr(e.expr, {v: i for i, v in enumerate(inner_vars)}))
+                    row = "(" + "".join(f"T[{vn[v]}], " for v in inner_vars) + ")"
+                    final = [
+                        "try:",
+                        f"    _vals.append({fn}({row}, CTX))",
+                        "except ExprError:",
+                        "    _vals.append(None)",
+                    ]
+                gen_inner(e.elements, src, set(corr), final)
+                w.ind = 2
+                w.emit(f"return AGG({e.function!r}, {e.distinct!r}, {e.expr is None!r}, _vals, CTX)")
+                agg_lines = w.lines[start:]
+                del w.lines[start:]
+                hoist.extend(agg_lines)
+                w.ind = outer_ind
+                x = w.tmp("x")
+                w.emit(f"{x} = {name}({params})")
+                w.open(f"if {x} is not None:")
+                self._bind_value(w, e.var, x, bound, vn)
+
+        # innermost: head
+        if mode == "exists":
+            w.emit("return True")
+        elif mode == "rows":
+            outs = sorted(bound, key=lambda v: slots[v])
+            ns["ROW_VARS"] = tuple(outs)
+            w.emit("yield (" + "".join(f"{vn[v]}, " for v in outs) + ")")
+        else:
+            self._head(w, info, bound, vn, mode, ns)
+
+        prologue = []
+        for s in sorted(stores):
+            prologue.append(f"    {s}_spo = {s}.spo")
+            prologue.append(f"    {s}_pos = {s}.pos")
+        prologue.append("    FACTS = F.facts")
+        if not check_mode:
+            prologue.append("    NEWADD = NEW.add")
+        body_lines = w.lines
+        tail = ["    return False"] if mode == "exists" else []
+        src = "\n".join([header, *prologue, *hoist, *body_lines, *tail]) + "\n"
+        if mode == "rows" and "yield" not in src:
+            src += "    yield from ()\n"
+        try:
+            exec(compile(src, f"<plan {rule.name} d={delta} {mode} h={head}>", "exec"), ns)
+        except SyntaxError as exc:  # pragma: no cover - a bug in the generator
+            raise RuntimeError(f"plan generation failed for {rule.name}:\n{src}") from exc
+        return Plan(ns["_plan"], src, order, ns.get("ROW_VARS", ()))
+
+    # -- pieces -----------------------------------------------------------------
+
+    def _bind(self, w: _Writer, t: object, val: str, bound: set[Variable], vn: dict[Variable, str]) -> None:
+        """Match pattern term ``t`` against the id expression ``val`` (opens ifs)."""
+        if isinstance(t, Variable):
+            if t in bound:
+                w.open(f"if {val} == {vn[t]}:")
+            else:
+                w.emit(f"{vn[t]} = {val}")
+                bound.add(t)
+        elif isinstance(t, TripleTermPattern):
+            p = w.tmp("p")
+            w.emit(f"{p} = PARTS.get({val})")
+            w.open(f"if {p} is not None:")
+            self._bind(w, t.s, f"{p}[0]", bound, vn)
+            self._bind(w, t.p, f"{p}[1]", bound, vn)
+            self._bind(w, t.o, f"{p}[2]", bound, vn)
+        else:
+            w.open(f"if {val} == {self._const(t)}:")
+
+    def _bind_value(self, w: _Writer, var: Variable, term_expr: str, bound: set[Variable], vn: dict[Variable, str]) -> None:
+        """Bind ``var`` to the id of a computed term, or compare if already bound."""
+        if var in bound:
+            w.open(f"if LOOKUP({term_expr}) == {vn[var]}:")
+        else:
+            w.emit(f"{vn[var]} = INTERN({term_expr})")
+            bound.add(var)
+
+    def _known(self, w: _Writer, t: object, bound: set[Variable], vn: dict[Variable, str]) -> str | None:
+        """Id expression of a position whose value is known, else ``None`` (free)."""
+        if isinstance(t, Variable):
+            return vn[t] if t in bound else None
+        if isinstance(t, TripleTermPattern):
+            if not (pattern_variables(t) <= bound):
+                return None
+            parts = [self._known(w, x, bound, vn) for x in (t.s, t.p, t.o)]
+            tv = w.tmp("t")
+            w.emit(f"{tv} = TID.get(({parts[0]}, {parts[1]}, {parts[2]}))")
+            w.open(f"if {tv} is not None:")
+            return tv
+        return str(self._const(t))
+
+    def _atom(self, w: _Writer, tp: TriplePattern, src: str, bound: set[Variable], vn: dict[Variable, str], hoist: list[str]) -> None:
+        s_val = self._known(w, tp.s, bound, vn)
+        o_val = self._known(w, tp.o, bound, vn)
+        post: list[tuple[object, str]] = []
+        claimed: set[Variable] = set()
+
+        def target(t: object) -> str:
+            if isinstance(t, Variable) and t not in bound and t not in claimed:
+                claimed.add(t)
+                return vn[t]
+            tmp = w.tmp("x")
+            post.append((t, tmp))
+            return tmp
+
+        p = tp.p
+        if not isinstance(p, (Variable, TripleTermPattern)):
+            pid = self._const(p)
+            sp, ps = w.tmp("SP"), w.tmp("PS")
+            hoist.append(f"    {sp} = {src}_spo.get({pid}, _ED)")
+            hoist.append(f"    {ps} = {src}_pos.get({pid}, _ED)")
+        else:
+            p_val = self._known(w, p, bound, vn)
+            sp, ps = w.tmp("sp"), w.tmp("ps")
+            if p_val is not None:
+                w.emit(f"{sp} = {src}_spo.get({p_val})")
+                w.open(f"if {sp} is not None:")
+                if s_val is None and o_val is not None:
+                    w.emit(f"{ps} = {src}_pos[{p_val}]")
+            else:
+                pt = target(p)
+                w.open(f"for {pt}, {sp} in {src}_spo.items():")
+                if s_val is None and o_val is not None:
+                    w.emit(f"{ps} = {src}_pos[{pt}]")
+        if s_val is not None and o_val is not None:
+            w.open(f"if {o_val} in {sp}.get({s_val}, _E):")
+        elif s_val is not None:
+            ot = target(tp.o)
+            w.open(f"for {ot} in {sp}.get({s_val}, _E):")
+        elif o_val is not None:
+            st = target(tp.s)
+            w.open(f"for {st} in {ps}.get({o_val}, _E):")
+        else:
+            st = target(tp.s)
+            os_ = w.tmp("os")
+            w.open(f"for {st}, {os_} in {sp}.items():")
+            ot = target(tp.o)
+            w.open(f"for {ot} in {os_}:")
+        bound |= claimed
+        for t, tmp in post:
+            self._bind(w, t, tmp, bound, vn)
+
+    def _head_term(self, w: _Writer, t: object, vn: dict[Variable, str], bn: dict[BlankNode, int]) -> str | None:
+        if isinstance(t, Variable):
+            return vn[t]
+        if isinstance(t, BlankNode) and t in bn:
+            return f"_bn[{bn[t]}]"
+        if isinstance(t, TripleTermPattern) or (isinstance(t, Triple) and _has_bnode_in(t, bn)):
+            if isinstance(t, Triple):
+                t = TripleTermPattern(t.subject, t.predicate, t.object)
+            parts = [self._head_term(w, x, vn, bn) for x in (t.s, t.p, t.o)]
+            if any(x is None for x in parts):
+                return None
+            tv = w.tmp("h")
+            w.emit(f"{tv} = TT({parts[0]}, {parts[1]}, {parts[2]})")
+            w.open(f"if {tv} is not None:")
+            return tv
+        return str(self._const(t))
+
+    def _head(self, w: _Writer, info: RuleInfo, bound: set[Variable], vn: dict[Variable, str], mode: str, ns: dict[str, Any]) -> None:
+        bn = {b: i for i, b in enumerate(info.head_bnodes)}
+        if bn:
+            key_vars = sorted(bound, key=lambda v: info.slots[v])
+            ns["MINT"] = self.mint
+            key = "(" + "".join(f"{vn[v]}, " for v in key_vars) + ")"
+            w.emit(f"_bn = MINT({info.index}, {key}, {len(bn)})")
+        kinds = self.dic.kinds
+        for tpl in info.rule.head:
+            base_ind = w.ind
+            s = self._head_term(w, tpl.s, vn, bn)
+            p = self._head_term(w, tpl.p, vn, bn)
+            o = self._head_term(w, tpl.o, vn, bn)
+            if s is None or p is None or o is None:
+                w.ind = base_ind
+                continue
+            conds = []
+            if s.isdigit():
+                if kinds[int(s)] > BNODE:
+                    w.ind = base_ind
+                    continue
+            else:
+                conds.append(f"K[{s}] < 2")
+            if p.isdigit():
+                if kinds[int(p)] != IRI:
+                    w.ind = base_ind
+                    continue
+            else:
+                conds.append(f"K[{p}] == 0")
+            if conds:
+                w.open(f"if {' and '.join(conds)}:")
+            w.emit(f"_f = ({s}, {p}, {o})")
+            if mode == "new":
+                w.open("if _f not in FACTS:")
+                w.emit("NEWADD(_f)")
+            elif mode == "old":
+                w.open("if _f in FACTS:")
+                w.emit("NEWADD(_f)")
+            else:
+                w.emit("NEWADD(_f)")
+            w.ind = base_ind
+
+
+def _flat(tp: TriplePattern) -> Iterable[object]:
+    for t in (tp.s, tp.p, tp.o):
+        if isinstance(t, TripleTermPattern):
+            yield from _flat(TriplePattern(t.s, t.p, t.o))
+        elif isinstance(t, Triple):
+            yield from _flat(TriplePattern(t.subject, t.predicate, t.object))
+        else:
+            yield t
+
+
+def _has_bnode_in(t: Triple, bn: dict[BlankNode, int]) -> bool:
+    return any(isinstance(x, BlankNode) and x in bn for x in _flat(TriplePattern(t.subject, t.predicate, t.object)))
+
+
+# -- aggregates (Reckon extension, see model.Aggregate) ---------------------------
+
+_ZERO = Literal(0)
+
+
+def _aggregate(function: str, distinct: bool, star: bool, values: list[Any], ctx: _expr.EvalContext) -> object | None:
+    """Value of an aggregate over inner-solution values; ``None`` = error (drop solution).
+
+    COUNT over no solutions is 0, SUM is 0; MIN / MAX / AVG over no solutions is an
+    error; an evaluation error inside SUM / MIN / MAX / AVG is an error; COUNT(expr)
+    counts the solutions where ``expr`` has a value (SPARQL 1.1 section 18.5.1).
+    """
+    fn = function.upper()
+    if fn == "COUNT":
+        if star:
+            return Literal(len(values))
+        vals = [v for v in values if v is not None]
+        return Literal(len(set(vals)) if distinct else len(vals))
+    if any(v is None for v in values):
+        return None
+    if distinct:
+        seen: list[Any] = []
+        for v in values:
+            if v not in seen:
+                seen.append(v)
+        values = seen
+    try:
+        if fn == "SUM":
+            acc: Any = _ZERO
+            for v in values:
+                acc = _expr.evaluate(Call("+", (acc, v)), {}, ctx)
+            return acc
+        if not values:
+            return None
+        if fn in ("MIN", "MAX"):
+            op = "<" if fn == "MIN" else ">"
+            best = values[0]
+            for v in values[1:]:
+                if _expr.ebv(_expr.evaluate(Call(op, (v, best)), {}, ctx)):
+                    best = v
+            return best
+        if fn == "AVG":
+            acc = _ZERO
+            for v in values:
+                acc = _expr.evaluate(Call("+", (acc, v)), {}, ctx)
+            return _expr.evaluate(Call("/", (acc, Literal(len(values)))), {}, ctx)
+    except _expr.ExprError:
+        return None
+    return None
+

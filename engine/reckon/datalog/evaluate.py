@@ -1,0 +1,432 @@
+"""Rule-set evaluation: semi-naive materialization, incremental maintenance, explain.
+
+Semantics: SRL draft (``../shared/conformance/srl-spec/sparql12-rl/index.html``),
+sections "Rule Set Evaluation", "Evaluation of a Rule" and "Evaluation of a Rule Set":
+
+* the evaluation graph starts as the base graph ``G0`` plus the ``DATA`` triples;
+* strata (:func:`reckon.datalog.stratify.check_program`) are evaluated in order; in each
+  stratum the run-once rules (``SL.once``: assignment, aggregate or head blank node)
+  are evaluated once, then the general rules (``SL.general``) repeatedly until no new
+  triple is inferred;
+* a rule body is evaluated element by element (``evalRuleElements``); ``WHERE DATA``
+  bodies and ``NOT DATA`` negations match ``G0`` only (the spec passes ``G0`` as ``GD``);
+* head blank nodes are fresh per solution (CHANGES.md 2026-08-24);
+* the result, the *inference graph*, is every triple of the evaluation graph that is
+  not in ``G0`` (``DATA`` triples included).
+
+Implementation (not SPARQL over Oxigraph, see DESIGN.md "Rules"): terms are
+dictionary-encoded as ints, facts are ``(s, p, o)`` int tuples held in hash indexes
+(:mod:`reckon.datalog._factstore`); each rule body is compiled once per semi-naive
+variant into nested loops (:mod:`reckon.datalog._plan`). General rules run semi-naively:
+after one full round, a rule is re-run once per body atom ``i`` that can match the
+previous round's new facts, with atom ``i`` over that delta and the other atoms over
+the full store (standard semi-naive: correct, duplicates only cost time). Only atoms
+that can match the head of a general rule *of the same stratum* get delta variants:
+other predicates are fixed while the stratum runs.
+
+Each derived fact records the evaluation round in which it was first added (its
+*rank*); :meth:`Reasoner.explain` uses ranks to pick a well-founded derivation.
+
+Incremental maintenance (:meth:`Reasoner.apply`) is in :mod:`reckon.datalog.maintain`
+(DRed, Gupta, Mumick & Subrahmanian 1993, "Maintaining views incrementally").
+
+Example::
+
+    >>> from pyoxigraph import NamedNode as N, Triple
+    >>> from reckon.datalog.srl import parse_srl
+    >>> rs = parse_srl("PREFIX : <http://ex/> RULE { ?x :anc ?z } WHERE { ?x :par ?y . ?y :anc ?z } "
+    ...                "RULE { ?x :anc ?y } WHERE { ?x :par ?y }")
+    >>> r = Reasoner(rs)
+    >>> r.load([Triple(N("http://ex/a"), N("http://ex/par"), N("http://ex/b")),
+    ...         Triple(N("http://ex/b"), N("http://ex/par"), N("http://ex/c"))])
+    >>> len(r.inferred())
+    3
+    >>> d = r.apply(delete=[Triple(N("http://ex/b"), N("http://ex/par"), N("http://ex/c"))])
+    >>> len(d.removed), len(r.inferred())
+    (2, 1)
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pyoxigraph import Literal, Triple
+
+from reckon._errors import EvaluationLimitExceeded
+from reckon.datalog import expr as _expr
+from reckon.datalog._factstore import Fact, FactStore, TermDictionary
+from reckon.datalog._plan import PlanCompiler, RuleInfo, prepare_rule
+from reckon.datalog.model import Negation, RuleSet, TriplePattern
+from reckon.datalog.stratify import check_program, matches
+
+if TYPE_CHECKING:  # pragma: no cover
+    from reckon.datalog.explain import Explanation
+
+__all__ = ["Delta", "Limits", "Reasoner", "materialize"]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Documented limits of one evaluation (``load`` or ``apply``).
+
+    :ivar max_derived: most facts the evaluation graph may hold beyond the base graph
+        (counted over the whole state, ``DATA`` triples included).
+    :ivar max_rounds: most evaluation rounds of one stratum (one round = one pass of
+        the run-once rules, or one semi-naive iteration of the general rules).
+
+    A program whose heads build ever-deeper triple terms (or otherwise grows without
+    bound) stops with :class:`~reckon._errors.EvaluationLimitExceeded` naming the rule.
+    """
+
+    max_derived: int = 20_000_000
+    max_rounds: int = 100_000
+
+
+@dataclass(frozen=True)
+class Delta:
+    """A change of the inference graph (derived triples not in the base graph).
+
+    :ivar added: triples that entered the inference graph.
+    :ivar removed: triples that left it.
+    """
+
+    added: frozenset[Triple] = frozenset()
+    removed: frozenset[Triple] = frozenset()
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.removed)
+
+
+@dataclass
+class _State:
+    """Everything ``load`` builds and ``apply`` maintains (swapped in on success)."""
+
+    full: FactStore
+    base: FactStore
+    data: set[Fact]
+    rank: dict[Fact, int] = field(default_factory=dict)
+    produced: dict[int, set[Fact]] = field(default_factory=dict)
+    clock: int = 1
+
+
+@dataclass
+class _StratumInfo:
+    """Static facts about one stratum used to skip or choose maintenance work.
+
+    :ivar reads: predicate ids read by positive body atoms (``None`` = any predicate).
+    :ivar closed_reads: predicate ids read inside NOT / AGGREGATE (``None`` = any).
+    :ivar heads: predicate ids of head templates (``None`` = any).
+    :ivar recompute: the stratum has a rule that negates, aggregates, reads ``G0`` only
+        or mints blank nodes; it is recomputed (not DRed) when its inputs change.
+    :ivar reads_base: some rule reads ``G0`` (``WHERE DATA`` / ``NOT DATA``).
+    """
+
+    rules: list[RuleInfo]
+    reads: set[int] | None
+    closed_reads: set[int] | None
+    heads: set[int] | None
+    recompute: bool
+    reads_base: bool
+    delta_atoms: dict[int, list[tuple[int, int | None]]]
+
+
+class Reasoner:
+    """Materializes a rule set over a base graph and keeps it up to date.
+
+    :param ruleset: the rule set; checked with
+        :func:`~reckon.datalog.stratify.check_program` (well-formed, stratifiable).
+    :param limits: evaluation limits (:class:`Limits`).
+    :param now: the ``xsd:dateTime`` literal ``NOW()`` returns, fixed for the life of the
+        reasoner so that incremental results equal a fresh evaluation (default: the time
+        of construction).
+    :raises RuleSetInvalid: when the rule set is not well-formed or not stratifiable.
+
+    ``stats`` (updated by :meth:`load` / :meth:`apply`): ``strata`` (number),
+    ``facts_per_stratum`` (new facts added per stratum), ``rounds_per_stratum``,
+    ``seconds_per_stratum``, ``rounds`` (total), ``derived`` (facts beyond the base
+    graph), ``seconds`` (wall time of the last call), ``recomputed_strata`` (``apply``).
+    """
+
+    def __init__(self, ruleset: RuleSet, *, limits: Limits = Limits(), now: Literal | None = None) -> None:
+        strata = check_program(ruleset)
+        self.ruleset = ruleset
+        self.limits = limits
+        self._ctx = _expr.EvalContext(now=now, base=ruleset.base)
+        self._dic = TermDictionary()
+        self._rules: list[RuleInfo] = []
+        self._strata: list[list[RuleInfo]] = []
+        order = {id(r): i for i, r in enumerate(ruleset.rules)}
+        for si, st in enumerate(strata):
+            infos = []
+            for once, rules in ((True, st.once), (False, st.general)):
+                for r in rules:
+                    info = prepare_rule(order.get(id(r), len(order) + len(self._rules)), r, si, once)
+                    infos.append(info)
+            self._rules.extend(infos)
+            self._strata.append(infos)
+        self._rules.sort(key=lambda i: i.index)
+        self._by_index = {i.index: i for i in self._rules}
+        self._memo: dict[int, dict[tuple[int, ...], tuple[int, ...]]] = {}
+        self._memo_rev: dict[int, tuple[int, tuple[int, ...]]] = {}
+        self._data_ids = {self._dic.encode(t) for t in ruleset.data}
+        self._sinfo = [self._stratum_info(st) for st in self._strata]
+        self.stats: dict[str, Any] = {}
+        self._state = _State(FactStore(), FactStore(indexed=self._needs_base_index()), set())
+        self._compiler = PlanCompiler(self._dic, self._state.full, self._mint, self._ctx)
+        self.load(())
+
+    # -- public API -------------------------------------------------------------
+
+    def load(self, base: Iterable[Triple]) -> None:
+        """Replace the base graph and materialize from scratch.
+
+        :param base: the asserted triples (``G0``).
+        :raises EvaluationLimitExceeded: when a limit is hit; the reasoner keeps its
+            previous state.
+        """
+        t0 = time.perf_counter()
+        dic = self._dic
+        full = FactStore()
+        bstore = FactStore(indexed=self._needs_base_index())
+        encoded = [dic.encode(t) for t in base]
+        bstore.add_all(encoded)
+        full.add_all(encoded)
+        state = _State(full, bstore, set(self._data_ids))
+        clock = state.clock
+        for f in full.add_all(self._data_ids):
+            state.rank[f] = clock
+        state.clock += 1
+        saved = (self._memo, self._memo_rev, self._compiler)
+        self._memo, self._memo_rev = {}, {}
+        self._compiler = PlanCompiler(dic, full, self._mint, self._ctx)
+        stats = self._new_stats()
+        try:
+            for si in range(len(self._strata)):
+                self._run_stratum(state, si, stats)
+        except BaseException:
+            self._memo, self._memo_rev, self._compiler = saved
+            raise
+        self._state = state
+        stats["derived"] = len(full) - len(bstore.facts & full.facts)
+        stats["seconds"] = time.perf_counter() - t0
+        self.stats = stats
+
+    def apply(self, insert: Iterable[Triple] = (), delete: Iterable[Triple] = ()) -> Delta:
+        """Change the base graph and maintain the inference graph incrementally.
+
+        Deletions are applied before insertions (a triple in both ends up asserted).
+        See :mod:`reckon.datalog.maintain` for exactly what is recomputed.
+
+        :returns: the change of the inference graph.
+        :raises EvaluationLimitExceeded: when a limit is hit; nothing changes.
+        """
+        from reckon.datalog.maintain import apply_changes
+
+        return apply_changes(self, list(insert), list(delete))
+
+    def inferred(self) -> set[Triple]:
+        """The SRL inference graph: triples of the evaluation graph not in the base graph."""
+        st = self._state
+        base = st.base.facts
+        decode = self._dic.decode
+        return {decode(f) for f in st.full.facts if f not in base}
+
+    def base(self) -> set[Triple]:
+        """The base graph ``G0`` (asserted triples)."""
+        decode = self._dic.decode
+        return {decode(f) for f in self._state.base.facts}
+
+    def explain(self, triple: Triple) -> Explanation:
+        """Why ``triple`` is inferred: rule, bindings and supports, recursively.
+
+        :raises ExplainError: when ``triple`` is not in the inference graph.
+        """
+        from reckon.datalog.explain import explain
+
+        return explain(self, triple)
+
+    # -- evaluation -------------------------------------------------------------
+
+    def _needs_base_index(self) -> bool:
+        return any(
+            r.rule.data or any(isinstance(e, Negation) and e.data for e in r.rule.body) for r in self._rules
+        )
+
+    def _new_stats(self) -> dict[str, Any]:
+        n = len(self._strata)
+        return {
+            "strata": n,
+            "facts_per_stratum": [0] * n,
+            "rounds_per_stratum": [0] * n,
+            "seconds_per_stratum": [0.0] * n,
+            "rounds": 0,
+        }
+
+    def _mint(self, rule_index: int, key: tuple[int, ...], n: int) -> tuple[int, ...]:
+        memo = self._memo.setdefault(rule_index, {})
+        got = memo.get(key)
+        if got is None:
+            got = tuple(self._dic.new_blank_node() for _ in range(n))
+            memo[key] = got
+            for b in got:
+                self._memo_rev[b] = (rule_index, key)
+        return got
+
+    def _pid(self, t: object) -> int | None:
+        return None if t is None else self._dic.intern(t)
+
+    def _stratum_info(self, rules: list[RuleInfo]) -> _StratumInfo:
+        from reckon.datalog._plan import pattern_predicate
+
+        reads: set[int] | None = set()
+        closed: set[int] | None = set()
+        heads: set[int] | None = set()
+        reads_base = False
+        for info in rules:
+            r = info.rule
+            for tp in r.head:
+                p = pattern_predicate(tp)
+                if p is None:
+                    heads = None
+                elif heads is not None:
+                    heads.add(self._dic.intern(p))
+            for k, e in enumerate(r.body):
+                if isinstance(e, TriplePattern):
+                    if r.data:
+                        reads_base = True
+                    p = pattern_predicate(e)
+                    if p is None:
+                        reads = None
+                    elif reads is not None:
+                        reads.add(self._dic.intern(p))
+                elif hasattr(e, "elements"):
+                    if isinstance(e, Negation) and (e.data or r.data):
+                        reads_base = True
+                    for x in e.elements:
+                        if isinstance(x, TriplePattern):
+                            p = pattern_predicate(x)
+                            if p is None:
+                                closed = None
+                            elif closed is not None:
+                                closed.add(self._dic.intern(p))
+        general_heads = [tp for info in rules if not info.once for tp in info.rule.head]
+        delta_atoms: dict[int, list[int]] = {}
+        for info in rules:
+            if info.once or info.rule.data:
+                continue
+            delta_atoms[info.index] = [
+                (k, self._pid(pattern_predicate(info.rule.body[k])))  # type: ignore[arg-type]
+                for k in info.atoms
+                if any(matches(info.rule.body[k], h) for h in general_heads)  # type: ignore[arg-type]
+            ]
+        recompute = any(i.nonmonotone for i in rules)
+        return _StratumInfo(rules, reads, closed, heads, recompute, reads_base, delta_atoms)
+
+    def _check_limits(self, state: _State, rounds: int, culprit: str) -> None:
+        lim = self.limits
+        derived = len(state.full) - len(state.base)
+        if derived > lim.max_derived:
+            raise EvaluationLimitExceeded(
+                f"evaluation stopped: more than max_derived={lim.max_derived} derived facts "
+                f"(last growth from rule {culprit})"
+            )
+        if rounds > lim.max_rounds:
+            raise EvaluationLimitExceeded(
+                f"evaluation stopped: more than max_rounds={lim.max_rounds} rounds in one stratum "
+                f"(still deriving: rule {culprit})"
+            )
+
+    def _add(self, state: _State, facts: Iterable[Fact], net: Any = None) -> list[Fact]:
+        added = state.full.add_all(facts)
+        if added:
+            clock = state.clock
+            rank = state.rank
+            for f in added:
+                rank[f] = clock
+            if net is not None:
+                for f in added:
+                    net.added(f)
+        state.clock += 1
+        return added
+
+    def _run_stratum(self, state: _State, si: int, stats: dict[str, Any], net: Any = None) -> None:
+        """Evaluate stratum ``si`` from its inputs (SRL "Evaluation of a Rule Set").
+
+        With ``net`` (maintenance), additions are reported to it. For strata that may be
+        recomputed, every head instance is kept in ``state.produced[si]``.
+        """
+        t0 = time.perf_counter()
+        sinfo = self._sinfo[si]
+        full, base = state.full, state.base
+        track = sinfo.recompute
+        mode = "all" if track else "new"
+        produced: set[Fact] = set()
+        rounds = 0
+        n0 = len(full)
+        comp = self._compiler
+        once = [i for i in sinfo.rules if i.once]
+        general = [i for i in sinfo.rules if not i.once]
+        culprit = ""
+        if once:
+            new: set[Fact] = set()
+            best = 0
+            for info in once:
+                before = len(new)
+                comp.plan(info, None, mode).fn(full, None, base, new)  # type: ignore[union-attr]
+                if len(new) - before >= best:
+                    best, culprit = len(new) - before, info.rule.name
+            if track:
+                produced |= new
+                new = {f for f in new if f not in full.facts}
+            self._add(state, new, net)
+            rounds += 1
+            self._check_limits(state, rounds, culprit)
+        if general:
+            new = set()
+            for info in general:
+                comp.plan(info, None, mode).fn(full, None, base, new)  # type: ignore[union-attr]
+            if track:
+                produced |= new
+                new = {f for f in new if f not in full.facts}
+            added = self._add(state, new, net)
+            rounds += 1
+            self._check_limits(state, rounds, general[0].rule.name)
+            while added:
+                delta = FactStore(added)
+                dpreds = delta.spo
+                new = set()
+                best = 0
+                for info in general:
+                    before = len(new)
+                    for k, pid in sinfo.delta_atoms.get(info.index, ()):
+                        if pid is not None and pid not in dpreds:
+                            continue
+                        comp.plan(info, k, mode).fn(full, delta, base, new)  # type: ignore[union-attr]
+                    if len(new) - before > best:
+                        best, culprit = len(new) - before, info.rule.name
+                if track:
+                    produced |= new
+                    new = {f for f in new if f not in full.facts}
+                added = self._add(state, new, net)
+                rounds += 1
+                self._check_limits(state, rounds, culprit)
+        if track:
+            state.produced[si] = produced
+        stats["facts_per_stratum"][si] += len(full) - n0
+        stats["rounds_per_stratum"][si] += rounds
+        stats["seconds_per_stratum"][si] += time.perf_counter() - t0
+        stats["rounds"] += rounds
+
+
+def materialize(ruleset: RuleSet, base: Iterable[Triple], *, limits: Limits = Limits()) -> set[Triple]:
+    """The SRL inference graph of ``ruleset`` over ``base``, evaluated from scratch.
+
+    :raises RuleSetInvalid: when the rule set is not well-formed or not stratifiable.
+    :raises EvaluationLimitExceeded: when a limit is hit.
+    """
+    r = Reasoner(ruleset, limits=limits)
+    r.load(base)
+    return r.inferred()
