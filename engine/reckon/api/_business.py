@@ -1,0 +1,269 @@
+"""Business data and the clock as triples (/work/notes/memory-layout.md, "Business data",
+"Clock", "Company, people, teams").
+
+Every change is one store transaction that REPLACES the previous current value: the
+node's old triples (and the company's link to it) are retracted and the new ones
+asserted, so the reasoner sees a delete + insert and recomputes only the statuses
+that depend on it. Vocabulary individuals (metrics, platforms, periods, subscription
+statuses) are looked up in the tenant's SCHEMA graph by label or local name, so an
+ontology author who adds a platform needs no code change.
+
+IRIs (API.md): ``urn:reckon:<tenant>:company``, ``...:person:<id>``, ``...:team:<id>``,
+``...:kpi:[<platform>:]<metric>``, ``...:spend:<platform>:<period>[:<currency>]``
+(currency only when not USD), ``...:account:<platform>-<account id>``,
+``...:subscription``. Ids are percent-encoded outside ``A-Z a-z 0-9 - . _ ~``.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime, timezone
+from decimal import Decimal
+from typing import Iterable
+from urllib.parse import quote
+
+from pyoxigraph import Literal, NamedNode, Quad
+
+from reckon._errors import InvalidInput
+from reckon.store import BUSINESS, MEMORIES, SCHEMA, StoreView, Txn
+
+__all__ = [
+    "CLOCK",
+    "Vocabulary",
+    "company_iri",
+    "person_iri",
+    "team_iri",
+]
+
+RK = "https://reckon.dev/ns/core#"
+MK = "https://reckon.dev/ns/marketing#"
+RDF_TYPE = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
+LABEL = NamedNode("http://www.w3.org/2000/01/rdf-schema#label")
+XSD = "http://www.w3.org/2001/XMLSchema#"
+X_DECIMAL, X_INTEGER = NamedNode(XSD + "decimal"), NamedNode(XSD + "integer")
+X_DATETIME, X_DATE = NamedNode(XSD + "dateTime"), NamedNode(XSD + "date")
+
+
+def rk(local: str) -> NamedNode:
+    return NamedNode(RK + local)
+
+
+def mk(local: str) -> NamedNode:
+    return NamedNode(MK + local)
+
+
+CLOCK = rk("clock")
+_SAFE = "-._~"
+
+
+def _enc(value: str) -> str:
+    return quote(value, safe=_SAFE)
+
+
+def company_iri(tenant: str) -> NamedNode:
+    """``urn:reckon:<tenant>:company``."""
+    return NamedNode(f"urn:reckon:{tenant}:company")
+
+
+def person_iri(tenant: str, person: str) -> NamedNode:
+    """``urn:reckon:<tenant>:person:<pct-encoded id>`` (same rule as reckon.memory)."""
+    return NamedNode(f"urn:reckon:{tenant}:person:{_enc(person)}")
+
+
+def team_iri(tenant: str, team: str) -> NamedNode:
+    """``urn:reckon:<tenant>:team:<pct-encoded id>`` (same rule as reckon.memory)."""
+    return NamedNode(f"urn:reckon:{tenant}:team:{_enc(team)}")
+
+
+def dt_literal(value: datetime) -> Literal:
+    """``xsd:dateTime`` in UTC written with ``Z`` (naive values are taken as UTC)."""
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=timezone.utc)
+    text = value.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+    return Literal(text, datatype=X_DATETIME)
+
+
+def decimal_literal(d: Decimal) -> Literal:
+    """Canonical ``xsd:decimal`` text (no exponent, no trailing zeros)."""
+    text = format(d.normalize(), "f")
+    return Literal("0" if text == "-0" else text, datatype=X_DECIMAL)
+
+
+def _key(text: str) -> str:
+    return re.sub(r"[^0-9a-z]", "", text.casefold())
+
+
+class Vocabulary:
+    """Individuals of a class in the SCHEMA graph, found by label or local name
+    (case, spaces, ``_`` and ``-`` ignored: ``"conversion_rate"`` -> mk:ConversionRate)."""
+
+    def __init__(self, view: StoreView) -> None:
+        self._view = view
+
+    def resolve(self, klass: NamedNode, name: str, field: str) -> NamedNode:
+        """The individual of ``klass`` called ``name``.
+
+        :raises InvalidInput: naming the accepted values when none matches.
+        """
+        want = _key(name)
+        choices: list[str] = []
+        for s in self._view.subjects(RDF_TYPE, klass, SCHEMA):
+            if not isinstance(s, NamedNode):
+                continue
+            local = re.split(r"[#/:]", s.value)[-1]
+            labels = [o.value for o in self._view.objects(s, LABEL, SCHEMA) if isinstance(o, Literal)]
+            choices.append(labels[0] if labels else local)
+            if want and (want == _key(local) or any(want == _key(lbl) for lbl in labels)):
+                return s
+        raise InvalidInput(
+            f"{field}: unknown value {name!r}; expected one of {sorted(choices)}", field=field
+        )
+
+
+def _company(view: StoreView, tenant: str) -> NamedNode:
+    """The tenant's single rk:Company node (found by type: an imported tenant keeps its IRIs)."""
+    for s in view.subjects(RDF_TYPE, rk("Company"), MEMORIES):
+        if isinstance(s, NamedNode):
+            return s
+    return company_iri(tenant)
+
+
+def _replace_node(txn: Txn, node: NamedNode, graph: NamedNode, triples: Iterable[tuple[NamedNode, object]]) -> None:
+    txn.remove_pattern(node, None, None, graph)
+    for p, o in triples:
+        txn.add(Quad(node, p, o, graph))  # type: ignore[arg-type]
+
+
+def write_kpi(txn: Txn, tenant: str, *, metric: str, value: Decimal, platform: str | None,
+              period: str | None, as_of: datetime) -> NamedNode:
+    voc = Vocabulary(txn.view)
+    m = voc.resolve(mk("Metric"), metric, "metric")
+    plat = voc.resolve(mk("Platform"), platform, "platform") if platform is not None else None
+    per = voc.resolve(mk("Period"), period, "period") if period is not None else None
+    local = m.value.rsplit("#", 1)[-1].lower()
+    node = NamedNode(
+        f"urn:reckon:{tenant}:kpi:" + (f"{plat.value.rsplit('#', 1)[-1]}:" if plat else "") + _enc(local)
+    )
+    triples: list[tuple[NamedNode, object]] = [
+        (RDF_TYPE, mk("KpiValue")),
+        (mk("metric"), m),
+        (mk("value"), decimal_literal(value)),
+        (mk("asOf"), dt_literal(as_of)),
+    ]
+    if plat is not None:
+        triples.append((mk("platform"), plat))
+    if per is not None:
+        triples.append((mk("period"), per))
+    company = _company(txn.view, tenant)
+    # at most one current KPI per (metric, platform-or-none): unlink any other current one
+    for q in txn.quads(company, mk("currentKpi"), None, BUSINESS):
+        other = q.object
+        if other == node:
+            continue
+        if txn.view.objects(other, mk("metric"), BUSINESS) == [m] and (
+            txn.view.objects(other, mk("platform"), BUSINESS) == ([plat] if plat else [])
+        ):
+            txn.remove(q)
+    _replace_node(txn, node, BUSINESS, triples)
+    txn.add(Quad(company, mk("currentKpi"), node, BUSINESS))
+    return node
+
+
+def write_spend(txn: Txn, tenant: str, *, platform: str, amount: Decimal, period: str,
+                period_start: date | None, currency: str) -> NamedNode:
+    voc = Vocabulary(txn.view)
+    plat = voc.resolve(mk("Platform"), platform, "platform")
+    per = voc.resolve(mk("Period"), period, "period")
+    plat_local = plat.value.rsplit("#", 1)[-1]
+    per_local = per.value.rsplit("#", 1)[-1].lower()
+    suffix = "" if currency == "USD" else f":{currency.lower()}"
+    node = NamedNode(f"urn:reckon:{tenant}:spend:{_enc(plat_local)}:{_enc(per_local)}{suffix}")
+    triples: list[tuple[NamedNode, object]] = [
+        (RDF_TYPE, mk("SpendRecord")),
+        (mk("platform"), plat),
+        (mk("period"), per),
+        (mk("amount"), decimal_literal(amount)),
+        (mk("currency"), Literal(currency)),
+    ]
+    if period_start is not None:
+        triples.append((mk("periodStart"), Literal(period_start.isoformat(), datatype=X_DATE)))
+    company = _company(txn.view, tenant)
+    _replace_node(txn, node, BUSINESS, triples)
+    txn.add(Quad(company, mk("currentSpendRecord"), node, BUSINESS))
+    return node
+
+
+def write_account(txn: Txn, tenant: str, *, platform: str, account_id: str, name: str | None) -> NamedNode:
+    voc = Vocabulary(txn.view)
+    plat = voc.resolve(mk("Platform"), platform, "platform")
+    plat_local = plat.value.rsplit("#", 1)[-1]
+    node = NamedNode(f"urn:reckon:{tenant}:account:{_enc(plat_local)}-{_enc(account_id)}")
+    triples: list[tuple[NamedNode, object]] = [
+        (RDF_TYPE, mk("AdAccount")),
+        (mk("onPlatform"), plat),
+        (mk("accountId"), Literal(account_id)),
+    ]
+    if name is not None:
+        triples.append((LABEL, Literal(name)))
+    company = _company(txn.view, tenant)
+    _replace_node(txn, node, BUSINESS, triples)
+    txn.add(Quad(company, mk("connectedAccount"), node, BUSINESS))
+    return node
+
+
+def write_subscription(txn: Txn, tenant: str, *, plan: str, status: str, seats: int | None) -> NamedNode:
+    voc = Vocabulary(txn.view)
+    st = voc.resolve(mk("SubscriptionStatus"), status, "status")
+    node = NamedNode(f"urn:reckon:{tenant}:subscription")
+    triples: list[tuple[NamedNode, object]] = [
+        (RDF_TYPE, mk("Subscription")),
+        (mk("plan"), Literal(plan)),
+        (mk("subscriptionStatus"), st),
+    ]
+    if seats is not None:
+        triples.append((mk("seats"), Literal(str(seats), datatype=X_INTEGER)))
+    company = _company(txn.view, tenant)
+    for q in txn.quads(company, mk("subscription"), None, BUSINESS):
+        txn.remove(q)
+    _replace_node(txn, node, BUSINESS, triples)
+    txn.add(Quad(company, mk("subscription"), node, BUSINESS))
+    return node
+
+
+def write_clock(txn: Txn, now: datetime) -> None:
+    txn.remove_pattern(CLOCK, rk("now"), None, BUSINESS)
+    txn.add(Quad(CLOCK, RDF_TYPE, rk("Clock"), BUSINESS))
+    txn.add(Quad(CLOCK, rk("now"), dt_literal(now), BUSINESS))
+
+
+def write_team(txn: Txn, tenant: str, team_id: str, name: str | None) -> NamedNode:
+    node = team_iri(tenant, team_id)
+    txn.add(Quad(node, RDF_TYPE, rk("Team"), MEMORIES))
+    if name is not None:
+        txn.remove_pattern(node, LABEL, None, MEMORIES)
+        txn.add(Quad(node, LABEL, Literal(name), MEMORIES))
+    return node
+
+
+def write_person(txn: Txn, tenant: str, person_id: str, name: str | None, teams: Iterable[str]) -> NamedNode:
+    node = person_iri(tenant, person_id)
+    txn.add(Quad(node, RDF_TYPE, rk("Person"), MEMORIES))
+    if name is not None:
+        txn.remove_pattern(node, LABEL, None, MEMORIES)
+        txn.add(Quad(node, LABEL, Literal(name), MEMORIES))
+    for t in teams:
+        team = team_iri(tenant, t)
+        if not txn.view.contains(Quad(team, RDF_TYPE, rk("Team"), MEMORIES)):
+            txn.add(Quad(team, RDF_TYPE, rk("Team"), MEMORIES))
+        txn.add(Quad(team, rk("member"), node, MEMORIES))
+    return node
+
+
+def initial_quads(tenant: str, company_name: str | None) -> list[Quad]:
+    """The company node (MEMORIES) and the clock node (BUSINESS) of a new tenant."""
+    company = company_iri(tenant)
+    return [
+        Quad(company, RDF_TYPE, rk("Company"), MEMORIES),
+        Quad(company, LABEL, Literal(company_name if company_name is not None else tenant), MEMORIES),
+        Quad(CLOCK, RDF_TYPE, rk("Clock"), BUSINESS),
+    ]

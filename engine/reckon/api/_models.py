@@ -1,0 +1,143 @@
+"""Input models of the facade: who is acting (:class:`Principal`) and business data.
+
+``Principal`` is the memory layer's model (``reckon.memory.models.Principal``),
+re-exported so that there is exactly one class. The business-data models normalise
+and check the pipeline's values before any triple is built (DESIGN.md, Architecture:
+"model (pydantic: parse, normalise, clear errors)").
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime, timezone
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from reckon._errors import InvalidInput
+from reckon.memory.models import Principal
+
+__all__ = [
+    "AccountInput",
+    "KpiInput",
+    "PersonInput",
+    "Principal",
+    "SpendInput",
+    "SubscriptionInput",
+    "TeamInput",
+    "parse_model",
+]
+
+_CURRENCY = re.compile(r"[A-Z]{3}")
+
+
+def _decimal(value: Any) -> Decimal:
+    if isinstance(value, bool):
+        raise ValueError("a boolean is not a number")
+    try:
+        d = value if isinstance(value, Decimal) else Decimal(repr(value) if isinstance(value, float) else str(value))
+    except (InvalidOperation, ValueError) as e:
+        raise ValueError(f"not a decimal number: {value!r}") from e
+    if not d.is_finite():
+        raise ValueError(f"not a finite number: {value!r}")
+    return d
+
+
+def _utc(value: datetime) -> datetime:
+    """Naive date-times are taken as UTC (as in the memory layer); all are returned in UTC."""
+    if value.tzinfo is None:
+        return value.replace(tzinfo=timezone.utc)
+    return value.astimezone(timezone.utc)
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True)
+
+
+class KpiInput(_Model):
+    """A current KPI value: ``metric`` (e.g. ``"ROAS"``; any mk:Metric by label or local
+    name), ``value`` (decimal, in the metric's unit), optional ``platform`` (company-wide
+    when absent), optional ``period`` (an mk:Period: daily, weekly, monthly, quarterly,
+    yearly) and ``as_of`` (UTC; default: now)."""
+
+    metric: str = Field(min_length=1)
+    value: Decimal
+    platform: str | None = None
+    period: str | None = None
+    as_of: datetime | None = None
+
+    _v = field_validator("value", mode="before")(lambda cls, v: _decimal(v))
+    _t = field_validator("as_of")(lambda cls, v: None if v is None else _utc(v))
+
+
+class SpendInput(_Model):
+    """Current spend on one ``platform`` for one ``period`` (default monthly):
+    ``amount`` >= 0 in ``currency`` (ISO 4217, default USD) from ``period_start``."""
+
+    platform: str = Field(min_length=1)
+    amount: Decimal
+    period: str = "monthly"
+    period_start: date | None = None
+    currency: str = "USD"
+
+    _v = field_validator("amount", mode="before")(lambda cls, v: _decimal(v))
+
+    @field_validator("amount")
+    @classmethod
+    def _non_negative(cls, v: Decimal) -> Decimal:
+        if v < 0:
+            raise ValueError("spend must be >= 0")
+        return v
+
+    @field_validator("currency")
+    @classmethod
+    def _iso4217(cls, v: str) -> str:
+        if _CURRENCY.fullmatch(v) is None:
+            raise ValueError("currency must be an ISO 4217 code of three upper-case letters, e.g. 'USD'")
+        return v
+
+
+class AccountInput(_Model):
+    """A connected ad account: ``platform``, the platform's ``account_id``, optional ``name``."""
+
+    platform: str = Field(min_length=1)
+    account_id: str = Field(min_length=1, max_length=256)
+    name: str | None = Field(default=None, min_length=1)
+
+
+class SubscriptionInput(_Model):
+    """The company's subscription: ``plan`` name, ``status`` (an mk:SubscriptionStatus:
+    active, trial, past_due, cancelled) and optional ``seats`` >= 0."""
+
+    plan: str = Field(min_length=1)
+    status: str = "active"
+    seats: int | None = Field(default=None, ge=0)
+
+
+class PersonInput(_Model):
+    """A person of the tenant: id (slug), optional display ``name`` and team ids."""
+
+    person_id: str = Field(min_length=1, max_length=256)
+    name: str | None = Field(default=None, min_length=1)
+    teams: list[str] = Field(default_factory=list)
+
+
+class TeamInput(_Model):
+    """A team of the tenant: id (slug) and optional display ``name``."""
+
+    team_id: str = Field(min_length=1, max_length=256)
+    name: str | None = Field(default=None, min_length=1)
+
+
+def parse_model(model: type[_Model], **data: Any) -> Any:
+    """Build ``model`` from keyword data, turning pydantic errors into InvalidInput.
+
+    :raises InvalidInput: naming the first offending field.
+    """
+    try:
+        return model(**data)
+    except ValidationError as e:
+        err = e.errors()[0]
+        field = ".".join(str(x) for x in err.get("loc", ())) or None
+        raise InvalidInput(f"{model.__name__}: {field}: {err.get('msg')}", field=field) from None

@@ -1,0 +1,238 @@
+"""The :class:`Tenant` facade: SPARQL, business data, the clock, export, and the memory
+operations (delegated verbatim to ``reckon.memory.MemoryService``)."""
+
+from __future__ import annotations
+
+import threading
+from datetime import date, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pyoxigraph import NamedNode, Triple
+
+from reckon._errors import InvalidInput
+from reckon.api import _business as B
+from reckon.api._models import (
+    AccountInput,
+    KpiInput,
+    PersonInput,
+    SpendInput,
+    SubscriptionInput,
+    TeamInput,
+    parse_model,
+)
+from reckon.store import Commit, QueryResult, TenantStore
+
+if TYPE_CHECKING:  # pragma: no cover
+    from reckon.api._engine import Engine
+
+__all__ = ["Tenant"]
+
+
+class Tenant:
+    """One tenant of an :class:`~reckon.api.Engine` (obtain with ``engine.tenant(id)``).
+
+    Every write below is one store transaction: serialized across threads and
+    processes, validated, reasoned incrementally and committed atomically.
+
+    :ivar id: the tenant id.
+    :ivar store: the underlying :class:`~reckon.store.TenantStore`.
+    """
+
+    def __init__(self, engine: "Engine", store: TenantStore) -> None:
+        self.engine = engine
+        self.store = store
+        self.id: str = store.tenant_id
+        self._memory: Any = None
+        self._mlock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"Tenant({self.id!r})"
+
+    # ------------------------------------------------------------------ reads
+    def sparql(self, query: str) -> QueryResult:
+        """Run a read-only SPARQL query; the default graph is the union of the schema,
+        memories, business and inferred graphs, each addressable with ``GRAPH``.
+
+        :returns: SELECT: list of dicts (variable name -> pyoxigraph term); ASK: bool;
+            CONSTRUCT / DESCRIBE: list of ``Triple``.
+        :raises ReadOnlyQuery: for an update or a SERVICE clause.
+        :raises InvalidInput: when the text does not parse.
+        """
+        return self.store.query(query)
+
+    def explain(self, s: Any, p: Any, o: Any) -> Any:
+        """Why an inferred triple holds (``reckon.datalog`` Explanation: rule, bindings and
+        supporting facts down to asserted ones; ``.render()`` gives text). Strings for
+        ``s`` and ``p`` are IRIs.
+
+        :raises ExplainError: when the triple is not inferred.
+        """
+        s_ = NamedNode(s) if isinstance(s, str) else s
+        p_ = NamedNode(p) if isinstance(p, str) else p
+        if isinstance(o, str):
+            raise InvalidInput("explain: give the object as a pyoxigraph term (NamedNode or Literal)", field="o")
+        return self.store.reasoner().explain(Triple(s_, p_, o))  # type: ignore[attr-defined]
+
+    def dump(self) -> bytes:
+        """Sorted N-Quads of the tenant's public graphs (byte-stable)."""
+        return self.store.dump()
+
+    def export(self, path: str | Path) -> Path:
+        """Write the asserted graphs as TriG with a ``# reckon-export-version: 1`` header.
+        Re-import with ``engine.import_tenant(new_id, path)``.
+
+        :raises StoreError: when the file cannot be written.
+        """
+        self.store.export_trig(path)
+        return Path(path)
+
+    def verify_export(self, path: str | Path) -> bool:
+        """True when the export at ``path`` is isomorphic to the tenant's asserted graphs."""
+        return self.store.verify_export(path)
+
+    # ------------------------------------------------------------------ business data
+    def set_kpi(
+        self,
+        metric: str,
+        value: float | Decimal | int | str,
+        *,
+        platform: str | None = None,
+        period: str | None = None,
+        as_of: datetime | None = None,
+    ) -> Commit | None:
+        """Set the current value of a KPI (replacing the previous current value of the
+        same metric and platform-or-none).
+
+        :param metric: an mk:Metric by label or local name (``"ROAS"``, ``"cpa"``,
+            ``"conversion_rate"``).
+        :param value: the value in the metric's unit (stored as ``xsd:decimal``).
+        :param platform: ``"meta"``, ``"google"`` ...; ``None`` = company-wide.
+        :param period: optional mk:Period (``"monthly"`` ...).
+        :param as_of: observation time (UTC; naive = UTC; default now).
+        :raises InvalidInput: for an unknown metric / platform / period or a bad value.
+        """
+        k = parse_model(KpiInput, metric=metric, value=value, platform=platform, period=period, as_of=as_of)
+        when = k.as_of or datetime.now().astimezone()
+        with self.store.transaction() as txn:
+            B.write_kpi(txn, self.id, metric=k.metric, value=k.value, platform=k.platform,
+                        period=k.period, as_of=when)
+        return txn.commit
+
+    def set_spend(
+        self,
+        platform: str,
+        amount: float | Decimal | int | str,
+        *,
+        period: str = "monthly",
+        period_start: date | None = None,
+        currency: str = "USD",
+    ) -> Commit | None:
+        """Set the current spend of a platform for a period (replacing the previous
+        record of the same platform, period and currency).
+
+        :param amount: spend >= 0 in ``currency`` (stored as ``xsd:decimal``).
+        :raises InvalidInput: for an unknown platform / period, a negative amount or a
+            currency that is not three upper-case letters.
+        """
+        sp = parse_model(SpendInput, platform=platform, amount=amount, period=period,
+                         period_start=period_start, currency=currency)
+        with self.store.transaction() as txn:
+            B.write_spend(txn, self.id, platform=sp.platform, amount=sp.amount, period=sp.period,
+                          period_start=sp.period_start, currency=sp.currency)
+        return txn.commit
+
+    def connect_account(self, platform: str, account_id: str, name: str | None = None) -> Commit | None:
+        """Connect an ad account to the company (re-connecting replaces its name).
+
+        :raises InvalidInput: for an unknown platform or an empty id.
+        """
+        a = parse_model(AccountInput, platform=platform, account_id=account_id, name=name)
+        with self.store.transaction() as txn:
+            B.write_account(txn, self.id, platform=a.platform, account_id=a.account_id, name=a.name)
+        return txn.commit
+
+    def set_subscription(self, plan: str, status: str = "active", seats: int | None = None) -> Commit | None:
+        """Set the company's subscription (replaces the previous one).
+
+        :param status: an mk:SubscriptionStatus: active, trial, past_due, cancelled.
+        :raises InvalidInput: for an unknown status or negative seats.
+        """
+        s = parse_model(SubscriptionInput, plan=plan, status=status, seats=seats)
+        with self.store.transaction() as txn:
+            B.write_subscription(txn, self.id, plan=s.plan, status=s.status, seats=s.seats)
+        return txn.commit
+
+    def tick(self, now: datetime) -> Commit | None:
+        """Set the in-graph clock ``rk:clock rk:now`` (exactly one value; naive = UTC).
+        Expiry and every clock-dependent status are re-derived.
+
+        :raises InvalidInput: when ``now`` is not a ``datetime``.
+        """
+        if not isinstance(now, datetime):
+            raise InvalidInput(f"tick: now must be a datetime, not {type(now).__name__}", field="now")
+        with self.store.transaction() as txn:
+            B.write_clock(txn, now)
+        return txn.commit
+
+    def add_team(self, team_id: str, name: str | None = None) -> NamedNode:
+        """Add (or rename) a team; returns its IRI."""
+        t = parse_model(TeamInput, team_id=team_id, name=name)
+        with self.store.transaction() as txn:
+            node = B.write_team(txn, self.id, t.team_id, t.name)
+        return node
+
+    def add_person(self, person_id: str, name: str | None = None, teams: list[str] | None = None) -> NamedNode:
+        """Add (or rename) a person, creating the named teams if needed and making the
+        person a member (``team rk:member person``); returns the person's IRI."""
+        p = parse_model(PersonInput, person_id=person_id, name=name, teams=list(teams or []))
+        with self.store.transaction() as txn:
+            node = B.write_person(txn, self.id, p.person_id, p.name, p.teams)
+        return node
+
+    # ------------------------------------------------------------------ memory (reckon.memory)
+    @property
+    def memory(self) -> Any:
+        """The tenant's ``reckon.memory.MemoryService`` (created on first use)."""
+        with self._mlock:
+            if self._memory is None:
+                from reckon.memory.service import MemoryService
+
+                self._memory = MemoryService(self.store)
+            return self._memory
+
+    def remember(self, **fields: Any) -> Any:
+        """Store a new memory; see ``MemoryService.remember`` (API.md for the fields).
+        :returns: ``Memory``."""
+        return self.memory.remember(**fields)
+
+    def update(self, memory_id: str, *, principal: Any, **changes: Any) -> Any:
+        """Three-state partial edit (absent = untouched, ``None`` = remove, value = set);
+        see ``MemoryService.update``. :returns: ``Memory``."""
+        return self.memory.update(memory_id, principal=principal, **changes)
+
+    def supersede(self, old_id: str, new: Any, *, principal: Any) -> Any:
+        """Replace ``old_id`` by a new memory (dict of fields) or an existing one (id);
+        see ``MemoryService.supersede``. :returns: the new ``Memory``."""
+        return self.memory.supersede(old_id, new, principal=principal)
+
+    def restore(self, memory_id: str, *, principal: Any) -> Any:
+        """Operator only: undo a supersession; see ``MemoryService.restore``."""
+        return self.memory.restore(memory_id, principal=principal)
+
+    def delete(self, memory_id: str, *, principal: Any) -> None:
+        """Operator only: delete a memory; see ``MemoryService.delete``."""
+        self.memory.delete(memory_id, principal=principal)
+
+    def get(self, memory_id: str) -> Any:
+        """One memory by id (``UnknownMemory`` if absent)."""
+        return self.memory.get(memory_id)
+
+    def history(self, memory_id: str) -> Any:
+        """The supersession chain and lineage of a memory."""
+        return self.memory.history(memory_id)
+
+    def memories(self, **filters: Any) -> Any:
+        """Memories of the tenant (``active_only``, ``kind``, ``scope``, ``subclass``)."""
+        return self.memory.memories(**filters)
