@@ -223,7 +223,7 @@ class DateTimeValue:
     tz: int | None
 
     def timeline(self) -> Decimal:
-        """Seconds since 0001-01-01T00:00:00Z; a missing timezone is taken as Z (implicit timezone)."""
+        """Seconds since 0000-03-01T00:00:00Z (proleptic Gregorian); a missing timezone is taken as Z (implicit timezone)."""
         days = _days_from_civil(self.year, self.month, self.day)
         secs = Decimal(days * 86400 + self.hour * 3600 + self.minute * 60) + self.second
         if self.tz is not None:
@@ -233,7 +233,7 @@ class DateTimeValue:
 
 def _days_from_civil(y: int, m: int, d: int) -> int:
     y -= m <= 2
-    era = (y if y >= 0 else y - 399) // 400
+    era = y // 400
     yoe = y - era * 400
     doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1
     doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
@@ -427,3 +427,53 @@ def decimal_from_float(x: float) -> Decimal:
         return Decimal(repr(x))
     except InvalidOperation as e:  # pragma: no cover - repr of a finite float always parses
         raise ValueError(str(e)) from e
+
+
+def _civil_from_days(z: int) -> tuple[int, int, int]:
+    # z counts days from 0000-03-01, the origin of _days_from_civil
+    era = z // 146097
+    doe = z - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    y = yoe + era * 400
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    d = doy - (153 * mp + 2) // 5 + 1
+    m = mp + (3 if mp < 10 else -9)
+    return y + (m <= 2), m, d
+
+
+def add_duration(v: DateTimeValue, d: DurationValue) -> DateTimeValue:
+    """``v + d`` (XPath F&O 3.1 10.8.x, XSD 1.1 Appendix E): months first, the day
+    clamped to the month's length, then seconds; the timezone is kept."""
+    y, mo, day = v.year, v.month, v.day
+    if d.months:
+        total = y * 12 + (mo - 1) + d.months
+        y, mo = divmod(total, 12)
+        mo += 1
+        day = min(day, _days_in_month(y, mo))
+    secs = Decimal(_days_from_civil(y, mo, day) * 86400 + v.hour * 3600 + v.minute * 60) + v.second
+    secs += d.seconds
+    days, rest = divmod(secs, 86400)
+    y, mo, day = _civil_from_days(int(days))
+    h, rest = divmod(rest, 3600)
+    mi, s = divmod(rest, 60)
+    return DateTimeValue(y, mo, day, int(h), int(mi), s, v.tz)
+
+
+def format_duration(months: int, seconds: Decimal, datatype: str = DURATION) -> str:
+    """Canonical lexical form of a duration (``P1Y2M``, ``P1DT1H``, ``-P1D``, ``PT0S`` / ``P0M``)."""
+    if datatype == DAYTIMEDURATION or (months == 0 and datatype != YEARMONTHDURATION):
+        return format_daytime_duration(seconds)
+    if months == 0 and seconds == 0:
+        return "P0M"
+    sign = "-" if (months < 0 or seconds < 0) else ""
+    months, seconds = abs(months), abs(seconds)
+    y, m = divmod(months, 12)
+    out = sign + "P"
+    if y:
+        out += f"{y}Y"
+    if m:
+        out += f"{m}M"
+    if seconds:
+        out += format_daytime_duration(seconds)[1:]  # drop the "P"
+    return out
