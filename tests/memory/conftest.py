@@ -76,11 +76,12 @@ class LifecycleReasoner:
 
 def reasoner_factory():
     try:
+        import reckon.datalog.maintain  # noqa: F401  (incremental maintenance)
         from reckon.datalog.evaluate import Reasoner  # type: ignore
         from reckon.datalog.loader import load_rules  # type: ignore
     except ImportError:
         return LifecycleReasoner
-    rules = load_rules(*sorted((REPO / "rules").glob("*.srl")))
+    rules = load_rules(*(REPO / "rules" / f for f in ("core.srl", "marketing.srl", "recruiting.srl")))
 
     def make():
         return Reasoner(rules)

@@ -179,6 +179,7 @@ class PropertySpec:
     in_values: list[Any] = field(default_factory=list)
     max_count: int | None = None
     min_count: int = 0
+    name: str | None = None  # sh:name: the field name a tool call uses (e.g. "avoid_terms")
 
     @property
     def takes_iri(self) -> bool:
@@ -307,6 +308,8 @@ class SchemaView:
                         continue
                     p = paths[0].value
                     spec = specs.setdefault(p, PropertySpec(iri=p, local=local_name(p)))
+                    for nm in self._spo[ps].get(NamedNode(SH + "name"), []):
+                        spec.name = spec.name or nm.value
                     for d in self._spo[ps].get(NamedNode(SH + "datatype"), []):
                         spec.datatype = spec.datatype or d.value
                     for k in self._spo[ps].get(NamedNode(SH + "class"), []):
@@ -343,8 +346,8 @@ class SchemaView:
         specs = self.properties(klass)
         if name in specs:
             return specs[name]
-        hits = [s for s in specs.values() if s.local == name] or [
-            s for s in specs.values() if s.local.casefold() == name.casefold()
+        hits = [s for s in specs.values() if name in (s.local, s.name)] or [
+            s for s in specs.values() if name.casefold() in (s.local.casefold(), (s.name or "").casefold())
         ]
         if len(hits) == 1:
             return hits[0]
