@@ -149,6 +149,7 @@ class TermParser:
         self.file = file
         self.base = base
         self.toks = tokenize(text)
+        self.toks.extend([self.toks[-1]] * 4)  # EOF padding: peek(k) never runs off the end
         self.i = 0
         self.lines = LineIndex(text)
         self.diagnostics: list[Diagnostic] = []
@@ -165,8 +166,7 @@ class TermParser:
 
     # -- cursor -------------------------------------------------------------------
     def peek(self, k: int = 0) -> Token:
-        j = self.i + k
-        return self.toks[j] if j < len(self.toks) else self.toks[-1]
+        return self.toks[self.i + k]
 
     def next(self) -> Token:
         t = self.toks[self.i]
@@ -175,8 +175,8 @@ class TermParser:
         return t
 
     def at(self, value: str, k: int = 0) -> bool:
-        t = self.peek(k)
-        return t.kind == "PUNCT" and t.value == value
+        t = self.toks[self.i + k]
+        return t.value == value and t.kind == "PUNCT"
 
     def at_kw(self, kw: str, k: int = 0) -> bool:
         t = self.peek(k)

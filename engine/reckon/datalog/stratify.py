@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections import defaultdict, deque
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from pyoxigraph import BlankNode, NamedNode, Triple, Variable
 
@@ -58,8 +59,7 @@ class Stratum:
     general: tuple[Rule, ...] = ()
 
 
-@dataclass(frozen=True)
-class Dependency:
+class Dependency(NamedTuple):
     """Edge ``source -> target``: rule ``source`` depends on rule ``target``.
 
     :ivar label: ``"open"`` or ``"closed"``.
@@ -138,6 +138,7 @@ def dependency_graph(ruleset: RuleSet) -> DependencyGraph:
                 else:
                     by_pred_varobj[tt.p].append((j, tt))
     all_templates = [(j, tt) for j, r in enumerate(rules) for tt in r.head]
+    with_head = [j for j, r in enumerate(rules) if r.head]
 
     edges: dict[tuple[int, int], Dependency] = {}
     for i, r in enumerate(rules):
@@ -145,6 +146,13 @@ def dependency_graph(ruleset: RuleSet) -> DependencyGraph:
         for tp, reason in _body_patterns(r):
             if run_once and not reason:
                 reason = "run-once"
+            label = "closed" if reason else "open"
+            if _all_distinct_vars(tp):  # matches whatever any head can generate
+                for j in with_head:
+                    old = edges.get((i, j))
+                    if old is None or (reason and old.label == "open"):
+                        edges[(i, j)] = Dependency(i, j, label, tp, rules[j].head[0], reason)
+                continue
             if isinstance(tp.p, Variable):
                 candidates = all_templates
             elif _is_const(tp.o):
@@ -152,25 +160,44 @@ def dependency_graph(ruleset: RuleSet) -> DependencyGraph:
             else:
                 candidates = by_pred.get(tp.p, []) + wildcard
             for j, tt in candidates:
-                key = (i, j)
-                old = edges.get(key)
+                old = edges.get((i, j))
                 if old is not None and (old.label == "closed" or not reason):
                     continue  # nothing new to learn from this pair
                 if not matches(tp, tt):
                     continue
-                edges[key] = Dependency(i, j, "closed" if reason else "open", tp, tt, reason)
+                edges[(i, j)] = Dependency(i, j, label, tp, tt, reason)
     return DependencyGraph(rules, edges)
 
 
 def matches(pattern: TriplePattern, template: TriplePattern) -> bool:
     """Whether ``template`` can generate a triple that ``pattern`` matches (spec "Triple
     pattern matching"): unification with the two sides' variables kept apart."""
-    subst: dict[tuple[int, Variable], object] = {}
+    if _linear(pattern) and _linear(template):
+        for a, b in ((pattern.s, template.s), (pattern.p, template.p), (pattern.o, template.o)):
+            if isinstance(a, Variable) or isinstance(b, Variable):
+                continue
+            if isinstance(a, BlankNode) or isinstance(b, BlankNode) or a != b:
+                return False
+        return True
+    subst: dict[tuple[str, object], tuple[str, object]] = {}
     return (
         _unify(("P", pattern.s), ("T", template.s), subst)
         and _unify(("P", pattern.p), ("T", template.p), subst)
         and _unify(("P", pattern.o), ("T", template.o), subst)
     )
+
+
+def _linear(tp: TriplePattern) -> bool:
+    """No triple-term pattern and no variable repeated: positions match independently."""
+    s, p, o = tp.s, tp.p, tp.o
+    if isinstance(s, TripleTermPattern) or isinstance(p, TripleTermPattern) or isinstance(o, TripleTermPattern):
+        return False
+    vs = [x for x in (s, p, o) if isinstance(x, Variable)]
+    return len(vs) == len(set(vs))
+
+
+def _all_distinct_vars(tp: TriplePattern) -> bool:
+    return isinstance(tp.s, Variable) and isinstance(tp.p, Variable) and isinstance(tp.o, Variable) and len({tp.s, tp.p, tp.o}) == 3
 
 
 # Terms are tagged with their side ("P" pattern / "T" template) so variables never clash.
