@@ -44,7 +44,9 @@ NEIGHBOURS = """
 """
 
 
-def memory_graph(fields: dict[str, str | list[str] | None], *, node: str = MEMORY, extra: str = "") -> rdflib.Graph:
+def memory_graph(
+    fields: dict[str, str | list[str] | None], *, node: str = MEMORY, extra: str = "", prefixes: str = ""
+) -> rdflib.Graph:
     """Turtle for one node from predicate -> object(s); a value of None drops the predicate."""
     parts = []
     for p, o in fields.items():
@@ -52,7 +54,7 @@ def memory_graph(fields: dict[str, str | list[str] | None], *, node: str = MEMOR
             continue
         for v in o if isinstance(o, list) else [o]:
             parts.append(f"    {p} {v}")
-    ttl = PREFIXES + f"<{node}>\n" + " ;\n".join(parts) + " .\n" + NEIGHBOURS + extra
+    ttl = PREFIXES + prefixes + f"<{node}>\n" + " ;\n".join(parts) + " .\n" + NEIGHBOURS + extra
     g = rdflib.Graph()
     g.parse(data=ttl, format="turtle")
     return g
