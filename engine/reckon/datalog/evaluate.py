@@ -59,7 +59,7 @@ from reckon._errors import EvaluationLimitExceeded
 from reckon.datalog import expr as _expr
 from reckon.datalog._factstore import Fact, FactStore, TermDictionary
 from reckon.datalog._plan import PlanCompiler, RuleInfo, prepare_rule
-from reckon.datalog.model import Negation, RuleSet, TriplePattern
+from reckon.datalog.model import Aggregate, Negation, RuleSet, TriplePattern
 from reckon.datalog.stratify import check_program, matches
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -108,7 +108,6 @@ class _State:
     base: FactStore
     data: set[Fact]
     rank: dict[Fact, int] = field(default_factory=dict)
-    produced: dict[int, set[Fact]] = field(default_factory=dict)
     clock: int = 1
 
 
@@ -116,21 +115,27 @@ class _State:
 class _StratumInfo:
     """Static facts about one stratum used to skip or choose maintenance work.
 
-    :ivar reads: predicate ids read by positive body atoms (``None`` = any predicate).
-    :ivar closed_reads: predicate ids read inside NOT / AGGREGATE (``None`` = any).
-    :ivar heads: predicate ids of head templates (``None`` = any).
-    :ivar recompute: the stratum has a rule that negates, aggregates, reads ``G0`` only
-        or mints blank nodes; it is recomputed (not DRed) when its inputs change.
-    :ivar reads_base: some rule reads ``G0`` (``WHERE DATA`` / ``NOT DATA``).
+    Predicate-id sets are ``None`` when a variable predicate makes them "any predicate".
+
+    :ivar reads: predicates read by positive body atoms over the evaluation graph.
+    :ivar heads: predicates of head templates.
+    :ivar closed: rule index -> predicates read inside NOT / AGGREGATE over the
+        evaluation graph (only rules that have such elements).
+    :ivar base_reads: rule index -> predicates read from ``G0`` (``WHERE DATA`` atoms,
+        ``NOT DATA``; only rules that read ``G0``).
+    :ivar delta_atoms: rule index -> (body index, predicate id) of the atoms that can
+        match a head of a general rule of the same stratum (semi-naive variants).
+    :ivar atoms: (rule, body index, predicate id) of every positive atom over the
+        evaluation graph (maintenance deltas).
     """
 
     rules: list[RuleInfo]
     reads: set[int] | None
-    closed_reads: set[int] | None
     heads: set[int] | None
-    recompute: bool
-    reads_base: bool
+    closed: dict[int, set[int] | None]
+    base_reads: dict[int, set[int] | None]
     delta_atoms: dict[int, list[tuple[int, int | None]]]
+    atoms: list[tuple[RuleInfo, int, int | None]]
 
 
 class Reasoner:
@@ -147,7 +152,8 @@ class Reasoner:
     ``stats`` (updated by :meth:`load` / :meth:`apply`): ``strata`` (number),
     ``facts_per_stratum`` (new facts added per stratum), ``rounds_per_stratum``,
     ``seconds_per_stratum``, ``rounds`` (total), ``derived`` (facts beyond the base
-    graph), ``seconds`` (wall time of the last call), ``recomputed_strata`` (``apply``).
+    graph), ``seconds`` (wall time of the last call); after :meth:`apply` also
+    ``maintained_strata`` and ``nonmonotone_rules`` (rules re-evaluated in full).
     """
 
     def __init__(self, ruleset: RuleSet, *, limits: Limits = Limits(), now: Literal | None = None) -> None:
@@ -218,7 +224,7 @@ class Reasoner:
         """Change the base graph and maintain the inference graph incrementally.
 
         Deletions are applied before insertions (a triple in both ends up asserted).
-        See :mod:`reckon.datalog.maintain` for exactly what is recomputed.
+        See :mod:`reckon.datalog.maintain` for exactly what is re-evaluated.
 
         :returns: the change of the inference graph.
         :raises EvaluationLimitExceeded: when a limit is hit; nothing changes.
@@ -281,39 +287,38 @@ class Reasoner:
     def _stratum_info(self, rules: list[RuleInfo]) -> _StratumInfo:
         from reckon.datalog._plan import pattern_predicate
 
+        def add(acc: set[int] | None, tp: TriplePattern) -> set[int] | None:
+            p = pattern_predicate(tp)
+            if p is None or acc is None:
+                return None
+            acc.add(self._dic.intern(p))
+            return acc
+
         reads: set[int] | None = set()
-        closed: set[int] | None = set()
         heads: set[int] | None = set()
-        reads_base = False
+        closed: dict[int, set[int] | None] = {}
+        base_reads: dict[int, set[int] | None] = {}
+        atoms: list[tuple[RuleInfo, int, int | None]] = []
         for info in rules:
             r = info.rule
             for tp in r.head:
-                p = pattern_predicate(tp)
-                if p is None:
-                    heads = None
-                elif heads is not None:
-                    heads.add(self._dic.intern(p))
+                heads = add(heads, tp)
             for k, e in enumerate(r.body):
                 if isinstance(e, TriplePattern):
                     if r.data:
-                        reads_base = True
-                    p = pattern_predicate(e)
-                    if p is None:
-                        reads = None
-                    elif reads is not None:
-                        reads.add(self._dic.intern(p))
-                elif hasattr(e, "elements"):
-                    if isinstance(e, Negation) and (e.data or r.data):
-                        reads_base = True
+                        base_reads[info.index] = add(base_reads.get(info.index, set()), e)
+                    else:
+                        reads = add(reads, e)
+                        atoms.append((info, k, self._pid(pattern_predicate(e))))
+                elif isinstance(e, (Negation, Aggregate)):
+                    from_base = r.data or (isinstance(e, Negation) and e.data)
+                    target = base_reads if from_base else closed
                     for x in e.elements:
                         if isinstance(x, TriplePattern):
-                            p = pattern_predicate(x)
-                            if p is None:
-                                closed = None
-                            elif closed is not None:
-                                closed.add(self._dic.intern(p))
+                            target[info.index] = add(target.get(info.index, set()), x)
+                    target.setdefault(info.index, set())
         general_heads = [tp for info in rules if not info.once for tp in info.rule.head]
-        delta_atoms: dict[int, list[int]] = {}
+        delta_atoms: dict[int, list[tuple[int, int | None]]] = {}
         for info in rules:
             if info.once or info.rule.data:
                 continue
@@ -322,8 +327,7 @@ class Reasoner:
                 for k in info.atoms
                 if any(matches(info.rule.body[k], h) for h in general_heads)  # type: ignore[arg-type]
             ]
-        recompute = any(i.nonmonotone for i in rules)
-        return _StratumInfo(rules, reads, closed, heads, recompute, reads_base, delta_atoms)
+        return _StratumInfo(rules, reads, heads, closed, base_reads, delta_atoms, atoms)
 
     def _check_limits(self, state: _State, rounds: int, culprit: str) -> None:
         lim = self.limits
@@ -355,15 +359,12 @@ class Reasoner:
     def _run_stratum(self, state: _State, si: int, stats: dict[str, Any], net: Any = None) -> None:
         """Evaluate stratum ``si`` from its inputs (SRL "Evaluation of a Rule Set").
 
-        With ``net`` (maintenance), additions are reported to it. For strata that may be
-        recomputed, every head instance is kept in ``state.produced[si]``.
+        With ``net`` (maintenance), additions are reported to it.
         """
         t0 = time.perf_counter()
         sinfo = self._sinfo[si]
         full, base = state.full, state.base
-        track = sinfo.recompute
-        mode = "all" if track else "new"
-        produced: set[Fact] = set()
+        mode = "new"
         rounds = 0
         n0 = len(full)
         comp = self._compiler
@@ -378,9 +379,6 @@ class Reasoner:
                 comp.plan(info, None, mode).fn(full, None, base, new)  # type: ignore[union-attr]
                 if len(new) - before >= best:
                     best, culprit = len(new) - before, info.rule.name
-            if track:
-                produced |= new
-                new = {f for f in new if f not in full.facts}
             self._add(state, new, net)
             rounds += 1
             self._check_limits(state, rounds, culprit)
@@ -388,9 +386,6 @@ class Reasoner:
             new = set()
             for info in general:
                 comp.plan(info, None, mode).fn(full, None, base, new)  # type: ignore[union-attr]
-            if track:
-                produced |= new
-                new = {f for f in new if f not in full.facts}
             added = self._add(state, new, net)
             rounds += 1
             self._check_limits(state, rounds, general[0].rule.name)
@@ -407,14 +402,9 @@ class Reasoner:
                         comp.plan(info, k, mode).fn(full, delta, base, new)  # type: ignore[union-attr]
                     if len(new) - before > best:
                         best, culprit = len(new) - before, info.rule.name
-                if track:
-                    produced |= new
-                    new = {f for f in new if f not in full.facts}
                 added = self._add(state, new, net)
                 rounds += 1
                 self._check_limits(state, rounds, culprit)
-        if track:
-            state.produced[si] = produced
         stats["facts_per_stratum"][si] += len(full) - n0
         stats["rounds_per_stratum"][si] += rounds
         stats["seconds_per_stratum"][si] += time.perf_counter() - t0
