@@ -37,7 +37,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from typing import NoReturn, Union
-from urllib.parse import urljoin
 
 from pyoxigraph import BaseDirection, BlankNode, Literal, NamedNode, Triple, Variable
 
@@ -74,7 +73,9 @@ XSD_DECIMAL = NamedNode(XSD + "decimal")
 XSD_DOUBLE = NamedNode(XSD + "double")
 XSD_BOOLEAN = NamedNode(XSD + "boolean")
 _UNKNOWN = "urn:reckon:unknown-prefix:"
+_INVALID = "urn:reckon:invalid-iri"
 _ABSOLUTE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+_IRI_PARTS = re.compile(r"^(?:([^:/?#]+):)?(?://([^/?#]*))?([^?#]*)(?:\?([^#]*))?(?:#(.*))?$", re.S)
 
 SYNTAX_CODES = frozenset({"SRL001", "SRL010", "SRL013"})
 """Diagnostic codes raised as :class:`~reckon.RuleSyntaxError`; others as ``RuleSetInvalid``."""
@@ -247,15 +248,18 @@ class TermParser:
         try:
             iri = unescape_iri(raw)
         except ValueError as e:
-            self.fail(str(e), "SRL013", t)
+            self.diag("SRL013", str(e), t)
+            return NamedNode(_INVALID)
         if not _ABSOLUTE.match(iri):
             if self.base is None:
-                self.fail(f"relative IRI <{raw}> and no BASE to resolve it against", "SRL013", t)
-            iri = urljoin(self.base, iri)
+                self.diag("SRL013", f"relative IRI <{raw}> and no BASE to resolve it against", t)
+                return NamedNode(_INVALID)
+            iri = resolve_iri(self.base, iri)
         try:
             return NamedNode(iri)
         except ValueError as e:
-            self.fail(f"invalid IRI <{raw}>: {e}", "SRL013", t)
+            self.diag("SRL013", f"invalid IRI <{raw}>: {e}", t)
+            return NamedNode(_INVALID)
 
     def iri(self) -> NamedNode:
         t = self.peek()
@@ -290,7 +294,8 @@ class TermParser:
             try:
                 value = unescape_string(str(t.value))
             except ValueError as e:
-                self.fail(str(e), "SRL013", t)
+                self.diag("SRL013", str(e), t)
+                value = str(t.value)
             nt = self.peek()
             if nt.kind == "LANG":
                 self.next()
@@ -298,18 +303,21 @@ class TermParser:
                 lang, _, direction = tag.partition("--")
                 if direction:
                     if direction not in ("ltr", "rtl"):
-                        self.fail(f"invalid base direction {direction!r} in {nt.value} (expected 'ltr' or 'rtl')", t=nt)
+                        self.diag("SRL001", f"invalid base direction {direction!r} in {nt.value} (expected 'ltr' or 'rtl')", nt)
+                        return Literal(value, language=lang)
                     return Literal(value, language=lang, direction=BaseDirection.LTR if direction == "ltr" else BaseDirection.RTL)
                 try:
                     return Literal(value, language=lang)
                 except ValueError as e:
-                    self.fail(f"invalid language tag {nt.value}: {e}", "SRL013", nt)
+                    self.diag("SRL013", f"invalid language tag {nt.value}: {e}", nt)
+                    return Literal(value)
             if self.accept("^^"):
                 dt = self.iri()
                 try:
                     return Literal(value, datatype=dt)
                 except ValueError as e:
-                    self.fail(f"invalid literal: {e}", "SRL013", t)
+                    self.diag("SRL013", f"invalid literal: {e}", t)
+                    return Literal(value)
             return Literal(value)
         if t.kind in _NUMBER_KINDS:
             self.next()
@@ -1015,6 +1023,58 @@ class SrlParser(TermParser):
         if self.is_literal_start():
             return self.literal()
         self.fail(f"expected an RDF term or variable, found {self.describe(t)}")
+
+
+def resolve_iri(base: str, ref: str) -> str:
+    """Resolve an IRI reference against a base IRI (RFC 3986 section 5.2.2; keeps empty
+    fragments and queries, which ``urllib.parse.urljoin`` drops)."""
+    rm = _IRI_PARTS.match(ref)
+    bm = _IRI_PARTS.match(base)
+    assert rm is not None and bm is not None
+    r_scheme, r_auth, r_path, r_query, r_frag = rm.group(1), rm.group(2), rm.group(3), rm.group(4), rm.group(5)
+    b_scheme, b_auth, b_path, b_query = bm.group(1), bm.group(2), bm.group(3), bm.group(4)
+    if r_scheme is not None:
+        scheme, auth, path, query = r_scheme, r_auth, _remove_dots(r_path), r_query
+    elif r_auth is not None:
+        scheme, auth, path, query = b_scheme, r_auth, _remove_dots(r_path), r_query
+    elif r_path == "":
+        scheme, auth, path = b_scheme, b_auth, b_path
+        query = r_query if r_query is not None else b_query
+    else:
+        if r_path.startswith("/"):
+            path = _remove_dots(r_path)
+        elif b_auth is not None and b_path == "":
+            path = _remove_dots("/" + r_path)
+        else:
+            path = _remove_dots(b_path[: b_path.rfind("/") + 1] + r_path)
+        scheme, auth, query = b_scheme, b_auth, r_query
+    out = f"{scheme}:" if scheme is not None else ""
+    if auth is not None:
+        out += "//" + auth
+    out += path
+    if query is not None:
+        out += "?" + query
+    if r_frag is not None:
+        out += "#" + r_frag
+    return out
+
+
+def _remove_dots(path: str) -> str:
+    out: list[str] = []
+    segs = path.split("/")
+    for k, seg in enumerate(segs):
+        last = k == len(segs) - 1
+        if seg == ".":
+            if last:
+                out.append("")
+        elif seg == "..":
+            if len(out) > 1 or (out and out[0] != ""):
+                out.pop()
+            if last:
+                out.append("")
+        else:
+            out.append(seg)
+    return "/".join(out)
 
 
 def _bn_var(label: str) -> Variable:
