@@ -817,24 +817,24 @@ def _run_query(
         kwargs["default_graph"] = list(PUBLIC)
     try:
         result = mirror.query(sparql, substitutions=subs, **kwargs)
+        if isinstance(result, QueryBoolean):
+            return bool(result)
+        if isinstance(result, QuerySolutions):
+            names = [v.value for v in result.variables]
+            rows: list[dict[str, Term]] = []
+            for sol in result:
+                row: dict[str, Term] = {}
+                for n in names:
+                    t = sol[n]
+                    if t is not None:
+                        row[n] = t
+                rows.append(row)
+            return rows
+        return list(result)
     except SyntaxError as e:
         raise classify_parse_failure(sparql, e) from e
-    except OSError as e:
+    except (OSError, RuntimeError, ValueError) as e:
         raise InvalidInput(f"SPARQL query failed: {e}", field="query") from e
-    if isinstance(result, QueryBoolean):
-        return bool(result)
-    if isinstance(result, QuerySolutions):
-        names = [v.value for v in result.variables]
-        rows: list[dict[str, Term]] = []
-        for sol in result:
-            row: dict[str, Term] = {}
-            for n in names:
-                t = sol[n]
-                if t is not None:
-                    row[n] = t
-            rows.append(row)
-        return rows
-    return list(result)
 
 
 def _check_asserted(quad: Quad) -> Quad:
