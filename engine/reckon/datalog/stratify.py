@@ -375,16 +375,17 @@ def _cycle_diagnostic(graph: DependencyGraph, bad: Dependency, comp: set[int], r
     pfx = ruleset.prefixes
     preds = [_edge_pred(graph.edges[(cycle[k], cycle[k + 1])], pfx) for k in range(len(cycle) - 1)]
     chain = " -> ".join([preds[-1]] + preds)
-    rules = " -> ".join(graph.rules[k].name for k in cycle)
+    rules = " -> ".join(rule_label(graph.rules[k], pfx) for k in cycle)
     r = graph.rules[src]
+    name = rule_label(r, pfx)
     what = _edge_pred(bad, pfx)
     if bad.reason == "negation":
-        head = f"negation of {what} in rule {r.name}"
+        head = f"negation of {what} in rule {name}"
     elif bad.reason == "aggregate":
-        head = f"aggregate over {what} in rule {r.name}"
+        head = f"aggregate over {what} in rule {name}"
     else:
         why = "an assignment" if any(type(e).__name__ in ("Assignment", "Aggregate") for e in r.body) else "a blank node in its head"
-        head = f"run-once rule {r.name} (it has {why}) depending on {what}"
+        head = f"run-once rule {name} (it has {why}) depending on {what}"
     loc = bad.pattern.loc or r.loc
     msg = f"{head} is inside a recursive cycle: {chain} (rules {rules}); cannot be stratified"
     if loc is None:
@@ -397,6 +398,13 @@ def _edge_pred(dep: Dependency, prefixes: dict[str, str]) -> str:
     if isinstance(p, Variable):
         return "?" + p.value
     return short_iri(p, prefixes)
+
+
+def rule_label(rule: Rule, prefixes: dict[str, str]) -> str:
+    """The rule's IRI (prefixed when possible), else ``file:line``."""
+    if isinstance(rule.id, NamedNode):
+        return short_iri(rule.id, prefixes)
+    return rule.name
 
 
 def short_iri(t: object, prefixes: dict[str, str]) -> str:
