@@ -150,8 +150,8 @@ def spec_stratification(ruleset: RuleSet) -> dict[int, int] | None:
     return level
 
 
-PREDS = [":a", ":b", ":c", ":d"]
-atom = st.tuples(st.sampled_from(["?x", ":k"]), st.sampled_from(PREDS + ["?p"]), st.sampled_from(["?y", "1"]))
+PREDS = [":a", ":b", ":c", ":d", ":e", ":f"]
+atom = st.tuples(st.sampled_from(["?x", ":k"]), st.sampled_from(PREDS * 5 + ["?p"]), st.sampled_from(["?y", "1"]))
 
 
 @st.composite
@@ -160,11 +160,11 @@ def programs(draw: st.DrawFn) -> str:
     for _ in range(draw(st.integers(1, 6))):
         h = draw(st.sampled_from(PREDS))
         pos = draw(st.lists(atom, min_size=1, max_size=2))
-        neg = draw(st.lists(atom, max_size=1))
+        neg = draw(st.lists(atom, max_size=1)) if draw(st.booleans()) else []
         body = " . ".join(f"{s} {p} {o}" for s, p, o in pos)
         for s, p, o in neg:
             body += f" NOT {{ {s} {p} {o} }}"
-        if draw(st.booleans()) and draw(st.booleans()):
+        if draw(st.integers(0, 5)) == 0:
             body += " SET(?z := 1)"
         out.append(f"RULE {{ ?x {h} ?y }} WHERE {{ {body} }}")
     return "\n".join(out)
