@@ -1,0 +1,50 @@
+"""The shipped module rule files: parse, stratify, and document every rule."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from reckon._resources import resource_path
+from reckon.datalog.loader import load_rules
+from reckon.datalog.model import Aggregate, Assignment, Negation
+from reckon.datalog.stratify import stratify
+
+FILES = ["core.srl", "marketing.srl", "recruiting.srl"]
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_every_rule_has_an_iri_and_an_if_then_comment(name):
+    text = resource_path("rules", name).read_text()
+    rs = load_rules(resource_path("rules", name), check=False)
+    comments = set(re.findall(r"^# rule: ([a-z0-9-]+) — If ", text, flags=re.M))
+    ids = {r.id.value.rsplit("#", 1)[-1] for r in rs.rules}
+    assert all(r.id is not None for r in rs.rules)
+    assert ids == comments
+    assert len(ids) == len(rs.rules)
+
+
+def test_module_rules_stratify_with_closed_rules_on_top(ruleset):
+    strata = stratify(ruleset)
+    assert len(strata) == 2
+    once = {r.id.value.rsplit("#", 1)[-1] for r in strata[1].once}
+    assert once == {"live-context-cap", "budget-utilisation"}
+    assert not strata[0].once and not strata[1].general
+
+
+def test_negations_and_aggregates_read_only_asserted_or_lower_predicates(ruleset):
+    """No rule with NOT or AGGREGATE derives rdf:type (which every membership rule reads)."""
+    rdf_type = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
+    for r in ruleset.rules:
+        closed = any(isinstance(e, (Negation, Aggregate, Assignment)) for e in r.body)
+        negated_preds = {
+            t.p.value for e in r.body if isinstance(e, Negation) for t in e.elements if hasattr(t, "p")
+        }
+        assert negated_preds <= {
+            "https://reckon.dev/ns/core#supersededBy",
+            "https://reckon.dev/ns/core#expiresAt",
+            "https://reckon.dev/ns/marketing#platform",
+        }, r.name
+        if closed and any(isinstance(e, (Aggregate, Assignment)) for e in r.body):
+            assert all(getattr(h.p, "value", None) != rdf_type for h in r.head), r.name
