@@ -49,7 +49,7 @@ from reckon.datalog.model import (
     pattern_variables,
 )
 
-__all__ = ["Plan", "PlanCompiler", "RuleInfo", "order_elements", "pattern_predicate", "prepare_rule"]
+__all__ = ["Plan", "PlanCompiler", "RuleInfo", "instantiate", "instantiate_fact", "order_elements", "pattern_predicate", "prepare_rule"]
 
 _E: frozenset[int] = frozenset()
 _ED: dict[int, Any] = {}
@@ -724,3 +724,26 @@ def _aggregate(function: str, distinct: bool, star: bool, values: list[Any], ctx
         return None
     return None
 
+
+
+def instantiate(t: object, binding: dict[Variable, int], dic: TermDictionary) -> int | None:
+    """Id of a pattern term under ``binding`` (variable -> id); ``None`` if unbound or
+    the triple term does not exist."""
+    if isinstance(t, Variable):
+        return binding.get(t)
+    if isinstance(t, TripleTermPattern):
+        parts = (instantiate(t.s, binding, dic), instantiate(t.p, binding, dic), instantiate(t.o, binding, dic))
+        if None in parts:
+            return None
+        return dic.triple_ids.get(parts)  # type: ignore[arg-type]
+    return dic.lookup(t)
+
+
+def instantiate_fact(tp: TriplePattern, binding: dict[Variable, int], dic: TermDictionary) -> tuple[int, int, int] | None:
+    """The fact a body triple pattern matched under ``binding``, or ``None``."""
+    s = instantiate(tp.s, binding, dic)
+    p = instantiate(tp.p, binding, dic)
+    o = instantiate(tp.o, binding, dic)
+    if s is None or p is None or o is None:
+        return None
+    return (s, p, o)

@@ -23,9 +23,14 @@ change of the base graph ``G0``:
 
   1. over-delete: the affected rules' old instances, then, with the old state
      temporarily restored, every rule with one body atom over the removed facts (then
-     over the newly over-deleted ones) and the others over the full store; every head
-     instance that is in the store, not asserted and not a ``DATA`` triple is
-     over-deleted; all are removed;
+     over the newly over-deleted ones) and the others over the full store; a head
+     instance that is in the store, not asserted and not a ``DATA`` triple is a
+     candidate. Candidates are taken in order of rank (the round a fact was first
+     derived): one that still has a derivation from asserted facts or from facts of
+     smaller rank that are not over-deleted is kept (a well-founded, backward check in
+     the spirit of Motik et al. 2015, "Incremental update of datalog materialisation:
+     the backward/forward algorithm"); the others are over-deleted and propagate. So
+     a hub fact with many derivations does not drag the whole closure along;
   2. rederive: every removed fact matching a head of the stratum is checked against
      the rules of this and lower strata with the head bound to the fact (one body match
      suffices) and put back if some rule still derives it;
@@ -46,12 +51,15 @@ On :class:`~reckon._errors.EvaluationLimitExceeded` every change is rolled back.
 
 from __future__ import annotations
 
+import heapq
 import time
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from pyoxigraph import Triple
 
 from reckon.datalog._factstore import Fact, FactStore
+from reckon.datalog._plan import instantiate_fact
 
 if TYPE_CHECKING:  # pragma: no cover
     from reckon.datalog.evaluate import Delta, Reasoner, _State
@@ -152,6 +160,33 @@ class _Maintainer:
                 return True
         return False
 
+    def safe(self, f: Fact, rf: int, upto: int, excluded: set[int], unsafe: set[Fact]) -> bool:
+        """``f`` has a derivation (rules of strata ``<= upto`` not in ``excluded``) whose
+        supports are asserted, or have rank ``< rf`` and are not in ``unsafe``."""
+        comp = self.r._compiler
+        st = self.state
+        full, base, rank, dic = st.full, st.base, st.rank, self.r._dic
+        for info, j, pid in self._check_list(upto):
+            if info.index in excluded or (pid is not None and pid != f[1]):
+                continue
+            plan = comp.plan(info, None, "rows", j)
+            if plan is None:
+                continue
+            atoms = [info.rule.body[k] for k in info.atoms]
+            for row in plan.fn(full, base, f[0], f[1], f[2]):
+                binding = dict(zip(plan.row_vars, row))
+                for tp in atoms:
+                    g = instantiate_fact(tp, binding, dic)  # type: ignore[arg-type]
+                    if g is None or g in unsafe:
+                        break
+                    if g in base.facts:
+                        continue
+                    if info.rule.data or rank.get(g, 0) >= rf:
+                        break
+                else:
+                    return True
+        return False
+
     # -- the algorithm ------------------------------------------------------------
 
     def run(self, insert: list[Triple], delete: list[Triple]) -> Delta:
@@ -239,35 +274,66 @@ class _Maintainer:
         def keepable(f: Fact) -> bool:
             return f in base.facts or f in st.data
 
-        # 1. over-delete, against the old state
-        over: set[Fact] = set()
+        # 1. over-delete, against the old state. A candidate (a consequence of an
+        #    over-deleted fact) is kept when it still has a derivation whose supports all
+        #    have a smaller rank and are not over-deleted (processed in rank order, so a
+        #    kept fact never rests on a fact over-deleted later); this stops DRed from
+        #    over-deleting through hub facts such as ``rdf:type rdf:type rdf:Property``.
+        unsafe: set[Fact] = set(minus)
         if minus or affected:
             seed: set[Fact] = set()
-            self._old_state()
-            try:
-                for info in affected:
-                    comp.plan(info, None, "all").fn(full, None, base, seed)  # type: ignore[union-attr]
-            finally:
-                self._new_state()
+            if affected:
+                self._old_state()
+                try:
+                    for info in affected:
+                        comp.plan(info, None, "all").fn(full, None, base, seed)  # type: ignore[union-attr]
+                finally:
+                    self._new_state()
+            excluded = {info.index for info in affected}
+            rank = st.rank
+            decided: set[Fact] = set()
+            heap: list[tuple[int, Fact]] = []
+
+            def push(facts: Iterable[Fact]) -> None:
+                for f in facts:
+                    if f not in unsafe and f not in decided and f in full.facts and not keepable(f):
+                        heapq.heappush(heap, (rank.get(f, 0), f))
+
+            def consequences(facts: list[Fact] | set[Fact]) -> None:
+                delta = FactStore(facts)
+                dp = delta.spo
+                new: set[Fact] = set()
+                for info, k, pid in atoms:
+                    if pid is not None and pid not in dp:
+                        continue
+                    comp.plan(info, k, "old").fn(full, delta, base, new)  # type: ignore[union-attr]
+                push(new)
+
             full.add_all(minus)
             try:
-                cand = [f for f in seed if f in full.facts and f not in minus and not keepable(f)]
-                over.update(cand)
-                delta: FactStore | None = FactStore(minus | over) if (minus or over) else None
-                while delta is not None:
-                    new: set[Fact] = set()
-                    dp = delta.spo
-                    for info, k, pid in atoms:
-                        if pid is not None and pid not in dp:
-                            continue
-                        comp.plan(info, k, "old").fn(full, delta, base, new)  # type: ignore[union-attr]
-                    cand = [f for f in new if f not in over and f not in minus and not keepable(f)]
-                    over.update(cand)
-                    delta = FactStore(cand) if cand else None
+                push(seed)
+                if minus:
+                    consequences(minus)
+                while heap:
+                    r0 = heap[0][0]
+                    batch: set[Fact] = set()
+                    while heap and heap[0][0] == r0:
+                        f = heapq.heappop(heap)[1]
+                        if f not in unsafe and f not in decided:
+                            batch.add(f)
+                    bad = []
+                    for f in batch:
+                        if self.safe(f, r0, si, excluded, unsafe):
+                            decided.add(f)
+                        else:
+                            unsafe.add(f)
+                            bad.append(f)
+                    if bad:
+                        consequences(bad)
             finally:
                 for f in minus:
                     full.remove(f)
-            for f in over:
+            for f in unsafe - minus:
                 self.remove(f)
         # 2. rederive removed facts that match a head of this stratum
         heads = sinfo.heads
