@@ -448,6 +448,10 @@ class MemoryService:
         if klass != R.MEMORY:
             triples.extend(self._subclass_triples(m, klass, data.properties))
 
+        # validate the node before anything else is decided about it
+        ctx, create = self._linked_types(triples)
+        self._validate(m, triples + ctx)
+
         # -- what it replaces ------------------------------------------------
         replaced: list[NamedNode] = []
         if supersedes:
@@ -487,9 +491,6 @@ class MemoryService:
                         self._check_supersedable(principal, h, candidates[h][0])
                     replaced = hits
 
-        ctx, create = self._linked_types(triples)
-        ctx.extend(Triple(old, R.A, t) for old in replaced for t in self._types_of(old))
-        self._validate(m, triples + ctx)
         for q in create:
             txn.add(q)
         for t in triples:
