@@ -143,3 +143,15 @@ def test_manifests_are_complete() -> None:
     if counts["syntax"] == 0:
         pytest.skip("../shared is absent (outside CI)")
     assert counts == {"syntax": 148, "wellformed": 8, "stratification": 10}
+
+
+def test_manifest_reader_reports_missing_files() -> None:
+    """SOURCES.md lists eval-neg-data-01's data and results files as missing from our copy."""
+    evals = {e.name: e for e in entries("eval")}
+    if not evals:
+        pytest.skip("../shared is absent (outside CI)")
+    e = evals["eval-neg-data-01"]
+    assert e.kind == "RulesEvalTest" and e.ruleset is not None and e.ruleset.name == "eval-neg-data-01.srl"
+    assert sorted(p.name for p in e.missing) == ["eval-neg-data-01-data.ttl", "eval-neg-data-01-results.ttl"]
+    ok = evals["eval-basic-01"]
+    assert ok.runnable and [p.name for p in ok.data] == ["data-01.ttl"] and ok.result.name == "eval-basic-01-results.ttl"

@@ -224,3 +224,13 @@ def test_large_program_stratifies() -> None:
     assert sum(d.label == "closed" for d in g.edges.values()) == n // 10
     strata = stratify(ruleset)
     assert [len(s.general) for s in strata] == [n, n // 10]
+
+
+def test_aggregate_in_cycle_message() -> None:
+    text = "RULE :top { ?x :rank ?n } WHERE { ?x :k 1 AGGREGATE(?n := COUNT(?y)) { ?y :rank ?r } }"
+    with pytest.raises(RuleSetInvalid) as ei:
+        stratify(rs(text))
+    assert ei.value.diagnostics[0].message == (
+        "aggregate over :rank in rule :top is inside a recursive cycle: :rank -> :rank (rules :top -> :top); "
+        "cannot be stratified"
+    )

@@ -37,6 +37,7 @@ from reckon.datalog.diagnostics import Diagnostic
 from reckon.datalog.wellformed import check_wellformed
 from reckon.datalog.model import (
     Aggregate,
+    Assignment,
     Negation,
     Rule,
     RuleSet,
@@ -384,7 +385,12 @@ def _cycle_diagnostic(graph: DependencyGraph, bad: Dependency, comp: set[int], r
     elif bad.reason == "aggregate":
         head = f"aggregate over {what} in rule {name}"
     else:
-        why = "an assignment" if any(type(e).__name__ in ("Assignment", "Aggregate") for e in r.body) else "a blank node in its head"
+        if any(isinstance(e, Aggregate) for e in r.body):
+            why = "an aggregate"
+        elif any(isinstance(e, Assignment) for e in r.body):
+            why = "an assignment"
+        else:
+            why = "a blank node in its head"
         head = f"run-once rule {name} (it has {why}) depending on {what}"
     loc = bad.pattern.loc or r.loc
     msg = f"{head} is inside a recursive cycle: {chain} (rules {rules}); cannot be stratified"
