@@ -216,7 +216,7 @@ class Reasoner:
             self._memo, self._memo_rev, self._compiler = saved
             raise
         self._state = state
-        stats["derived"] = len(full) - len(bstore.facts & full.facts)
+        stats["derived"] = len(full) - len(bstore)
         stats["seconds"] = time.perf_counter() - t0
         self.stats = stats
 

@@ -237,7 +237,7 @@ class _Maintainer:
                 removed.append(decode(f))
         stats["maintained_strata"] = list(self.maintained)
         stats["nonmonotone_rules"] = list(self.nonmonotone)
-        stats["derived"] = len(st.full) - len(st.base.facts & st.full.facts)
+        stats["derived"] = len(st.full) - len(st.base)
         stats["seconds"] = time.perf_counter() - t0
         r.stats = stats
         return Delta(frozenset(added), frozenset(removed))
