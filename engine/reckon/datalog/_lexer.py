@@ -56,7 +56,6 @@ _SPEC = [
     ("ERROR", r"[\s\S]"),
 ]
 _MASTER = re.compile("|".join(f"(?P<{name}>{rx})" for name, rx in _SPEC))
-_GROUP_INDEX = {name: _MASTER.groupindex[name] for name, _ in _SPEC}
 
 
 @dataclass(slots=True)
@@ -82,28 +81,26 @@ def tokenize(text: str) -> list[Token]:
     """Split ``text`` into tokens (whitespace and ``#`` comments dropped); ends with ``EOF``."""
     out: list[Token] = []
     append = out.append
-    pos = 0
     n = len(text)
-    match = _MASTER.match
-    while pos < n:
-        m = match(text, pos)
-        assert m is not None  # ERROR matches any character
+    for m in _MASTER.finditer(text):  # ERROR matches any character: the matches are contiguous
         kind = m.lastgroup
-        end = m.end()
         if kind == "WS":
-            pass
-        elif kind == "PUNCT" or kind == "ERROR" or kind == "NAME" or kind == "ASSIGN":
-            append(Token("PUNCT" if kind == "ASSIGN" else kind, m.group(), pos, end))
-        elif kind == "IRI":
-            append(Token("IRI", text[pos + 1 : end - 1], pos, end))
-        elif kind == "TTOPEN":
-            append(Token("PUNCT", "<<(", pos, end))
+            continue
+        pos, end = m.span()
+        if kind == "PUNCT" or kind == "NAME" or kind == "ERROR":
+            append(Token(kind, m.group(), pos, end))
         elif kind == "PNAME":
             s = m.group()
             i = s.index(":")
             append(Token("PNAME", (s[:i], s[i + 1 :]), pos, end))
         elif kind == "VAR":
             append(Token("VAR", text[pos + 1 : end], pos, end))
+        elif kind == "IRI":
+            append(Token("IRI", text[pos + 1 : end - 1], pos, end))
+        elif kind == "ASSIGN":
+            append(Token("PUNCT", m.group(), pos, end))
+        elif kind == "TTOPEN":
+            append(Token("PUNCT", "<<(", pos, end))
         elif kind == "BNODE":
             append(Token("BNODE", text[pos + 2 : end], pos, end))
         elif kind in ("STRING_LONG1", "STRING_LONG2"):
@@ -112,7 +109,6 @@ def tokenize(text: str) -> list[Token]:
             append(Token("STRING", text[pos + 1 : end - 1], pos, end))
         else:  # DOUBLE DECIMAL INTEGER LANG NIL ANON
             append(Token(kind, m.group(), pos, end))  # type: ignore[arg-type]
-        pos = end
     out.append(Token("EOF", "", n, n))
     return out
 
