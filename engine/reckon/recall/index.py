@@ -1,0 +1,615 @@
+"""Per-tenant recall index: BM25 + embeddings + usage signals, persisted in a directory.
+
+The index is independent of the store: the memory layer adds, updates and removes
+documents (one per memory) and decides eligibility; the index ranks. Supersession or
+deletion is expressed by :meth:`RecallIndex.remove` (or by passing ``allowed_ids`` to
+:meth:`RecallIndex.search`): embeddings rank, they never decide eligibility (DESIGN.md
+"Recall", seed 003 §6).
+
+On disk (``directory``)::
+
+    meta.json        {"version", "embedder", "dim", "docs": [{id, text, context, time,
+                      importance, scope, kind, owner, teams, extra, access_count,
+                      feedback, embedded}, ...]}   (row i of embeddings.npy = docs[i])
+    embeddings.npy   float32 (n, 384), L2-normalised rows; a zero row = no embedding
+
+Files are written to a temporary name and renamed (atomic on POSIX). Writes are
+serialised by a lock (one writer; readers may run concurrently with ``search``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import math
+import os
+import threading
+from collections import Counter
+from collections.abc import Callable, Collection, Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from reckon._errors import InvalidInput, StoreError, UnknownMemory
+from reckon.recall.embed import DIM, Embedder, EmbeddingUnavailable, HashingEmbedder, default_embedder
+from reckon.recall.keyword import KeywordIndex, tokenize
+from reckon.recall.rank import (
+    Hit,
+    RankConfig,
+    ScoreExplanation,
+    access_boost,
+    feedback_boost,
+    mmr_select,
+    ranks_from_scores,
+    recency_factor,
+)
+
+__all__ = ["DocRecord", "RecallIndex"]
+
+log = logging.getLogger("reckon.recall")
+
+_FORMAT_VERSION = 1
+
+
+def _utc(t: datetime) -> datetime:
+    return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+
+
+@dataclass
+class DocRecord:
+    """What the index keeps about one document (memory)."""
+
+    id: str
+    text: str
+    time: datetime
+    importance: int = 3
+    scope: str | None = None
+    kind: str | None = None
+    owner: str | None = None
+    teams: tuple[str, ...] = ()
+    extra: dict[str, Any] = field(default_factory=dict)
+    context: str | None = None
+    access_count: int = 0
+    feedback: int = 0
+    embedded: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id, "text": self.text, "context": self.context,
+            "time": self.time.isoformat(), "importance": self.importance,
+            "scope": self.scope, "kind": self.kind, "owner": self.owner,
+            "teams": list(self.teams), "extra": self.extra,
+            "access_count": self.access_count, "feedback": self.feedback,
+            "embedded": self.embedded,
+        }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> DocRecord:
+        return cls(
+            id=d["id"], text=d["text"], context=d.get("context"),
+            time=_utc(datetime.fromisoformat(d["time"])), importance=int(d["importance"]),
+            scope=d.get("scope"), kind=d.get("kind"), owner=d.get("owner"),
+            teams=tuple(d.get("teams") or ()), extra=dict(d.get("extra") or {}),
+            access_count=int(d.get("access_count", 0)), feedback=int(d.get("feedback", 0)),
+            embedded=bool(d.get("embedded", False)),
+        )
+
+    def embed_text(self) -> str:
+        """Text given to the embedder: ``context`` (e.g. the preceding turn) then ``text``."""
+        return f"{self.context}\n{self.text}" if self.context else self.text
+
+
+class RecallIndex:
+    """Hybrid (BM25 + vector) recall over one tenant's documents.
+
+    :param directory: where to persist (created if missing); None = in memory only.
+    :param embedder: an :class:`~reckon.recall.embed.Embedder`; default
+        :func:`~reckon.recall.embed.default_embedder` (MiniLM if installed, else the
+        hashing fallback, with a warning). If MiniLM fails to load, the index switches
+        to the hashing embedder, logs a warning and says so in :attr:`embedder_name`.
+    :param config: default :class:`~reckon.recall.rank.RankConfig` for :meth:`search`.
+    :param autosave: persist after every write (use :meth:`batch` to group writes).
+    :raises StoreError: when the directory holds an unreadable index.
+    """
+
+    def __init__(
+        self,
+        directory: str | os.PathLike[str] | None = None,
+        *,
+        embedder: Embedder | None = None,
+        config: RankConfig | None = None,
+        autosave: bool = True,
+    ) -> None:
+        self.directory = Path(directory) if directory is not None else None
+        self.config = config or RankConfig()
+        self._embedder: Embedder = embedder if embedder is not None else default_embedder()
+        self._fallback_reason: str | None = None
+        self._docs: dict[str, DocRecord] = {}
+        self._row: dict[str, int] = {}
+        self._row_ids: list[str] = []
+        self._emb = np.zeros((0, DIM), dtype=np.float32)
+        self._n = 0
+        self._kw = KeywordIndex(k1=self.config.bm25_k1, b=self.config.bm25_b)
+        self._lock = threading.RLock()
+        self._autosave = autosave
+        self._batch_depth = 0
+        if self.directory is not None and (self.directory / "meta.json").exists():
+            self._load()
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def embedder_name(self) -> str:
+        """Name of the embedder in use; names the fallback and why, if one happened."""
+        if self._fallback_reason:
+            return f"{self._embedder.name} (fallback: {self._fallback_reason})"
+        return self._embedder.name
+
+    def __len__(self) -> int:
+        return len(self._docs)
+
+    def __contains__(self, doc_id: object) -> bool:
+        return doc_id in self._docs
+
+    def get(self, doc_id: str) -> DocRecord:
+        """The record of ``doc_id``. :raises UnknownMemory: when it is not indexed."""
+        try:
+            return self._docs[doc_id]
+        except KeyError:
+            raise UnknownMemory(f"no document {doc_id!r} in the recall index") from None
+
+    def ids(self) -> list[str]:
+        """All indexed ids, in insertion order."""
+        return list(self._docs)
+
+    def embedding(self, doc_id: str) -> np.ndarray | None:
+        """float32 ``(384,)`` embedding of ``doc_id``, or None if it has none."""
+        rec = self.get(doc_id)
+        return self._emb[self._row[doc_id]].copy() if rec.embedded else None
+
+    # ------------------------------------------------------------------ embedding
+    def _encode(self, texts: list[str]) -> np.ndarray | None:
+        """Encode or return None (logged) if the embedder is unavailable."""
+        if not texts:
+            return np.zeros((0, DIM), dtype=np.float32)
+        try:
+            out = self._embedder.encode(texts)
+        except EmbeddingUnavailable as exc:
+            if not isinstance(self._embedder, HashingEmbedder) and "load" in str(exc):
+                self._switch_to_fallback(str(exc))
+                return self._encode(texts)
+            log.warning("embedding failed, document(s) indexed by keyword only: %s", exc)
+            return None
+        if out.shape != (len(texts), DIM):
+            log.warning("embedder returned shape %s, expected %s", out.shape, (len(texts), DIM))
+            return None
+        return np.asarray(out, dtype=np.float32)
+
+    def _switch_to_fallback(self, reason: str) -> None:
+        log.warning("recall embedder %s unavailable, using hashing fallback: %s", self._embedder.name, reason)
+        self._fallback_reason = f"{self._embedder.name} unavailable"
+        self._embedder = HashingEmbedder()
+        self._reembed_all()
+
+    def _reembed_all(self) -> None:
+        ids = list(self._row_ids[: self._n])
+        if not ids:
+            return
+        vecs = self._encode([self._docs[i].embed_text() for i in ids])
+        for k, i in enumerate(ids):
+            r = self._row[i]
+            if vecs is None:
+                self._emb[r] = 0.0
+                self._docs[i].embedded = False
+            else:
+                self._emb[r] = vecs[k]
+                self._docs[i].embedded = True
+
+    # ------------------------------------------------------------------ writes
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[RecallIndex]:
+        """Group writes: one save at the end (and one BM25 rebuild at the next query)."""
+        with self._lock:
+            self._batch_depth += 1
+            try:
+                yield self
+            finally:
+                self._batch_depth -= 1
+                if self._batch_depth == 0:
+                    self._maybe_save()
+
+    def _maybe_save(self) -> None:
+        if self._autosave and self._batch_depth == 0 and self.directory is not None:
+            self.save()
+
+    def _place(self, rec: DocRecord, vec: np.ndarray | None) -> None:
+        if rec.id in self._row:
+            r = self._row[rec.id]
+        else:
+            if self._n == len(self._emb):
+                grown = np.zeros((max(16, 2 * len(self._emb)), DIM), dtype=np.float32)
+                grown[: self._n] = self._emb[: self._n]
+                self._emb = grown
+            r = self._n
+            self._n += 1
+            self._row[rec.id] = r
+            self._row_ids.append(rec.id)
+        self._emb[r] = vec if vec is not None else 0.0
+        rec.embedded = vec is not None
+        self._docs[rec.id] = rec
+
+    def add(
+        self,
+        doc_id: str,
+        text: str,
+        *,
+        time: datetime,
+        importance: int = 3,
+        scope: str | None = None,
+        kind: str | None = None,
+        owner: str | None = None,
+        teams: Iterable[str] = (),
+        context: str | None = None,
+        **extra: Any,
+    ) -> DocRecord:
+        """Index a document (replaces an existing one with the same id, keeping its
+        access count and feedback).
+
+        :param doc_id: the memory id (any non-empty string).
+        :param text: the searchable text (label + content).
+        :param time: creation / update time (naive = UTC); drives recency decay.
+        :param importance: 1-5.
+        :param context: extra text embedded (not keyword-indexed) before ``text``, e.g.
+            the preceding conversation turn.
+        :param extra: further filterable attributes (JSON-serialisable).
+        :raises InvalidInput: for an empty id, non-string text or importance outside 1-5.
+        """
+        return self.add_many([dict(id=doc_id, text=text, time=time, importance=importance,
+                                   scope=scope, kind=kind, owner=owner, teams=teams,
+                                   context=context, **extra)])[0]
+
+    def _records(self, docs: Iterable[dict[str, Any]]) -> list[DocRecord]:
+        recs: list[DocRecord] = []
+        for d in docs:
+            d = dict(d)
+            doc_id = d.pop("id")
+            text = d.pop("text")
+            if not isinstance(doc_id, str) or not doc_id:
+                raise InvalidInput("document id must be a non-empty string", field="id")
+            if not isinstance(text, str):
+                raise InvalidInput(f"text of {doc_id!r} must be a string", field="text")
+            t = d.pop("time")
+            if not isinstance(t, datetime):
+                raise InvalidInput(f"time of {doc_id!r} must be a datetime", field="time")
+            imp = int(d.pop("importance", 3))
+            if not 1 <= imp <= 5:
+                raise InvalidInput(f"importance of {doc_id!r} must be 1-5, got {imp}", field="importance")
+            old = self._docs.get(doc_id)
+            recs.append(DocRecord(
+                id=doc_id, text=text, time=_utc(t), importance=imp,
+                scope=d.pop("scope", None), kind=d.pop("kind", None), owner=d.pop("owner", None),
+                teams=tuple(d.pop("teams", ()) or ()), context=d.pop("context", None),
+                access_count=old.access_count if old else 0, feedback=old.feedback if old else 0,
+                extra=d,
+            ))
+        return recs
+
+    def add_many(self, docs: Iterable[dict[str, Any]]) -> list[DocRecord]:
+        """Index several documents (dicts with the keyword arguments of :meth:`add` plus
+        ``id``); embeds them in one batch."""
+        recs = self._records(docs)
+        vecs = self._encode([r.embed_text() for r in recs])
+        with self._lock:
+            for k, r in enumerate(recs):
+                self._place(r, None if vecs is None else vecs[k])
+            self._kw.add_many((r.id, r.text) for r in recs)
+            self._maybe_save()
+        return recs
+
+    def update(self, doc_id: str, **changes: Any) -> DocRecord:
+        """Change fields of an indexed document (same keywords as :meth:`add`); keeps
+        access count and feedback; re-embeds only when ``text`` or ``context`` changes.
+
+        :raises UnknownMemory: when ``doc_id`` is not indexed.
+        :raises InvalidInput: as :meth:`add`.
+        """
+        rec = self.get(doc_id)
+        d: dict[str, Any] = dict(rec.extra)
+        d.update(id=doc_id, text=rec.text, time=rec.time, importance=rec.importance,
+                 scope=rec.scope, kind=rec.kind, owner=rec.owner, teams=rec.teams,
+                 context=rec.context)
+        d.update(changes)
+        if "text" in changes or "context" in changes or not rec.embedded:
+            return self.add_many([d])[0]
+        with self._lock:
+            vec = self._emb[self._row[doc_id]].copy()
+            new = self._records([d])[0]
+            self._place(new, vec)
+            self._kw.add(new.id, new.text)
+            self._maybe_save()
+        return new
+
+    def remove(self, doc_id: str) -> None:
+        """Remove ``doc_id`` from search (superseded / deleted). No error if absent."""
+        with self._lock:
+            if doc_id not in self._docs:
+                return
+            r = self._row.pop(doc_id)
+            last = self._n - 1
+            if r != last:
+                moved = self._row_ids[last]
+                self._emb[r] = self._emb[last]
+                self._row_ids[r] = moved
+                self._row[moved] = r
+            self._emb[last] = 0.0
+            self._row_ids.pop()
+            self._n -= 1
+            del self._docs[doc_id]
+            self._kw.remove(doc_id)
+            self._maybe_save()
+
+    def record_access(self, doc_id: str, count: int = 1) -> int:
+        """Count a retrieval of ``doc_id`` that was used; returns the new count.
+        :raises UnknownMemory: when ``doc_id`` is not indexed."""
+        with self._lock:
+            rec = self.get(doc_id)
+            rec.access_count += count
+            self._maybe_save()
+            return rec.access_count
+
+    def feedback(self, doc_id: str, vote: int) -> int:
+        """Record a +1 / -1 rating; returns the net feedback.
+        :raises InvalidInput: when ``vote`` is not +1 or -1.
+        :raises UnknownMemory: when ``doc_id`` is not indexed."""
+        if vote not in (1, -1):
+            raise InvalidInput(f"feedback vote must be +1 or -1, got {vote!r}", field="vote")
+        with self._lock:
+            rec = self.get(doc_id)
+            rec.feedback += vote
+            self._maybe_save()
+            return rec.feedback
+
+    # ------------------------------------------------------------------ persistence
+    def save(self) -> None:
+        """Write ``meta.json`` and ``embeddings.npy`` atomically.
+        :raises StoreError: on I/O failure or when the index has no directory."""
+        if self.directory is None:
+            raise StoreError("this recall index has no directory to save to")
+        with self._lock:
+            try:
+                self.directory.mkdir(parents=True, exist_ok=True)
+                ids = self._row_ids[: self._n]
+                meta = {
+                    "version": _FORMAT_VERSION,
+                    "embedder": self._embedder.name,
+                    "dim": DIM,
+                    "docs": [self._docs[i].to_json() for i in ids],
+                }
+                tmp_e = self.directory / "embeddings.npy.tmp"
+                with open(tmp_e, "wb") as f:
+                    np.save(f, self._emb[: self._n])
+                tmp_m = self.directory / "meta.json.tmp"
+                tmp_m.write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
+                os.replace(tmp_e, self.directory / "embeddings.npy")
+                os.replace(tmp_m, self.directory / "meta.json")
+            except OSError as exc:
+                raise StoreError(f"cannot save recall index to {self.directory}: {exc}") from exc
+
+    def _load(self) -> None:
+        assert self.directory is not None
+        try:
+            meta = json.loads((self.directory / "meta.json").read_text(encoding="utf-8"))
+            emb = np.load(self.directory / "embeddings.npy")
+        except (OSError, ValueError) as exc:
+            raise StoreError(f"cannot read recall index in {self.directory}: {exc}") from exc
+        docs = [DocRecord.from_json(d) for d in meta["docs"]]
+        if emb.shape != (len(docs), DIM):
+            raise StoreError(f"recall index in {self.directory} is inconsistent: "
+                             f"{len(docs)} docs but embeddings of shape {emb.shape}")
+        self._emb = np.array(emb, dtype=np.float32)
+        self._n = len(docs)
+        for r, d in enumerate(docs):
+            self._docs[d.id] = d
+            self._row[d.id] = r
+            self._row_ids.append(d.id)
+        self._kw.add_many((d.id, d.text) for d in docs)
+        if meta.get("embedder") != self._embedder.name:
+            log.info("recall index embedder changed (%s -> %s): re-embedding %d docs",
+                     meta.get("embedder"), self._embedder.name, len(docs))
+            self._reembed_all()
+
+    # ------------------------------------------------------------------ reads
+    def _eligible(
+        self,
+        allowed_ids: Collection[str] | None,
+        kinds: Collection[str] | None,
+        scopes: Collection[str] | None,
+        owner: str | None,
+        min_importance: int | None,
+        max_importance: int | None,
+        where: Callable[[DocRecord], bool] | None,
+    ) -> np.ndarray:
+        ok = np.zeros(self._n, dtype=bool)
+        allowed = set(allowed_ids) if allowed_ids is not None else None
+        for r in range(self._n):
+            d = self._docs[self._row_ids[r]]
+            if allowed is not None and d.id not in allowed:
+                continue
+            if kinds is not None and d.kind not in kinds:
+                continue
+            if scopes is not None and d.scope not in scopes:
+                continue
+            if owner is not None and d.owner != owner:
+                continue
+            if min_importance is not None and d.importance < min_importance:
+                continue
+            if max_importance is not None and d.importance > max_importance:
+                continue
+            if where is not None and not where(d):
+                continue
+            ok[r] = True
+        return ok
+
+    def _bm25_by_row(self, query: str | list[str]) -> np.ndarray:
+        ids, s = self._kw.scores(query)
+        out = np.zeros(self._n, dtype=np.float32)
+        for i, v in zip(ids, s):
+            out[self._row[i]] = v
+        return out
+
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        allowed_ids: Collection[str] | None = None,
+        kinds: Collection[str] | None = None,
+        scopes: Collection[str] | None = None,
+        owner: str | None = None,
+        min_importance: int | None = None,
+        max_importance: int | None = None,
+        where: Callable[[DocRecord], bool] | None = None,
+        now: datetime | None = None,
+        config: RankConfig | None = None,
+        explain: bool = False,
+    ) -> list[Hit]:
+        """Hybrid search (see :mod:`reckon.recall.rank` for the formulae).
+
+        Only documents passing every given filter are ranked (``allowed_ids`` is the
+        caller's eligibility set). If the query cannot be embedded, ranking degrades to
+        BM25 alone.
+
+        :param limit: maximum number of hits.
+        :param now: reference time for recency decay (default: current UTC time).
+        :param config: overrides the index's :class:`RankConfig` for this call (BM25
+            ``k1``/``b`` are fixed at construction).
+        :param explain: attach a :class:`ScoreExplanation` to each hit.
+        :returns: hits with ``.id`` and ``.score``, scores non-increasing.
+        """
+        cfg = config or self.config
+        now = _utc(now) if now is not None else datetime.now(timezone.utc)
+        with self._lock:
+            n = self._n
+            if n == 0 or limit <= 0:
+                return []
+            elig = self._eligible(allowed_ids, kinds, scopes, owner, min_importance, max_importance, where)
+            if not elig.any():
+                return []
+            emb = self._emb[:n]
+            has = np.array([self._docs[i].embedded for i in self._row_ids[:n]], dtype=bool)
+            bm = self._bm25_by_row(query) if cfg.use_keyword else np.zeros(n, dtype=np.float32)
+            cos = np.full(n, np.nan, dtype=np.float32)
+            qv = None
+            if cfg.use_vector and has.any():
+                enc = self._encode([query])
+                if enc is not None:
+                    qv = enc[0]
+                    cos = np.where(has, emb @ qv, np.nan).astype(np.float32)
+
+            def fuse(bm: np.ndarray, cos: np.ndarray) -> tuple[dict[int, int], dict[int, int], dict[int, float]]:
+                kr = ranks_from_scores(bm, elig, cfg.depth) if cfg.use_keyword else {}
+                # cosine may be <= 0 for relevant-ish docs: shift so every embedded doc is rankable
+                vr = ranks_from_scores(cos + 2.0, elig, cfg.depth) if qv is not None else {}
+                fused: dict[int, float] = {}
+                for p, r in kr.items():
+                    fused[p] = fused.get(p, 0.0) + cfg.keyword_weight / (cfg.rrf_k + r)
+                for p, r in vr.items():
+                    fused[p] = fused.get(p, 0.0) + cfg.vector_weight / (cfg.rrf_k + r)
+                return kr, vr, fused
+
+            kr, vr, fused = fuse(bm, cos)
+            if cfg.prf_docs > 0 and fused:
+                top = sorted(fused, key=lambda p: -fused[p])[: cfg.prf_docs]
+                bm, cos = self._feedback(query, top, bm, cos, qv, emb, has, cfg)
+                kr, vr, fused = fuse(bm, cos)
+            if not fused:
+                return []
+            pos = np.array(sorted(fused, key=lambda p: (-fused[p], p)), dtype=np.int64)
+            rrf = np.array([fused[int(p)] for p in pos], dtype=np.float64)
+            docs = [self._docs[self._row_ids[int(p)]] for p in pos]
+            rec = np.array([recency_factor(d.time, now, cfg.half_life_days) for d in docs])
+            acc = np.array([access_boost(d.access_count, cfg.access_weight) for d in docs])
+            fb = np.array([feedback_boost(d.feedback, cfg.feedback_weight) for d in docs])
+            rel = rrf * rec * acc * fb
+            lam = cfg.mmr_lambda if cfg.mmr_lambda is not None and cfg.mmr_lambda < 1.0 else None
+            if lam is not None:
+                order, finals, sims = mmr_select(rel, emb[pos].astype(np.float64), lam, limit)
+            else:
+                order = list(np.argsort(-rel, kind="stable")[:limit])
+                finals = [float(rel[j]) for j in order]
+                sims = [0.0] * len(order)
+            hits: list[Hit] = []
+            for j, fin, sim in zip(order, finals, sims):
+                p = int(pos[j])
+                ex = None
+                if explain:
+                    ex = ScoreExplanation(
+                        bm25_rank=kr.get(p), bm25_score=float(bm[p]) if p in kr else None,
+                        vector_rank=vr.get(p),
+                        cosine=None if math.isnan(float(cos[p])) else float(cos[p]),
+                        rrf=float(rrf[j]), recency=float(rec[j]), access_boost=float(acc[j]),
+                        feedback_boost=float(fb[j]), relevance=float(rel[j]), mmr_lambda=lam,
+                        mmr_similarity=float(sim), mmr_penalty=(1.0 - lam) * float(sim) if lam else 0.0,
+                        final=float(fin),
+                    )
+                hits.append(Hit(id=docs[j].id, score=float(fin), explanation=ex))
+            return hits
+
+    def _feedback(
+        self, query: str, top: list[int], bm: np.ndarray, cos: np.ndarray, qv: np.ndarray | None,
+        emb: np.ndarray, has: np.ndarray, cfg: RankConfig,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Pseudo-relevance feedback from the first-pass fused top documents.
+
+        Keyword side (RM3-like, Lavrenko & Croft 2001; Abdul-Jaleel et al. 2004): the
+        ``prf_terms`` terms with the highest ``tf_in_feedback_docs * idf`` not already
+        in the query are scored as a second BM25 query whose scores are added with
+        weight ``prf_keyword_weight``. Vector side (Rocchio 1971): the query vector
+        becomes ``normalise(q + prf_vector_weight * mean(top embeddings))``.
+        """
+        qtok = set(tokenize(query))
+        if cfg.use_keyword and cfg.prf_keyword_weight > 0:
+            tf: Counter[str] = Counter()
+            for p in top:
+                for t in set(self._kw.tokens(self._row_ids[p])):
+                    if t not in qtok:
+                        tf[t] += 1
+            n = max(1, self._n)
+            df = self._kw.document_frequencies(tf)
+            weighted = {t: c * math.log(1 + n / (1 + df.get(t, 0))) for t, c in tf.items() if c >= 2}
+            terms = [t for t, _ in sorted(weighted.items(), key=lambda kv: (-kv[1], kv[0]))[: cfg.prf_terms]]
+            if terms:
+                extra = self._bm25_by_row(terms)
+                bm = bm + cfg.prf_keyword_weight * extra
+        if qv is not None and cfg.prf_vector_weight > 0:
+            sel = [p for p in top if has[p]]
+            if sel:
+                q2 = qv + cfg.prf_vector_weight * emb[sel].mean(axis=0)
+                q2 = q2 / max(1e-12, float(np.linalg.norm(q2)))
+                cos = np.where(has, emb @ q2, np.nan).astype(np.float32)
+        return bm, cos
+
+    def rank_by_similarity(self, query_text: str, ids: Iterable[str]) -> list[tuple[str, float]]:
+        """Order ``ids`` by cosine similarity to ``query_text`` (for items inside bundle
+        blocks; eligibility is decided by the caller).
+
+        Ids without an embedding (or all ids, if the query cannot be embedded) get
+        cosine 0.0 and keep their given relative order after the positive ones. Unknown
+        ids are ignored.
+
+        :returns: ``[(id, cosine), ...]`` sorted by cosine, descending (stable).
+        """
+        known = [i for i in ids if i in self._docs]
+        if not known:
+            return []
+        enc = self._encode([query_text])
+        with self._lock:
+            out = []
+            for i in known:
+                rec = self._docs[i]
+                c = float(self._emb[self._row[i]] @ enc[0]) if enc is not None and rec.embedded else 0.0
+                out.append((i, c))
+        return sorted(out, key=lambda t: -t[1])

@@ -1,0 +1,281 @@
+"""RecallIndex: hybrid search, eligibility, rescoring, explain, persistence, failures."""
+
+from __future__ import annotations
+
+import json
+import logging
+from datetime import timedelta
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from reckon._errors import InvalidInput, StoreError, UnknownMemory
+from reckon.recall import EmbeddingUnavailable, HashingEmbedder, RankConfig, RecallIndex
+from reckon.recall.keyword import KeywordIndex
+
+from .conftest import NOW
+
+OFF = dict(half_life_days=None, access_weight=0.0, feedback_weight=0.0, mmr_lambda=None)
+
+DOCS = {
+    "m1": "Keep Meta ad spend under 40000 USD per month",
+    "m2": "The user prefers short answers with bullet points",
+    "m3": "ROAS target for the spring campaign is above 3",
+    "m4": "Weekly report goes to the marketing team on Mondays",
+    "m5": "The hiring plan needs two backend engineers by June",
+}
+
+
+def make(embedder=None, **cfg) -> RecallIndex:  # type: ignore[no-untyped-def]
+    ix = RecallIndex(None, embedder=embedder or HashingEmbedder(), config=RankConfig(**{**OFF, **cfg}))
+    for i, (k, t) in enumerate(DOCS.items()):
+        ix.add(k, t, time=NOW - timedelta(days=i), importance=3, kind="fact", scope="company")
+    return ix
+
+
+class BrokenEmbedder:
+    name = "broken"
+    dim = 384
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        raise EmbeddingUnavailable("encoding failed (RuntimeError: out of memory)")
+
+
+class UnloadableEmbedder:
+    name = "all-MiniLM-L6-v2"
+    dim = 384
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        raise EmbeddingUnavailable("cannot load all-MiniLM-L6-v2 (ImportError: no torch)")
+
+
+def test_keyword_index_finds_keyword_matches_and_rebuilds_lazily() -> None:
+    kw = KeywordIndex()
+    kw.add_many(DOCS.items())
+    ids, s = kw.scores("bullet points please")
+    assert ids[int(np.argmax(s))] == "m2" and (s > 0).sum() == 1
+    assert kw.rebuilds == 1
+    kw.scores("hiring")
+    assert kw.rebuilds == 1  # clean: no rebuild
+    kw.add("m6", "bullet journal habits")
+    ids, s = kw.scores("bullet")
+    assert kw.rebuilds == 2 and {ids[i] for i in np.flatnonzero(s)} == {"m2", "m6"}
+    kw.remove("m2")
+    ids, s = kw.scores("bullet")
+    assert "m2" not in ids and {ids[i] for i in np.flatnonzero(s)} == {"m6"}
+
+
+def test_bm25_only_search_finds_keyword_match() -> None:
+    ix = make(use_vector=False)
+    hits = ix.search("backend engineers", now=NOW)
+    assert [h.id for h in hits] == ["m5"]  # only docs sharing a term are retrieved
+    assert ix.search("zzz unknown words", now=NOW) == []
+
+
+def test_hashing_vector_neighbour_ranks_first() -> None:
+    ix = make(use_keyword=False)
+    hits = ix.search("hire backend engineer", now=NOW)  # 'engineer' != 'engineers' for BM25
+    assert hits[0].id == "m5"
+    assert len(hits) == len(DOCS)  # vector ranking covers every embedded doc
+
+
+def test_minilm_semantic_neighbour_ranks_first(minilm) -> None:  # type: ignore[no-untyped-def]
+    ix = make(embedder=minilm)
+    assert ix.embedder_name == "all-MiniLM-L6-v2"
+    # no shared keyword with m1: found by meaning
+    hits = ix.search("how much may we pay Facebook for advertising", now=NOW)
+    assert hits[0].id == "m1"
+    hits = ix.search("recruiting software developers", now=NOW, config=RankConfig(use_keyword=False, **OFF))
+    assert hits[0].id == "m5"
+
+
+def test_allowed_ids_and_filters_restrict_results() -> None:
+    ix = make()
+    ix.add("t1", "team note about bullet points", time=NOW, kind="preference", scope="team", importance=2)
+    hits = ix.search("bullet points", allowed_ids={"m3", "t1"}, now=NOW)
+    assert {h.id for h in hits} <= {"m3", "t1"} and hits[0].id == "t1"
+    assert [h.id for h in ix.search("bullet points", kinds={"preference"}, now=NOW)] == ["t1"]
+    assert "t1" not in {h.id for h in ix.search("bullet points", min_importance=3, now=NOW)}
+    assert ix.search("bullet", allowed_ids=set(), now=NOW) == []
+
+
+def test_remove_takes_document_out_of_search() -> None:
+    ix = make()
+    ix.remove("m2")
+    assert "m2" not in {h.id for h in ix.search("bullet points answers", now=NOW, limit=10)}
+    assert "m2" not in ix and len(ix) == 4
+    ix.remove("m2")  # idempotent
+    with pytest.raises(UnknownMemory):
+        ix.get("m2")
+
+
+def test_recency_decay_in_search() -> None:
+    ix = RecallIndex(None, embedder=HashingEmbedder(), config=RankConfig(**{**OFF, "half_life_days": 10}))
+    ix.add("old", "budget cap for meta", time=NOW - timedelta(days=10))
+    ix.add("new", "budget cap for meta", time=NOW)
+    hits = ix.search("budget cap meta", now=NOW, explain=True)
+    assert [h.id for h in hits] == ["new", "old"]
+    old = hits[1].explanation
+    assert old is not None and old.recency == pytest.approx(0.5)
+    assert hits[1].score == pytest.approx(0.5 * old.rrf)
+
+
+def test_access_and_feedback_reorder_ties() -> None:
+    ix = RecallIndex(None, embedder=HashingEmbedder(), config=RankConfig(half_life_days=None, mmr_lambda=None))
+    ix.add("a", "meta budget", time=NOW)
+    ix.add("b", "meta budget", time=NOW)
+    assert [h.id for h in ix.search("meta budget", now=NOW)] == ["a", "b"]
+    assert ix.record_access("b", 3) == 3
+    assert [h.id for h in ix.search("meta budget", now=NOW)] == ["b", "a"]
+    ix.feedback("b", -1)
+    ix.feedback("b", -1)
+    ix.feedback("a", +1)
+    assert [h.id for h in ix.search("meta budget", now=NOW)] == ["a", "b"]
+    with pytest.raises(InvalidInput):
+        ix.feedback("a", 2)
+    with pytest.raises(UnknownMemory):
+        ix.record_access("zzz")
+
+
+def test_mmr_demotes_near_duplicate_in_search() -> None:
+    cfg = RankConfig(half_life_days=None, access_weight=0, feedback_weight=0, mmr_lambda=0.5)
+    ix = RecallIndex(None, embedder=HashingEmbedder(), config=cfg)
+    ix.add("a", "meta budget cap 40k monthly", time=NOW)
+    ix.add("a2", "meta budget cap 40k monthly!", time=NOW)
+    ix.add("c", "meta budget review with finance", time=NOW)
+    plain = [h.id for h in ix.search("meta budget cap", now=NOW, config=cfg.model_copy(update={"mmr_lambda": None}))]
+    assert plain.index("a2") < plain.index("c")
+    hits = ix.search("meta budget cap", now=NOW, explain=True)
+    ids = [h.id for h in hits]
+    assert ids.index("c") < ids.index("a2")
+    dup = hits[ids.index("a2")].explanation
+    assert dup is not None and dup.mmr_similarity > 0.95
+
+
+def test_explain_components_compose_to_final_score() -> None:
+    ix = RecallIndex(None, embedder=HashingEmbedder(),
+                     config=RankConfig(half_life_days=30, access_weight=0.1, feedback_weight=0.2, mmr_lambda=0.7))
+    for i, (k, t) in enumerate(DOCS.items()):
+        ix.add(k, t, time=NOW - timedelta(days=7 * i))
+    ix.record_access("m3", 4)
+    ix.feedback("m1", 1)
+    hits = ix.search("spend target for the campaign", now=NOW, explain=True, limit=5)
+    assert hits
+    exs = [h.explanation for h in hits]
+    assert all(e is not None for e in exs)
+    max_rel = max(e.relevance for e in exs if e)  # top relevance is always picked first
+    for h, e in zip(hits, exs):
+        assert e is not None
+        assert e.relevance == pytest.approx(e.rrf * e.recency * e.access_boost * e.feedback_boost)
+        assert e.final == pytest.approx(h.score)
+        assert e.recompute(max_rel) == pytest.approx(e.final)
+        ranks = [r for r in (e.bm25_rank, e.vector_rank) if r is not None]
+        assert e.rrf == pytest.approx(sum(1 / (60 + r) for r in ranks))
+        assert (e.bm25_rank is None) == (e.bm25_score is None)
+    assert exs[0] is not None and exs[0].mmr_penalty == 0.0
+
+
+def test_persistence_round_trip(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    d = tmp_path / "tenant-a" / "recall"
+    ix = RecallIndex(d, embedder=HashingEmbedder())
+    with ix.batch():
+        for k, t in DOCS.items():
+            ix.add(k, t, time=NOW, importance=4, scope="team", teams=["growth"], owner="u1", kind="fact", source="operator")
+    ix.record_access("m1", 2)
+    ix.feedback("m2", 1)
+    ix.remove("m4")
+    meta = json.loads((d / "meta.json").read_text())
+    assert meta["embedder"] == "hashing-384" and len(meta["docs"]) == 4
+    assert np.load(d / "embeddings.npy").shape == (4, 384)
+
+    back = RecallIndex(d, embedder=HashingEmbedder())
+    assert sorted(back.ids()) == ["m1", "m2", "m3", "m5"]
+    r = back.get("m1")
+    assert (r.access_count, r.importance, r.scope, r.teams, r.owner, r.extra) == (2, 4, "team", ("growth",), "u1", {"source": "operator"})
+    assert back.get("m2").feedback == 1 and r.time == NOW
+    for i in back.ids():
+        assert np.allclose(back.embedding(i), ix.embedding(i))
+    q = "bullet points"
+    assert [(h.id, round(h.score, 9)) for h in back.search(q, now=NOW)] == \
+        [(h.id, round(h.score, 9)) for h in ix.search(q, now=NOW)]
+
+
+def test_corrupt_directory_raises_store_error(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "meta.json").write_text("{not json")
+    with pytest.raises(StoreError, match="cannot read recall index"):
+        RecallIndex(tmp_path, embedder=HashingEmbedder())
+
+
+def test_update_keeps_usage_and_reembeds_on_text_change() -> None:
+    ix = make()
+    ix.record_access("m2", 5)
+    before = ix.embedding("m2")
+    ix.update("m2", importance=5)
+    assert ix.get("m2").importance == 5 and ix.get("m2").access_count == 5
+    assert np.allclose(ix.embedding("m2"), before)
+    ix.update("m2", text="The user wants long detailed prose")
+    assert not np.allclose(ix.embedding("m2"), before)
+    assert [h.id for h in ix.search("detailed prose", now=NOW, config=RankConfig(use_vector=False, **OFF))] == ["m2"]
+    assert ix.search("bullet", now=NOW, config=RankConfig(use_vector=False, **OFF)) == []
+    with pytest.raises(InvalidInput):
+        ix.update("m2", importance=9)
+
+
+def test_embedding_failure_still_found_by_keyword(caplog) -> None:  # type: ignore[no-untyped-def]
+    with caplog.at_level(logging.WARNING, logger="reckon.recall"):
+        ix = RecallIndex(None, embedder=BrokenEmbedder(), config=RankConfig(**OFF))
+        ix.add("m1", "Keep Meta ad spend under 40000 USD", time=NOW)
+    assert "keyword only" in caplog.text
+    assert ix.get("m1").embedded is False and ix.embedding("m1") is None
+    hits = ix.search("meta spend", now=NOW, explain=True)
+    assert [h.id for h in hits] == ["m1"]
+    assert hits[0].explanation is not None and hits[0].explanation.vector_rank is None
+    assert ix.rank_by_similarity("meta", ["m1"]) == [("m1", 0.0)]
+
+
+def test_model_load_failure_switches_to_visible_fallback(caplog) -> None:  # type: ignore[no-untyped-def]
+    with caplog.at_level(logging.WARNING, logger="reckon.recall"):
+        ix = RecallIndex(None, embedder=UnloadableEmbedder(), config=RankConfig(**OFF))
+        ix.add("m1", "Keep Meta ad spend under 40000 USD", time=NOW)
+    assert "hashing fallback" in caplog.text
+    assert ix.embedder_name == "hashing-384 (fallback: all-MiniLM-L6-v2 unavailable)"
+    assert ix.get("m1").embedded is True
+
+
+def test_rank_by_similarity_orders_given_ids() -> None:
+    ix = make()
+    out = ix.rank_by_similarity("bullet point answers", ["m1", "m2", "m5", "unknown"])
+    assert [i for i, _ in out][0] == "m2" and len(out) == 3
+    assert [c for _, c in out] == sorted((c for _, c in out), reverse=True)
+
+
+def test_invalid_input_is_refused() -> None:
+    ix = make()
+    with pytest.raises(InvalidInput):
+        ix.add("", "x", time=NOW)
+    with pytest.raises(InvalidInput):
+        ix.add("x", "x", time=NOW, importance=0)
+    with pytest.raises(InvalidInput):
+        ix.add("x", "x", time="2026-01-01")  # type: ignore[arg-type]
+
+
+_IX = make(half_life_days=30, access_weight=0.1, feedback_weight=0.2, mmr_lambda=0.7)
+for _i in range(20):
+    _IX.add(f"x{_i}", f"note {_i} about meta budget spend {'team' if _i % 2 else 'bullet'} item",
+            time=NOW - timedelta(days=_i))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    allowed=st.sets(st.sampled_from(_IX.ids() + ["ghost"]), max_size=12),
+    query=st.text(alphabet="abcdefghijklmnopqrstuvwxyz meta budget", max_size=30),
+    limit=st.integers(min_value=1, max_value=30),
+)
+def test_search_respects_allowed_ids_and_sorts_scores(allowed: set[str], query: str, limit: int) -> None:
+    hits = _IX.search(query, allowed_ids=allowed, limit=limit, now=NOW)
+    assert {h.id for h in hits} <= allowed
+    assert len(hits) <= limit and len({h.id for h in hits}) == len(hits)
+    scores = [h.score for h in hits]
+    assert scores == sorted(scores, reverse=True)
