@@ -56,7 +56,6 @@ _PREFIXES = (
     "PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>\n"
 )
 _Q_NODE = _PREFIXES + "SELECT ?m ?g ?p ?o WHERE { GRAPH ?g { ?m ?p ?o } }"
-_Q_SCHEMA = "SELECT ?s ?p ?o WHERE { GRAPH <urn:reckon:graph:schema> { ?s ?p ?o } }"
 _Q_TYPES = "SELECT ?x ?t WHERE { GRAPH ?g { ?x a ?t } FILTER(?g != <urn:reckon:graph:inferred>) }"
 _Q_ACTIVE = _PREFIXES + "ASK { ?m a rk:ActiveMemory }"
 _Q_SAME_SCOPE = _PREFIXES + (
@@ -71,6 +70,11 @@ _Q_ALL = _PREFIXES + (
     "SELECT ?m ?g ?p ?o WHERE { GRAPH <urn:reckon:graph:memories> { ?m rk:kind ?k } GRAPH ?g { ?m ?p ?o } }"
 )
 _Q_EXISTS = "ASK { GRAPH <urn:reckon:graph:memories> { ?x a ?t } }"
+
+
+#: SchemaViews by SCHEMA-graph digest, shared by tenants with the same modules.
+_VIEWS: dict[str, R.SchemaView] = {}
+_VIEWS_LOCK = threading.Lock()
 
 
 def _now() -> datetime:
@@ -101,6 +105,7 @@ class MemoryService:
         self._validator = validator
         self._clock = clock
         self._schema: R.SchemaView | None = None
+        self._schema_rows: tuple[str, list[Triple]] | None = None
         self._tl = threading.local()
 
     def _query(self, sparql: str, substitutions: dict[Any, Any] | None = None) -> Any:
@@ -123,17 +128,28 @@ class MemoryService:
     # ------------------------------------------------------------------------------
     # schema and validation
     # ------------------------------------------------------------------------------
+    def _schema_triples(self) -> tuple[str, list[Triple]]:
+        if self._schema_rows is None:
+            from reckon.memory._shacl import read_schema
+
+            self._schema_rows = read_schema(self._query)
+        return self._schema_rows
+
     @property
     def schema(self) -> R.SchemaView:
         """The tenant's memory classes and property specs (cached; see :meth:`reload_schema`)."""
         if self._schema is None:
-            rows = self._query(_Q_SCHEMA)
-            self._schema = R.SchemaView(Triple(r["s"], r["p"], r["o"]) for r in rows)
+            key, triples = self._schema_triples()
+            with _VIEWS_LOCK:
+                if key not in _VIEWS:
+                    _VIEWS[key] = R.SchemaView(triples)
+                self._schema = _VIEWS[key]
         return self._schema
 
     def reload_schema(self) -> None:
         """Forget the cached schema (after the tenant's SCHEMA graph changed)."""
         self._schema = None
+        self._schema_rows = None
         if hasattr(self._validator, "reset"):
             self._validator.reset()  # type: ignore[union-attr]
 
@@ -141,7 +157,7 @@ class MemoryService:
         if self._validator is None:
             from reckon.memory._shacl import default_validator
 
-            self._validator = default_validator(self._query)
+            self._validator = default_validator(self._schema_triples)
         self._validator(focus, triples)
 
     # ------------------------------------------------------------------------------
