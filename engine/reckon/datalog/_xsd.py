@@ -18,7 +18,7 @@ import math
 import re
 import struct
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Final
 
 import numpy as np
@@ -162,22 +162,41 @@ def format_decimal(d: Decimal) -> str:
     return s
 
 
+def _shortest(x: float, single: bool) -> str:
+    s: str = np.format_float_positional(np.float32(x) if single else x, unique=True, trim="-")
+    # numpy breaks a tie between two equally short round-tripping digit strings
+    # half-even; Rust (Oxigraph) rounds the last digit half-up: 131072.625f32 -> "131072.63"
+    exact = Decimal(x)  # the binary value, exactly
+    digits = exact.as_tuple().digits
+    sig = sum(c.isdigit() for c in s.lstrip("-0.").replace(".", "")) if s.strip("-0.") else 0
+    if sig and len(digits) == sig + 1 and digits[-1] == 5:
+        shift = exact.adjusted() - sig + 1
+        up = exact.scaleb(-shift).to_integral_value(rounding=ROUND_HALF_UP).scaleb(shift)
+        candidate = format(up, "f")
+        if "." in candidate:
+            candidate = candidate.rstrip("0").rstrip(".")
+        back = to_f32(float(candidate)) if single else float(candidate)
+        if back == x:
+            return candidate
+    return s
+
+
 def format_double(x: float) -> str:
     """Shortest round-tripping positional form of a double, as Oxigraph prints it."""
     if math.isnan(x):
         return "NaN"
     if math.isinf(x):
         return "INF" if x > 0 else "-INF"
-    return np.format_float_positional(x, unique=True, trim="-")
+    return _shortest(x, False)
 
 
 def format_float(x: float) -> str:
-    """Shortest round-tripping positional form of a single-precision float."""
+    """Shortest round-tripping positional form of a single-precision float, as Oxigraph prints it."""
     if math.isnan(x):
         return "NaN"
     if math.isinf(x):
         return "INF" if x > 0 else "-INF"
-    return np.format_float_positional(np.float32(x), unique=True, trim="-")
+    return _shortest(x, True)
 
 
 def format_numeric(rank: int, v: int | Decimal | float) -> str:
