@@ -14,6 +14,7 @@ membership tests and for deltas. Variable-predicate patterns iterate ``spo.items
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterable
 
 from pyoxigraph import BlankNode, Literal, NamedNode, Triple
@@ -148,8 +149,8 @@ class FactStore:
 
     def __init__(self, facts: Iterable[Fact] = (), *, indexed: bool = True) -> None:
         self.facts: set[Fact] = set()
-        self.spo: dict[int, dict[int, set[int]]] = {}
-        self.pos: dict[int, dict[int, set[int]]] = {}
+        self.spo: dict[int, defaultdict[int, set[int]]] = {}
+        self.pos: dict[int, defaultdict[int, set[int]]] = {}
         self.count: dict[int, int] = {}
         self.indexed = indexed
         self.add_all(facts)
@@ -167,61 +168,38 @@ class FactStore:
         """Add one fact; ``True`` if it was new."""
         if fact in self.facts:
             return False
-        self.facts.add(fact)
-        if self.indexed:
-            s, p, o = fact
-            sp = self.spo.get(p)
-            if sp is None:
-                sp = self.spo[p] = {}
-                self.pos[p] = {}
-                self.count[p] = 0
-            os_ = sp.get(s)
-            if os_ is None:
-                sp[s] = {o}
-            else:
-                os_.add(o)
-            ps = self.pos[p]
-            ss = ps.get(o)
-            if ss is None:
-                ps[o] = {s}
-            else:
-                ss.add(s)
-            self.count[p] += 1
+        self.add_all((fact,))
         return True
 
     def add_all(self, facts: Iterable[Fact]) -> list[Fact]:
         """Add facts; returns those that were new, in order."""
-        added = []
-        if not self.indexed:
-            for f in facts:
-                if f not in self.facts:
-                    self.facts.add(f)
-                    added.append(f)
+        all_ = self.facts
+        added = [f for f in facts if f not in all_]
+        if len(added) > 1:
+            added = list(dict.fromkeys(added))
+        all_.update(added)
+        if not self.indexed or not added:
             return added
-        spo, pos, count, all_ = self.spo, self.pos, self.count, self.facts
-        for f in facts:
-            if f in all_:
-                continue
-            all_.add(f)
-            added.append(f)
-            s, p, o = f
+        by_p: dict[int, list[Fact]] = {}
+        for f in added:
+            g = by_p.get(f[1])
+            if g is None:
+                by_p[f[1]] = [f]
+            else:
+                g.append(f)
+        spo, pos, count = self.spo, self.pos, self.count
+        for p, group in by_p.items():
             sp = spo.get(p)
             if sp is None:
-                sp = spo[p] = {}
-                pos[p] = {}
+                sp = spo[p] = defaultdict(set)
+                ps = pos[p] = defaultdict(set)
                 count[p] = 0
-            os_ = sp.get(s)
-            if os_ is None:
-                sp[s] = {o}
             else:
-                os_.add(o)
-            ps = pos[p]
-            ss = ps.get(o)
-            if ss is None:
-                ps[o] = {s}
-            else:
-                ss.add(s)
-            count[p] += 1
+                ps = pos[p]
+            for s, _, o in group:
+                sp[s].add(o)
+                ps[o].add(s)
+            count[p] += len(group)
         return added
 
     def remove(self, fact: Fact) -> bool:

@@ -51,6 +51,9 @@ from reckon.datalog.model import (
 
 __all__ = ["Plan", "PlanCompiler", "RuleInfo", "instantiate", "instantiate_fact", "order_elements", "pattern_predicate", "prepare_rule"]
 
+DELTA_FACTOR = 0.05
+"""Estimated size of a semi-naive delta relative to the full relation (join ordering)."""
+
 _E: frozenset[int] = frozenset()
 _ED: dict[int, Any] = {}
 
@@ -91,7 +94,8 @@ def order_elements(
     :param prebound: variables bound before the body (head variables in check mode,
         correlated variables inside a negation).
     :param cost: estimated cost of a triple pattern given the bound variables.
-    :param first: index of a triple pattern to place first (the semi-naive delta atom).
+    :param first: index of the semi-naive delta atom; its cost is scaled by
+        :data:`DELTA_FACTOR` (a delta is usually much smaller than the full relation).
     """
     need: dict[int, set[Variable]] = {}
     forbid: dict[int, set[Variable]] = {}
@@ -130,10 +134,12 @@ def order_elements(
             if k in forbid:
                 blocked |= forbid[k]
         pats = [k for k in remaining if k not in need and not ((binds[k] - bound) & blocked)]
-        if first is not None and first in remaining:
-            pick = first
-        elif pats:
-            pick = min(pats, key=lambda k: (cost(elements[k], bound), k))  # type: ignore[arg-type]
+        if pats:
+            # the delta atom is usually far smaller than its full relation
+            pick = min(
+                pats,
+                key=lambda k: (cost(elements[k], bound) * (DELTA_FACTOR if k == first else 1.0), k),  # type: ignore[arg-type]
+            )
         else:
             pick = remaining[0]
         order.append(pick)
@@ -335,6 +341,8 @@ class PlanCompiler:
             "AGG": _aggregate,
         }
         w = _Writer()
+        self._subj: set[Variable] = set()  # variables bound from a subject / predicate position
+        self._iri: set[Variable] = set()  # variables bound from a predicate position
         vn = {v: f"v{i}" for v, i in slots.items()}
         bound: set[Variable] = set()
         check_mode = mode in ("exists", "rows")
@@ -373,6 +381,10 @@ class PlanCompiler:
             self._atom(w, tp, src, bound, vn, hoist)
 
         def gen_filter(e: Filter, local_bound: set[Variable]) -> None:
+            fast = self._fast(e.expr, local_bound, vn)
+            if fast is not None:
+                w.open(f"if {fast}:")
+                return
             vars_ = sorted(expr_variables(e.expr) & local_bound, key=lambda v: slots[v])
             fn = fresh_fn(_expr.compile_expr(e.expr, {v: i for i, v in enumerate(vars_)}))
             row = "(" + "".join(f"T[{vn[v]}], " for v in vars_) + ")"
@@ -509,6 +521,41 @@ class PlanCompiler:
 
     # -- pieces -----------------------------------------------------------------
 
+    _KIND_TESTS = {"ISIRI": "== 0", "ISURI": "== 0", "ISBLANK": "== 1", "ISLITERAL": "== 2", "ISTRIPLE": "== 3"}
+
+    def _fast(self, e: object, bound: set[Variable], vn: dict[Variable, str]) -> str | None:
+        """A Python condition for filters that never raise (term-kind tests, sameTerm,
+        and their ``&&`` / ``||`` / ``!``) evaluated on ids; ``None`` otherwise."""
+        if not isinstance(e, Call) or not isinstance(e.name, str):
+            return None
+        name = e.name.upper()
+        if name in self._KIND_TESTS and len(e.args) == 1:
+            a = e.args[0]
+            if isinstance(a, Variable) and a in bound:
+                return f"K[{vn[a]}] {self._KIND_TESTS[name]}"
+            return None
+        if name == "SAMETERM" and len(e.args) == 2:
+            parts = []
+            for a in e.args:
+                if isinstance(a, Variable):
+                    if a not in bound:
+                        return None
+                    parts.append(vn[a])
+                elif isinstance(a, (Call, TripleTermPattern)):
+                    return None
+                else:
+                    parts.append(str(self._const(a)))
+            return f"({parts[0]} == {parts[1]})"
+        if name in ("||", "&&") and e.args:
+            subs = [self._fast(a, bound, vn) for a in e.args]
+            if any(x is None for x in subs):
+                return None
+            return "(" + (" or " if name == "||" else " and ").join(subs) + ")"  # type: ignore[arg-type]
+        if name == "!" and len(e.args) == 1:
+            sub = self._fast(e.args[0], bound, vn)
+            return None if sub is None else f"(not {sub})"
+        return None
+
     def _bind(self, w: _Writer, t: object, val: str, bound: set[Variable], vn: dict[Variable, str]) -> None:
         """Match pattern term ``t`` against the id expression ``val`` (opens ifs)."""
         if isinstance(t, Variable):
@@ -555,9 +602,14 @@ class PlanCompiler:
         post: list[tuple[object, str]] = []
         claimed: set[Variable] = set()
 
-        def target(t: object) -> str:
+        def target(t: object, pos: str = "") -> str:
             if isinstance(t, Variable) and t not in bound and t not in claimed:
                 claimed.add(t)
+                if pos == "s":
+                    self._subj.add(t)
+                elif pos == "p":
+                    self._subj.add(t)
+                    self._iri.add(t)
                 return vn[t]
             tmp = w.tmp("x")
             post.append((t, tmp))
@@ -578,7 +630,7 @@ class PlanCompiler:
                 if s_val is None and o_val is not None:
                     w.emit(f"{ps} = {src}_pos[{p_val}]")
             else:
-                pt = target(p)
+                pt = target(p, "p")
                 w.open(f"for {pt}, {sp} in {src}_spo.items():")
                 if s_val is None and o_val is not None:
                     w.emit(f"{ps} = {src}_pos[{pt}]")
@@ -588,10 +640,10 @@ class PlanCompiler:
             ot = target(tp.o)
             w.open(f"for {ot} in {sp}.get({s_val}, _E):")
         elif o_val is not None:
-            st = target(tp.s)
+            st = target(tp.s, "s")
             w.open(f"for {st} in {ps}.get({o_val}, _E):")
         else:
-            st = target(tp.s)
+            st = target(tp.s, "s")
             os_ = w.tmp("os")
             w.open(f"for {st}, {os_} in {sp}.items():")
             ot = target(tp.o)
@@ -638,13 +690,13 @@ class PlanCompiler:
                 if kinds[int(s)] > BNODE:
                     w.ind = base_ind
                     continue
-            else:
+            elif not (isinstance(tpl.s, Variable) and tpl.s in self._subj) and not s.startswith("_bn"):
                 conds.append(f"K[{s}] < 2")
             if p.isdigit():
                 if kinds[int(p)] != IRI:
                     w.ind = base_ind
                     continue
-            else:
+            elif not (isinstance(tpl.p, Variable) and tpl.p in self._iri):
                 conds.append(f"K[{p}] == 0")
             if conds:
                 w.open(f"if {' and '.join(conds)}:")
