@@ -77,8 +77,10 @@ _DEFAULT_CONFIDENCE: dict[str, float] = {
 }
 
 #: A subclass property value: a literal (string, number, boolean, date-time) or an IRI
-#: given as a string (the schema catalogue says which properties take IRIs).
-PropertyValue = str | bool | int | float | Decimal | datetime
+#: given as a string (the schema catalogue says which properties take IRIs), or a list
+#: of those for a multi-valued property.
+_Scalar = str | bool | int | float | Decimal | datetime
+PropertyValue = _Scalar | list[_Scalar]
 
 
 def default_confidence(source: str) -> float:
