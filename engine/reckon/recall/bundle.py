@@ -1,0 +1,1012 @@
+"""The context bundle and on-demand search of one tenant (seed 003 §6, §8; seed 002
+"pre-turn retrieval"; seed 001 "stable salient core", "context ledger").
+
+:class:`TenantRecall` is what ``Tenant.context`` / ``Tenant.search`` delegate to.
+
+**Bundle** (:meth:`TenantRecall.context`), read fresh from the store on every call (no
+caching across calls, seed §6: a memory written in one chat is visible in the next):
+
+* *eligibility is structural* — the company memories the rules put in the live context
+  (``rk:liveContext rk:liveMember ?m``: active, company scope, importance >= the
+  ``rk:liveImportanceFloor``, confidence >= ``rk:confidenceFloor``, capped by the
+  ``rk:liveContextCap`` guardrail), plus the principal's own user-scope memories and their
+  teams' team-scope memories that are ``rk:ActiveMemory`` with the same importance and
+  confidence floors (capped by the same ``rk:liveContextCap`` per scope, same order as the
+  rule: importance, then newest, then IRI); plus the live business data
+  (``rk:liveContext mk:liveKpi / mk:liveAccount / mk:liveSubscription``).
+* *blocks* — one per memory subclass (label from the ontology's ``rdfs:label``, e.g.
+  "Budget constraints"), then objectives, preferences, facts, context for plain
+  memories; each item carries its id, scope, importance name, owner / author and its
+  derived status inline (``near_limit — 85 % ($34,000 of $40,000)``).
+* *ranking* — inside a block, by cosine similarity of the item's embedding (computed at
+  write time by the :class:`~reckon.recall.index.RecallIndex`) to the recent
+  conversation; without a conversation or an embedder, by importance then recency
+  (:attr:`ContextBundle.ranking` says which). Similarity orders, never decides.
+* *precedence* (seed §4) — personal over team over company. Two items of different
+  scopes conflict when they are the same subclass with equal identifying properties
+  (two targets on the same metric, two budgets on the same platform and period), or two
+  plain memories the lexical judge (:mod:`reckon.memory.conflicts`, word-count cosine >=
+  0.5) finds alike. The more specific item is authoritative; the other stays visible,
+  marked ``overridden by``, and the pair is listed in :attr:`ContextBundle.conflicts`
+  with ``kind``:
+
+  - ``deliberate`` when the specific memory says so (its label or content matches
+    :data:`OVERRIDE_WORDS`: "override", "instead of", "rather than", "regardless",
+    "despite", "exception", "unlike") or when it was created after the general one by
+    the general one's own author (who therefore knew the rule they were bending);
+  - ``accidental`` otherwise: the agent should confirm with the user.
+
+* *budget* — the rendered text never exceeds ``budget_chars``. Items are dropped in this
+  order: High items before any Critical item; within a tier, from the least important
+  block first (context, facts, preferences, objectives, then subclass blocks), the
+  lowest-ranked (and overridden) first; business lines go after every High item and
+  before any Critical item. :attr:`ContextBundle.omitted` counts drops per block
+  (seed 002: "omitted counts").
+
+**Search** (:meth:`TenantRecall.search`): the long tail. Eligibility from the store
+(``rk:ActiveMemory``, visible to the principal: company + their teams + their own,
+importance tiers 2-3 by default), ranking by the recall index's hybrid pipeline (BM25 +
+embeddings, RRF, recency, MMR; :mod:`reckon.recall.rank`).
+
+**Write path**: the facade calls :meth:`TenantRecall.on_write` / :meth:`on_remove` after
+each memory write, so embeddings are computed at write time. Memories written by another
+process (or before the index existed) are indexed on first read (repair), so the index is
+a cache of the store, never the source of eligibility.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import threading
+from collections import defaultdict
+from collections.abc import Collection, Sequence
+from datetime import datetime, timezone
+from decimal import Decimal
+from typing import Any, Literal as TLiteral
+
+from pydantic import BaseModel, Field
+from pyoxigraph import Literal, NamedNode, Variable
+
+from reckon._errors import InvalidInput
+from reckon.memory import _rdf as R
+from reckon.memory.conflicts import cosine as lexical_cosine
+from reckon.memory.conflicts import tokens as lexical_tokens
+from reckon.memory.models import IMPORTANCE_NAMES, KINDS, SCOPES, Memory, Principal
+from reckon.recall.rank import ScoreExplanation
+from reckon.store.graphs import BUSINESS, INFERRED, MEMORIES, SCHEMA
+
+__all__ = [
+    "BundleConflict",
+    "BundleBlock",
+    "BundleItem",
+    "BusinessLine",
+    "ContextBundle",
+    "OVERRIDE_WORDS",
+    "SearchHit",
+    "TenantRecall",
+    "block_label",
+]
+
+log = logging.getLogger("reckon.recall")
+
+MK = "https://reckon.dev/ns/marketing#"
+RC = "https://reckon.dev/ns/recruiting#"
+
+_LIVE_CONTEXT = R.rk("liveContext")
+_LIVE_MEMBER = R.rk("liveMember")
+_SETTINGS = R.rk("settings")
+_CLOCK = R.rk("clock")
+_NOW = R.rk("now")
+
+#: Words in a personal / team memory's label or content that mark an override as
+#: deliberate (case-insensitive, word-prefix match).
+OVERRIDE_WORDS = re.compile(
+    r"\b(overrid\w*|instead of|rather than|regardless|despite|exception|unlike|supersed\w*)\b",
+    re.IGNORECASE,
+)
+
+#: Kind blocks, most important first (plain memories; subclass memories get their own
+#: blocks, which rank above these).
+_KIND_BLOCKS: tuple[tuple[str, str], ...] = (
+    ("objective", "Objectives"),
+    ("preference", "Preferences"),
+    ("fact", "Facts"),
+    ("context", "Context"),
+)
+_SCOPE_RANK = {"user": 2, "team": 1, "company": 0}
+_MIN_BUDGET = 200
+_MAX_ITEM_CHARS = 400
+_CONVERSATION_TURNS = 6
+_CONVERSATION_CHARS = 2000
+
+_Q_SELECT = (
+    "PREFIX rk: <https://reckon.dev/ns/core#>\n"
+    "SELECT ?m ?i ?c ?t ?scope ?lo ?hi %s WHERE {\n"
+    "  GRAPH <urn:reckon:graph:memories> { ?m rk:scope ?scope ; rk:importance ?i ; rk:confidence ?c ; "
+    "rk:createdAt ?t . %s }\n"
+    "  GRAPH <urn:reckon:graph:inferred> { ?m a rk:ActiveMemory }\n"
+    "  FILTER(?i >= ?lo && ?i <= ?hi)\n"
+    "}"
+)
+_Q_USER = _Q_SELECT % ("?me", "?m rk:owner ?me .")
+_Q_TEAM = _Q_SELECT % ("?team", "?m rk:team ?team .")
+_Q_COMPANY = _Q_SELECT % ("", "")
+_Q_CLASS = (
+    "SELECT ?m ?cls WHERE { ?m a ?cls . GRAPH <urn:reckon:graph:inferred> "
+    "{ ?m a <https://reckon.dev/ns/core#ActiveMemory> } }"
+)
+
+
+# ---------------------------------------------------------------------------------------
+# models
+# ---------------------------------------------------------------------------------------
+
+
+class BundleItem(BaseModel):
+    """One memory in the bundle.
+
+    :ivar id: the memory id (32 hex digits; what the tools take); ``iri`` its IRI.
+    :ivar importance_name: ``"High"`` (4) or ``"Critical"`` (5).
+    :ivar status: derived statuses (``Memory.status``); ``status_text`` their rendering.
+    :ivar similarity: cosine to the conversation (``None`` when not ranked by similarity).
+    :ivar overridden_by: id of the more specific memory that takes precedence, if any.
+    """
+
+    id: str
+    iri: str
+    block: str
+    label: str
+    content: str
+    kind: str
+    scope: str
+    importance: int
+    importance_name: str
+    confidence: float
+    owner: str | None = None
+    teams: list[str] = Field(default_factory=list)
+    author: str | None = None
+    subclass: str | None = None
+    subclass_iri: str | None = None
+    properties: dict[str, Any] = Field(default_factory=dict)
+    status: dict[str, Any] = Field(default_factory=dict)
+    status_text: str | None = None
+    similarity: float | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    expires_at: datetime | None = None
+    overridden_by: str | None = None
+    overrides: list[str] = Field(default_factory=list)
+
+    def line(self, max_chars: int = _MAX_ITEM_CHARS) -> str:
+        """The item as one Markdown list line (content shortened to ``max_chars``)."""
+        content = self.content.strip()
+        if content and content != self.label:
+            if len(content) > max_chars:
+                content = content[: max_chars - 1].rstrip() + "…"
+            text = f"{self.label}: {content}"
+        else:
+            text = self.label
+        who = [self.importance_name, self.scope]
+        if self.scope == "team" and self.teams:
+            who[-1] = f"team {', '.join(self.teams)}"
+        if self.owner:
+            who.append(f"owner {self.owner}")
+        if self.author and self.author != self.owner:
+            who.append(f"set by {self.author}")
+        if self.expires_at is not None:
+            who.append(f"expires {self.expires_at.strftime('%Y-%m-%d')}")
+        out = f"- [{self.id}] {text} ({'; '.join(who)})"
+        if self.status_text:
+            out += f" — status: {self.status_text}"
+        if self.overrides:
+            out += f" — takes precedence over [{'], ['.join(self.overrides)}]"
+        if self.overridden_by:
+            out += f" — OVERRIDDEN by [{self.overridden_by}] (more specific scope)"
+        return out
+
+
+class BundleBlock(BaseModel):
+    """A labelled group of items: a subclass block or a kind block.
+
+    :ivar key: subclass CURIE-ish key (``"subclass:<iri>"``) or the kind (``"objective"`` ...).
+    :ivar omitted: items of this block dropped to fit the budget.
+    """
+
+    key: str
+    label: str
+    items: list[BundleItem] = Field(default_factory=list)
+    omitted: int = 0
+
+
+class BusinessLine(BaseModel):
+    """One line of live business data from the live context (KPI, account, subscription)."""
+
+    kind: str
+    iri: str
+    text: str
+
+
+class BundleConflict(BaseModel):
+    """Two bundle memories of different scopes that disagree (seed §4).
+
+    :ivar authoritative: id of the more specific memory (shown as the one to apply).
+    :ivar overridden: id of the less specific one.
+    :ivar key: what they are both about (``"PerformanceTargetMemory metric=ROAS"`` or
+        ``"similar text (cosine 0.62)"``).
+    :ivar kind: ``"deliberate"`` or ``"accidental"`` (see the module docstring).
+    """
+
+    authoritative: str
+    overridden: str
+    authoritative_scope: str
+    overridden_scope: str
+    key: str
+    kind: TLiteral["deliberate", "accidental"]
+    reason: str
+
+    def line(self) -> str:
+        what = ("deliberate override" if self.kind == "deliberate"
+                else "ACCIDENTAL? confirm with the user which one applies")
+        return (f"- [{self.authoritative}] ({self.authoritative_scope}) takes precedence over "
+                f"[{self.overridden}] ({self.overridden_scope}) on {self.key}: {what} ({self.reason})")
+
+
+class ContextBundle(BaseModel):
+    """What a fresh conversation starts with (seed 003 §6, §8).
+
+    :ivar blocks: non-empty blocks in display order (subclass blocks, then objectives,
+        preferences, facts, context).
+    :ivar business: live business data lines.
+    :ivar conflicts: scope conflicts, authoritative first.
+    :ivar omitted: items dropped to fit ``budget_chars``, by block label (plus
+        ``"business"`` and ``"conflicts"`` when lines of those were dropped).
+    :ivar omitted_total: sum of ``omitted``.
+    :ivar capped: eligible items left out by the per-scope guardrail cap, by scope.
+    :ivar ranking: how items are ordered inside blocks (similarity or the fallback, and why).
+    :ivar text: the rendered prompt text (``len(text) <= budget_chars``).
+    """
+
+    tenant: str
+    principal: str
+    generated_at: datetime
+    clock: datetime | None = None
+    budget_chars: int
+    blocks: list[BundleBlock] = Field(default_factory=list)
+    business: list[BusinessLine] = Field(default_factory=list)
+    conflicts: list[BundleConflict] = Field(default_factory=list)
+    omitted: dict[str, int] = Field(default_factory=dict)
+    omitted_total: int = 0
+    capped: dict[str, int] = Field(default_factory=dict)
+    ranking: str
+    text: str = ""
+
+    def render(self) -> str:
+        """The text an agent puts in its prompt (``len <= budget_chars``)."""
+        return self.text
+
+    def items(self) -> list[BundleItem]:
+        """Every item shown, block by block."""
+        return [it for b in self.blocks for it in b.items]
+
+    def ids(self) -> list[str]:
+        """Ids of the items shown."""
+        return [it.id for it in self.items()]
+
+    def item(self, memory_id: str) -> BundleItem:
+        """The shown item with this id. :raises KeyError: when it is not in the bundle."""
+        for it in self.items():
+            if it.id == memory_id:
+                return it
+        raise KeyError(memory_id)
+
+
+class SearchHit(BaseModel):
+    """One search result: the memory, its score and (on request) the score components."""
+
+    memory: Memory
+    score: float
+    explanation: ScoreExplanation | None = None
+
+
+# ---------------------------------------------------------------------------------------
+# helpers
+# ---------------------------------------------------------------------------------------
+
+
+def block_label(class_label: str | None, local_name: str) -> str:
+    """Block title of a subclass from its ``rdfs:label``: drop a trailing "memory",
+    capitalise, pluralise the last word ("budget constraint memory" -> "Budget
+    constraints"; "hiring criteria memory" -> "Hiring criteria")."""
+    text = (class_label or re.sub(r"(?<!^)(?=[A-Z])", " ", local_name)).strip()
+    text = re.sub(r"\s*memory$", "", text, flags=re.IGNORECASE).strip() or text
+    words = text.split()
+    last = words[-1]
+    if last.lower().endswith(("s", "a", "ia")) or not last.isalpha():
+        pass
+    elif last.lower().endswith("y") and len(last) > 1 and last[-2].lower() not in "aeiou":
+        last = last[:-1] + "ies"
+    else:
+        last = last + "s"
+    words[-1] = last
+    out = " ".join(words)
+    return out[:1].upper() + out[1:]
+
+
+def _money(amount: Any, currency: str | None) -> str:
+    try:
+        v = float(amount)
+    except (TypeError, ValueError):
+        return str(amount)
+    num = f"{v:,.0f}" if v == int(v) else f"{v:,.2f}"
+    symbol = {"USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥"}.get(currency or "")
+    return f"{symbol}{num}" if symbol else f"{num} {currency}".strip()
+
+
+def _num(v: Any) -> str:
+    if isinstance(v, (int, float, Decimal)):
+        f = float(v)
+        return f"{f:g}" if f != int(f) else f"{f:.1f}" if abs(f) < 100 else f"{f:,.0f}"
+    return str(v)
+
+
+def _utc(t: datetime | None) -> datetime | None:
+    if t is None:
+        return None
+    return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+class _Node:
+    """Asserted and inferred triples of one memory, as the service's reader takes them."""
+
+    __slots__ = ("asserted", "inferred")
+
+    def __init__(self) -> None:
+        self.asserted: dict[Any, list[Any]] = defaultdict(list)
+        self.inferred: dict[Any, list[Any]] = defaultdict(list)
+
+
+# ---------------------------------------------------------------------------------------
+# the per-tenant recall service
+# ---------------------------------------------------------------------------------------
+
+
+class TenantRecall:
+    """Bundle, search and the recall index of one tenant.
+
+    :param store: the tenant's :class:`~reckon.store.TenantStore`.
+    :param memory: the tenant's :class:`~reckon.memory.service.MemoryService` (reads
+        memories into :class:`~reckon.memory.models.Memory`, resolves class names).
+    :param embedder: embedder of the index; default: ``$RECKON_EMBEDDER`` (``hashing``
+        or ``minilm``) when set, else :func:`~reckon.recall.embed.default_embedder`.
+    :param directory: where the index persists; default ``<store.path>/recall``.
+    """
+
+    def __init__(self, store: Any, memory: Any, *, embedder: Any = None, directory: Any = None) -> None:
+        self.store = store
+        self.memory = memory
+        self.tenant: str = store.tenant_id
+        self._embedder = embedder
+        self._directory = directory if directory is not None else getattr(store, "path", None)
+        if directory is None and self._directory is not None:
+            self._directory = self._directory / "recall"
+        self._index: Any = None
+        self._lock = threading.RLock()
+
+    # ------------------------------------------------------------------ index
+    @property
+    def index(self) -> Any:
+        """The tenant's :class:`~reckon.recall.index.RecallIndex` (created on first use)."""
+        with self._lock:
+            if self._index is None:
+                from reckon.recall.index import RecallIndex
+
+                self._index = RecallIndex(self._directory, embedder=self._embedder or _env_embedder())
+            return self._index
+
+    @staticmethod
+    def document(m: Memory) -> dict[str, Any]:
+        """The index document of a memory: label, content and subclass property values as
+        text; time = last update; metadata for filters."""
+        extra = " ".join(
+            f"{k} {' '.join(map(str, v)) if isinstance(v, list) else v}" for k, v in sorted(m.properties.items())
+        )
+        text = f"{m.label}\n{m.content}" + (f"\n{extra}" if extra else "")
+        return dict(
+            id=m.id, text=text, time=m.updated_at or m.created_at or datetime.now(timezone.utc),
+            importance=m.importance, scope=m.scope, kind=m.kind, owner=m.owner, teams=list(m.teams),
+            subclass=m.subclass,
+        )
+
+    def on_write(self, memories: Memory | Sequence[Memory]) -> None:
+        """Index (or re-index) memories after a write: active ones are embedded now,
+        inactive ones (superseded, expired) are removed from the index."""
+        ms = [memories] if isinstance(memories, Memory) else list(memories)
+        idx = self.index
+        with idx.batch():
+            live = [m for m in ms if m.active]
+            for m in ms:
+                if not m.active:
+                    idx.remove(m.id)
+            if live:
+                idx.add_many([self.document(m) for m in live])
+
+    def on_remove(self, memory_id: str) -> None:
+        """Drop a memory from the index (deleted)."""
+        self.index.remove(memory_id.rsplit(":", 1)[-1])
+
+    def _repair(self, view: Any, ids: Collection[str]) -> None:
+        """Index active memories the index does not hold yet (written by another
+        process or before the index existed)."""
+        idx = self.index
+        missing = [i for i in ids if i not in idx]
+        if not missing:
+            return
+        log.info("recall index of %s: indexing %d memories missing from it", self.tenant, len(missing))
+        ms = [self._memory(view, R.memory_iri(self.tenant, i)) for i in missing]
+        with idx.batch():
+            idx.add_many([self.document(m) for m in ms])
+
+    # ------------------------------------------------------------------ reads
+    def _memory(self, view: Any, m: NamedNode) -> Memory:
+        node = _Node()
+        for q in view.quads(m, None, None, MEMORIES):
+            node.asserted[q.predicate].append(q.object)
+        for q in view.quads(m, None, None, INFERRED):
+            node.inferred[q.predicate].append(q.object)
+        return self.memory._to_memory(m, node.asserted, node.inferred)  # noqa: SLF001 (shared reader)
+
+    @staticmethod
+    def _setting(view: Any, name: str, default: Any) -> Any:
+        objs = view.objects(_SETTINGS, R.rk(name), SCHEMA)
+        if not objs:
+            return default
+        return R.python_value(objs[0])
+
+    def _select(self, view: Any, query: str, binding: dict[str, Any], lo: int, hi: int) -> list[tuple[str, int, float, Any]]:
+        subs: dict[Any, Any] = {Variable(k): v for k, v in binding.items()}
+        subs[Variable("lo")] = Literal(str(lo), datatype=R.X_INTEGER)
+        subs[Variable("hi")] = Literal(str(hi), datatype=R.X_INTEGER)
+        out = []
+        for row in view.query(query, substitutions=subs):
+            out.append((row["m"].value.rsplit(":", 1)[-1], int(row["i"].value), float(row["c"].value), row["t"].value))
+        return out
+
+    # ------------------------------------------------------------------ bundle
+    def context(
+        self,
+        principal: Principal,
+        conversation: str | Sequence[str] = "",
+        budget_chars: int = 6000,
+        *,
+        max_item_chars: int = _MAX_ITEM_CHARS,
+    ) -> ContextBundle:
+        """The context bundle for a new turn of ``principal`` (see the module docstring).
+
+        :param conversation: the recent conversation: a string, or turns oldest first
+            (the last 6 turns, at most 2,000 characters, are used for ranking).
+        :param budget_chars: maximum length of the rendered text, characters (>= 200).
+        :param max_item_chars: content of one item is shortened to this many characters.
+        :returns: :class:`ContextBundle`; ``bundle.render()`` is the prompt text.
+        :raises InvalidInput: for a bad principal, conversation or budget.
+        """
+        if not isinstance(principal, Principal):
+            raise InvalidInput("principal: a reckon Principal is required", field="principal")
+        if isinstance(budget_chars, bool) or not isinstance(budget_chars, int) or budget_chars < _MIN_BUDGET:
+            raise InvalidInput(f"budget_chars: an integer >= {_MIN_BUDGET} is required, got {budget_chars!r}",
+                               field="budget_chars")
+        text = _conversation_text(conversation)
+        with self.store.snapshot() as view:
+            floor_conf = float(self._setting(view, "confidenceFloor", 0.5))
+            floor_imp = int(self._setting(view, "liveImportanceFloor", 4))
+            cap = int(self._setting(view, "liveContextCap", 50))
+            clock = view.objects(_CLOCK, _NOW, BUSINESS) or view.objects(_CLOCK, _NOW, None)
+            now = _utc(R.python_value(clock[0])) if clock else None
+
+            chosen: dict[str, NamedNode] = {}
+            for m in view.objects(_LIVE_CONTEXT, _LIVE_MEMBER, INFERRED):
+                chosen[m.value.rsplit(":", 1)[-1]] = m
+            capped: dict[str, int] = {}
+            personal = self._select(view, _Q_USER, {"me": R.person_iri(self.tenant, principal.person),
+                                                    "scope": R.SCOPE_IRI["user"]}, floor_imp, 5)
+            team_rows: dict[str, tuple[str, int, float, Any]] = {}
+            for team in sorted(set(principal.teams)):
+                for row in self._select(view, _Q_TEAM, {"team": R.team_iri(self.tenant, team),
+                                                        "scope": R.SCOPE_IRI["team"]}, floor_imp, 5):
+                    team_rows[row[0]] = row
+            for scope, rows in (("user", personal), ("team", list(team_rows.values()))):
+                ok = [r for r in rows if r[2] >= floor_conf]
+                ok.sort(key=lambda r: (-r[1], _neg_time(r[3]), r[0]))
+                if len(ok) > cap:
+                    capped[scope] = len(ok) - cap
+                for r in ok[:cap]:
+                    chosen[r[0]] = R.memory_iri(self.tenant, r[0])
+            memories = [self._memory(view, iri) for iri in chosen.values()]
+            memories = [m for m in memories if m.active]
+            business = _business_lines(view)
+            ranking, sims = self._similarities(view, text, [m.id for m in memories])
+            items = [self._item(view, m, sims.get(m.id)) for m in memories]
+        conflicts = self._conflicts(items)
+        blocks = _blocks(items, sims is not None and bool(sims))
+        bundle = ContextBundle(
+            tenant=self.tenant, principal=principal.person, generated_at=datetime.now(timezone.utc),
+            clock=now, budget_chars=budget_chars, blocks=blocks, business=business,
+            conflicts=conflicts, capped=capped, ranking=ranking,
+        )
+        _fit(bundle, max_item_chars)
+        return bundle
+
+    def _similarities(self, view: Any, text: str, ids: list[str]) -> tuple[str, dict[str, float]]:
+        if not ids:
+            return "no items", {}
+        if not text.strip():
+            return "importance, then most recent (no conversation given)", {}
+        try:
+            self._repair(view, ids)
+            idx = self.index
+            ranked = idx.rank_by_similarity(text, ids)
+        except Exception as exc:  # noqa: BLE001 - ranking must never break the bundle
+            log.warning("bundle ranking fell back to importance/recency: %s", exc)
+            return f"importance, then most recent (similarity unavailable: {exc})", {}
+        sims = {i: c for i, c in ranked}
+        if not any(c != 0.0 for c in sims.values()):
+            return "importance, then most recent (no embeddings for the conversation or the items)", {}
+        return f"cosine similarity to the recent conversation (embedder: {idx.embedder_name})", sims
+
+    def _item(self, view: Any, m: Memory, sim: float | None) -> BundleItem:
+        schema = self.memory.schema
+        if m.subclass_iri:
+            node = NamedNode(m.subclass_iri)
+            label = schema.label_of(node)
+            block = f"subclass:{m.subclass_iri}|{block_label(label, m.subclass or '')}"
+        else:
+            block = m.kind
+        return BundleItem(
+            id=m.id, iri=m.iri, block=block, label=m.label, content=m.content, kind=m.kind, scope=m.scope,
+            importance=m.importance, importance_name=IMPORTANCE_NAMES.get(m.importance, str(m.importance)),
+            confidence=m.confidence, owner=m.owner, teams=list(m.teams), author=m.author,
+            subclass=m.subclass, subclass_iri=m.subclass_iri, properties=dict(m.properties), status=dict(m.status),
+            status_text=_status_text(view, m), similarity=sim, created_at=m.created_at,
+            updated_at=m.updated_at, expires_at=m.expires_at,
+        )
+
+    def _conflicts(self, items: list[BundleItem]) -> list[BundleConflict]:
+        """Cross-scope conflicts among the items (personal > team > company)."""
+        schema = self.memory.schema
+        keys: dict[str, dict[str, Any]] = {}
+        for it in items:
+            if not it.subclass:
+                continue
+            specs = schema.properties(NamedNode(it.subclass_iri or R.MEMORY.value))
+            k = {}
+            for spec in specs.values():
+                if spec.identifying:
+                    name = R.local_name(spec.iri)
+                    if name in it.properties and not isinstance(it.properties[name], list):
+                        k[name] = it.properties[name]
+            keys[it.id] = k
+        toks = {it.id: lexical_tokens(f"{it.label} {it.content}") for it in items if not it.subclass}
+        by_token: dict[str, list[BundleItem]] = defaultdict(list)
+        for it in items:
+            if not it.subclass:
+                for t in set(toks[it.id]):
+                    by_token[t].append(it)
+        out: list[BundleConflict] = []
+        seen: set[tuple[str, str]] = set()
+        for spec_item in sorted(items, key=lambda i: (-_SCOPE_RANK[i.scope], i.id)):
+            rank = _SCOPE_RANK[spec_item.scope]
+            if rank == 0:
+                continue
+            if spec_item.subclass:
+                cands = [g for g in items if _SCOPE_RANK[g.scope] < rank and g.subclass == spec_item.subclass]
+            else:
+                near = {g.id: g for t in set(toks[spec_item.id]) for g in by_token[t]}
+                cands = [g for g in near.values() if _SCOPE_RANK[g.scope] < rank]
+            for gen in sorted(cands, key=lambda g: g.id):
+                if (spec_item.id, gen.id) in seen:
+                    continue
+                key = _conflict_key(spec_item, gen, keys)
+                if key is None:
+                    continue
+                seen.add((spec_item.id, gen.id))
+                kind, reason = _deliberate(spec_item, gen)
+                out.append(BundleConflict(
+                    authoritative=spec_item.id, overridden=gen.id, authoritative_scope=spec_item.scope,
+                    overridden_scope=gen.scope, key=key, kind=kind, reason=reason,
+                ))
+        by_id = {it.id: it for it in items}
+        for c in out:
+            gen = by_id[c.overridden]
+            if gen.overridden_by is None or _SCOPE_RANK[by_id[c.authoritative].scope] > _SCOPE_RANK[
+                    by_id[gen.overridden_by].scope]:
+                gen.overridden_by = c.authoritative
+            by_id[c.authoritative].overrides.append(c.overridden)
+        return out
+
+    # ------------------------------------------------------------------ search
+    def search(
+        self,
+        query: str,
+        *,
+        principal: Principal,
+        k: int = 10,
+        kinds: Collection[str] | None = None,
+        scopes: Collection[str] | None = None,
+        subclasses: Collection[str] | None = None,
+        importance: tuple[int, int] | Collection[int] | str = (2, 3),
+        explain: bool = False,
+        now: datetime | None = None,
+    ) -> list[SearchHit]:
+        """Hybrid search over the ACTIVE memories visible to ``principal`` (company, their
+        teams', their own), by default the long tail (importance 2-3, seed §6).
+
+        :param query: free text (non-empty).
+        :param k: number of hits, 1..100.
+        :param kinds: restrict to kinds (``"fact"`` ...); ``scopes``: to scopes.
+        :param subclasses: restrict to memory classes (name, CURIE or IRI; instances of
+            classes below them match too).
+        :param importance: ``(lo, hi)`` inclusive, a collection of tiers, or ``"all"``
+            (2-5). Importance 1 (Disabled) is never returned.
+        :param explain: attach each hit's score components.
+        :returns: hits, best first, each with ``.memory`` and ``.score``.
+        :raises InvalidInput: for a bad query, k, kind, scope, subclass or importance.
+        """
+        if not isinstance(principal, Principal):
+            raise InvalidInput("principal: a reckon Principal is required", field="principal")
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidInput("query: a non-empty string is required", field="query")
+        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 100:
+            raise InvalidInput(f"k: an integer 1-100 is required, got {k!r}", field="k")
+        tiers = _tiers(importance)
+        for name, vals, allowed in (("kinds", kinds, KINDS), ("scopes", scopes, SCOPES)):
+            if vals is not None:
+                if isinstance(vals, str):
+                    raise InvalidInput(f"{name}: give a list, e.g. [{vals!r}]", field=name)
+                bad = [v for v in vals if v not in allowed]
+                if bad:
+                    raise InvalidInput(f"{name}: unknown value {bad[0]!r}; allowed: {', '.join(allowed)}", field=name)
+        lo, hi = min(tiers), max(tiers)
+        want_scopes = set(scopes) if scopes is not None else set(SCOPES)
+        with self.store.snapshot() as view:
+            rows: list[tuple[str, int, float, Any]] = []
+            if "company" in want_scopes:
+                rows += self._select(view, _Q_COMPANY, {"scope": R.SCOPE_IRI["company"]}, lo, hi)
+            if "user" in want_scopes:
+                rows += self._select(view, _Q_USER, {"me": R.person_iri(self.tenant, principal.person),
+                                                     "scope": R.SCOPE_IRI["user"]}, lo, hi)
+            if "team" in want_scopes:
+                for team in sorted(set(principal.teams)):
+                    rows += self._select(view, _Q_TEAM, {"team": R.team_iri(self.tenant, team),
+                                                         "scope": R.SCOPE_IRI["team"]}, lo, hi)
+            allowed = {r[0] for r in rows if r[1] in tiers}
+            if subclasses is not None:
+                if isinstance(subclasses, str):
+                    raise InvalidInput(f"subclasses: give a list, e.g. [{subclasses!r}]", field="subclasses")
+                of_class: set[str] = set()
+                for name in subclasses:
+                    try:
+                        cls = self.memory.schema.resolve_class(name)
+                    except InvalidInput as exc:
+                        raise InvalidInput(str(exc), field="subclasses") from None
+                    for row in view.query(_Q_CLASS, substitutions={Variable("cls"): cls}):
+                        of_class.add(row["m"].value.rsplit(":", 1)[-1])
+                allowed &= of_class
+            if not allowed:
+                return []
+            self._repair(view, allowed)
+            hits = self.index.search(query, limit=k, allowed_ids=allowed, kinds=set(kinds) if kinds else None,
+                                     now=now, explain=explain)
+            return [SearchHit(memory=self._memory(view, R.memory_iri(self.tenant, h.id)), score=h.score,
+                              explanation=h.explanation) for h in hits]
+
+
+# ---------------------------------------------------------------------------------------
+# module helpers
+# ---------------------------------------------------------------------------------------
+
+
+def _env_embedder() -> Any:
+    name = os.environ.get("RECKON_EMBEDDER", "").strip().lower()
+    from reckon.recall.embed import HashingEmbedder, MiniLMEmbedder, default_embedder
+
+    if name == "hashing":
+        return HashingEmbedder()
+    if name == "minilm":
+        return MiniLMEmbedder()
+    return default_embedder()
+
+
+def _conversation_text(conversation: Any) -> str:
+    if conversation is None:
+        return ""
+    if isinstance(conversation, str):
+        return conversation[-_CONVERSATION_CHARS:]
+    if isinstance(conversation, (list, tuple)) and all(isinstance(t, str) for t in conversation):
+        return "\n".join(conversation[-_CONVERSATION_TURNS:])[-_CONVERSATION_CHARS:]
+    raise InvalidInput("conversation: a string or a list of strings is required", field="conversation")
+
+
+def _neg_time(lex: str) -> float:
+    try:
+        return -datetime.fromisoformat(lex.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return 0.0
+
+
+def _tiers(importance: Any) -> set[int]:
+    if importance == "all":
+        return {2, 3, 4, 5}
+    try:
+        if isinstance(importance, tuple) and len(importance) == 2 and all(isinstance(x, int) for x in importance):
+            lo, hi = importance
+            tiers = set(range(lo, hi + 1))
+        elif isinstance(importance, int) and not isinstance(importance, bool):
+            tiers = {importance}
+        else:
+            tiers = {int(x) for x in importance if not isinstance(x, bool)}
+    except (TypeError, ValueError):
+        raise InvalidInput(f"importance: a (lo, hi) pair, a list of tiers or 'all' is required, got {importance!r}",
+                           field="importance") from None
+    if not tiers or any(t < 1 or t > 5 for t in tiers):
+        raise InvalidInput(f"importance: tiers must be within 1-5, got {importance!r}", field="importance")
+    tiers.discard(1)  # Disabled memories are never recalled (seed §3)
+    if not tiers:
+        raise InvalidInput("importance: tier 1 (Disabled) is never recalled", field="importance")
+    return tiers
+
+
+def _conflict_key(spec: BundleItem, gen: BundleItem, keys: dict[str, dict[str, Any]]) -> str | None:
+    if spec.subclass and gen.subclass == spec.subclass:
+        a, b = keys.get(spec.id, {}), keys.get(gen.id, {})
+        shared = sorted(set(a) & set(b))
+        if shared:
+            if all(a[s] == b[s] for s in shared):
+                return f"{spec.subclass} " + ", ".join(f"{s}={a[s]}" for s in shared)
+            return None
+        if not a and not b:  # a subclass without identifying properties: compare text
+            c = lexical_cosine(f"{spec.label} {spec.content}", f"{gen.label} {gen.content}")
+            return f"{spec.subclass}, similar text (cosine {c:.2f})" if c >= 0.5 else None
+        return None
+    if not spec.subclass and not gen.subclass:
+        c = lexical_cosine(f"{spec.label} {spec.content}", f"{gen.label} {gen.content}")
+        return f"similar text (cosine {c:.2f})" if c >= 0.5 else None
+    return None
+
+
+def _deliberate(spec: BundleItem, gen: BundleItem) -> tuple[TLiteral["deliberate", "accidental"], str]:
+    m = OVERRIDE_WORDS.search(f"{spec.label} {spec.content}")
+    if m:
+        return "deliberate", f"the {spec.scope} memory says {m.group(0)!r}"
+    if (spec.author and spec.author == gen.author and spec.created_at and gen.created_at
+            and spec.created_at > gen.created_at):
+        return "deliberate", f"created later by {spec.author}, who also set the {gen.scope} memory"
+    return "accidental", "no sign the override was intended"
+
+
+def _status_text(view: Any, m: Memory) -> str | None:
+    st = m.status
+    p = m.properties
+    if "budgetStatus" in st:
+        s = str(st["budgetStatus"])
+        if "utilisation" in st and "currentSpend" in st:
+            pct = float(st["utilisation"]) * 100
+            pct_s = f"{pct:.0f}" if abs(pct - round(pct)) < 0.05 else f"{pct:.1f}"
+            return (f"{s} — {pct_s} % ({_money(st['currentSpend'], p.get('currency'))} of "
+                    f"{_money(p.get('amount'), p.get('currency'))}"
+                    + (f" {str(p['period']).lower()}" if p.get("period") else "") + ")")
+        return s
+    if "targetStatus" in st:
+        s = str(st["targetStatus"])
+        metric = p.get("metric", "value")
+        direction = _direction(view, m)
+        tail = f" ({direction})" if direction else ""
+        if "currentValue" in st:
+            return f"{s} — {metric} {_num(st['currentValue'])} vs target {_num(p.get('targetValue'))}{tail}"
+        return s
+    if "timeToFillStatus" in st:
+        s = str(st["timeToFillStatus"])
+        if "currentDaysOpen" in st:
+            tgt = p.get("targetDaysToFill")
+            return f"{s} — {_num(st['currentDaysOpen'])} days open" + (f" (target {tgt})" if tgt is not None else "")
+        return s
+    rest = {k: v for k, v in st.items() if not k.startswith("compared")}
+    if not rest:
+        return None
+    return "; ".join(f"{k}: {_num(v) if not isinstance(v, list) else ', '.join(map(str, v))}" for k, v in sorted(rest.items()))
+
+
+def _direction(view: Any, m: Memory) -> str | None:
+    mem = NamedNode(m.iri)
+    for metric in view.objects(mem, NamedNode(MK + "metric"), MEMORIES):
+        for d in view.objects(metric, NamedNode(MK + "direction"), SCHEMA):
+            labels = view.objects(d, R.LABEL, SCHEMA)
+            text = labels[0].value if labels else R.local_name(d.value)
+            return text.replace("_", " ")
+    return None
+
+
+def _business_lines(view: Any) -> list[BusinessLine]:
+    out: list[BusinessLine] = []
+
+    def obj(s: Any, local: str, ns: str = MK) -> Any:
+        v = view.objects(s, NamedNode(ns + local), BUSINESS)
+        return v[0] if v else None
+
+    def label(term: Any) -> str:
+        if term is None:
+            return ""
+        if isinstance(term, NamedNode):
+            ls = view.objects(term, R.LABEL, None)
+            return ls[0].value if ls else R.local_name(term.value)
+        return str(R.python_value(term))
+
+    for q in sorted(view.quads(_LIVE_CONTEXT, None, None, INFERRED), key=lambda q: (q.predicate.value, str(q.object))):
+        p, o = q.predicate.value, q.object
+        if q.predicate == _LIVE_MEMBER or not isinstance(o, NamedNode):
+            continue
+        if p == MK + "liveKpi":
+            plat, per, as_of = obj(o, "platform"), obj(o, "period"), obj(o, "asOf")
+            where = ", ".join(x for x in (label(plat), label(per)) if x)
+            when = f"as of {str(R.python_value(as_of))[:16].replace('T', ' ')}" if as_of is not None else ""
+            extra = "; ".join(x for x in (where, when) if x)
+            out.append(BusinessLine(kind="kpi", iri=o.value,
+                                    text=f"KPI {label(obj(o, 'metric'))} = {_num(R.python_value(obj(o, 'value')))}"
+                                    + (f" ({extra})" if extra else "")))
+        elif p == MK + "liveAccount":
+            name = view.objects(o, R.LABEL, BUSINESS)
+            out.append(BusinessLine(kind="account", iri=o.value,
+                                    text=f"Connected account: {label(obj(o, 'onPlatform'))} {label(obj(o, 'accountId'))}"
+                                    + (f" ({name[0].value})" if name else "")))
+        elif p == MK + "liveSubscription":
+            seats = obj(o, "seats")
+            out.append(BusinessLine(kind="subscription", iri=o.value,
+                                    text=f"Subscription: plan {label(obj(o, 'plan'))}, "
+                                    f"{label(obj(o, 'subscriptionStatus'))}"
+                                    + (f", {label(seats)} seats" if seats is not None else "")))
+        else:  # a module's own live data: type and literal properties
+            props = [f"{R.local_name(x.predicate.value)}={label(x.object)}" for x in view.quads(o, None, None, BUSINESS)
+                     if x.predicate != R.A]
+            out.append(BusinessLine(kind=R.local_name(p), iri=o.value,
+                                    text=f"{R.local_name(p)}: " + ", ".join(sorted(props))))
+    return out
+
+
+def _blocks(items: list[BundleItem], by_similarity: bool) -> list[BundleBlock]:
+    groups: dict[str, list[BundleItem]] = defaultdict(list)
+    for it in items:
+        groups[it.block].append(it)
+
+    def order(its: list[BundleItem]) -> list[BundleItem]:
+        def recency(i: BundleItem) -> float:
+            return -(_utc(i.updated_at or i.created_at) or _EPOCH).timestamp()
+
+        if by_similarity:
+            key = lambda i: (i.overridden_by is not None, -(i.similarity or 0.0), -i.importance, recency(i), i.id)  # noqa: E731
+        else:
+            key = lambda i: (i.overridden_by is not None, -i.importance, recency(i), i.id)  # noqa: E731
+        return sorted(its, key=key)
+
+    out: list[BundleBlock] = []
+    sub_keys = sorted((k for k in groups if k.startswith("subclass:")),
+                      key=lambda k: (-max(i.importance for i in groups[k]), k.split("|", 1)[1]))
+    for k in sub_keys:
+        out.append(BundleBlock(key=k.split("|", 1)[0], label=k.split("|", 1)[1], items=order(groups[k])))
+    for kind, label in _KIND_BLOCKS:
+        if groups.get(kind):
+            out.append(BundleBlock(key=kind, label=label, items=order(groups[kind])))
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# rendering under the budget
+# ---------------------------------------------------------------------------------------
+
+_HEADER = (
+    "# Memory context for {person} (tenant {tenant}{clock})\n"
+    "Preloaded below: every active Critical and High memory you may use (company, your teams, yours), "
+    "with live statuses derived from current data. Treat them as binding; cite an item by its [id] "
+    "to update or supersede it.\n"
+    "Not preloaded: Medium and Low memories. Look them up with the `search` tool when the task may "
+    "depend on a preference, fact or detail not shown here.\n"
+    "Precedence: personal over team over company."
+)
+_HEADER_SHORT = (
+    "# Memory context for {person}\nCritical/High memories below; search for Medium/Low. "
+    "Personal > team > company."
+)
+
+
+def _render_lines(b: ContextBundle, kept: dict[str, list[BundleItem]], business: list[BusinessLine],
+                  conflicts: list[BundleConflict], omitted: dict[str, int], header: str,
+                  lines_of: dict[str, str]) -> list[str]:
+    out = [header]
+    for blk in b.blocks:
+        its = kept.get(blk.key, [])
+        if not its:
+            continue
+        out.append("")
+        out.append(f"## {blk.label}")
+        out.extend(lines_of[i.id] for i in its)
+    if business:
+        out.append("")
+        out.append("## Live business data")
+        out.extend(f"- {x.text}" for x in business)
+    if conflicts:
+        out.append("")
+        out.append("## Scope conflicts (the more specific memory applies)")
+        out.extend(c.line() for c in conflicts)
+    total = sum(omitted.values())
+    if total:
+        parts = ", ".join(f"{k} {v}" for k, v in omitted.items() if v)
+        out.append("")
+        out.append(f"({total} item(s) omitted to fit the context budget: {parts}; use `search` with "
+                   f"importance 'all' to retrieve them.)")
+    return out
+
+
+def _fit(b: ContextBundle, max_item_chars: int) -> None:
+    """Drop items until the rendered text fits ``b.budget_chars``; fill ``text`` and
+    the omitted counts (drop order in the module docstring)."""
+    clock = f", clock {b.clock.strftime('%Y-%m-%d %H:%M')} UTC" if b.clock else ""
+    header = _HEADER.format(person=b.principal, tenant=b.tenant, clock=clock)
+    lines_of = {it.id: it.line(max_item_chars) for blk in b.blocks for it in blk.items}
+    kept: dict[str, list[BundleItem]] = {blk.key: list(blk.items) for blk in b.blocks}
+    label_of = {blk.key: blk.label for blk in b.blocks}
+    business = list(b.business)
+    conflicts = list(b.conflicts)
+    omitted: dict[str, int] = {}
+
+    # drop sequence: High items, least important block first, lowest ranked first;
+    # then business lines; then Critical items in the same order.
+    seq: list[tuple[str, Any]] = []
+    for blk in reversed(b.blocks):  # tiers below High (only if a tenant lowered the floor)
+        seq += [(blk.key, it) for it in reversed(blk.items) if it.importance < 4]
+    for blk in reversed(b.blocks):
+        seq += [(blk.key, it) for it in reversed(blk.items) if it.importance == 4]
+    seq += [("business", x) for x in reversed(business)]
+    seq += [("conflicts", c) for c in reversed(conflicts)]
+    for blk in reversed(b.blocks):
+        seq += [(blk.key, it) for it in reversed(blk.items) if it.importance >= 5]
+    dropped: set[str] = set()
+
+    def length(hdr: str) -> int:
+        ls = _render_lines(b, kept, business, conflicts, omitted, hdr, lines_of)
+        return sum(len(x) for x in ls) + len(ls) - 1
+
+    pos = 0
+    while length(header) > b.budget_chars and pos < len(seq):
+        where, what = seq[pos]
+        pos += 1
+        if where == "conflicts" and what not in conflicts:
+            continue
+        if where == "business":
+            business.remove(what)
+            omitted["business"] = omitted.get("business", 0) + 1
+        elif where == "conflicts":
+            conflicts.remove(what)
+            omitted["conflicts"] = omitted.get("conflicts", 0) + 1
+        else:
+            kept[where].remove(what)
+            lab = label_of[where]
+            omitted[lab] = omitted.get(lab, 0) + 1
+            dropped.add(what.id)
+            for c in [c for c in conflicts if c.authoritative in dropped and c.overridden in dropped]:
+                conflicts.remove(c)  # both sides gone: the flag has nothing left to qualify
+    if length(header) > b.budget_chars:
+        header = _HEADER_SHORT.format(person=b.principal)
+    text = "\n".join(_render_lines(b, kept, business, conflicts, omitted, header, lines_of))
+    if len(text) > b.budget_chars:  # only with absurdly small budgets and long names
+        text = text[: b.budget_chars - 1] + "…"
+    for blk in b.blocks:
+        blk.omitted = len(blk.items) - len(kept[blk.key])
+        blk.items = kept[blk.key]
+    b.blocks = [blk for blk in b.blocks if blk.items or blk.omitted]
+    b.business = business
+    b.omitted = omitted
+    b.omitted_total = sum(omitted.values())
+    b.text = text
+
