@@ -194,3 +194,33 @@ def _ox(o):
     if o.language:
         return ox.Literal(str(o), language=o.language)
     return ox.Literal(str(o), datatype=ox.NamedNode(str(o.datatype)))
+
+
+def test_business_data_of_the_layout_note_conforms(schema):
+    g = rdflib.Graph()
+    g.parse(
+        data=PREFIXES
+        + """
+<urn:reckon:acme:company> a rk:Company ; rdfs:label "Acme Inc." ;
+    mk:connectedAccount <urn:reckon:acme:account:meta-1234> ; mk:subscription <urn:reckon:acme:subscription> ;
+    mk:currentKpi <urn:reckon:acme:kpi:roas> ; mk:currentSpendRecord <urn:reckon:acme:spend:meta:monthly> .
+<urn:reckon:acme:kpi:roas> a mk:KpiValue ; mk:metric mk:ROAS ; mk:value "2.5"^^xsd:decimal ;
+    mk:asOf "2026-03-23T05:00:00Z"^^xsd:dateTime .
+<urn:reckon:acme:spend:meta:monthly> a mk:SpendRecord ; mk:platform mk:meta ; mk:period mk:Monthly ;
+    mk:amount "34000"^^xsd:decimal ; mk:currency "USD" ; mk:periodStart "2026-03-01"^^xsd:date .
+<urn:reckon:acme:account:meta-1234> a mk:AdAccount ; mk:onPlatform mk:meta ; mk:accountId "1234" ; rdfs:label "Acme Meta" .
+<urn:reckon:acme:subscription> a mk:Subscription ; mk:plan "growth" ; mk:seats 10 ; mk:subscriptionStatus mk:Active .
+rk:clock a rk:Clock ; rk:now "2026-03-23T06:00:00Z"^^xsd:dateTime .
+<urn:reckon:acme:team:growth> a rk:Team ; rdfs:label "Growth" ; rk:member <urn:reckon:acme:person:dana> .
+<urn:reckon:acme:person:dana> a rk:Person ; rdfs:label "Dana" .
+<urn:reckon:acme:role:sre> a rc:Role ; rdfs:label "SRE" ; rc:daysOpen 35 ; rc:roleStatus rc:Open .
+<urn:reckon:acme:candidate:x> a rc:Candidate ; rdfs:label "Ada" ; rc:appliedTo <urn:reckon:acme:role:sre> .
+""",
+        format="turtle",
+    )
+    focus = sorted({str(s) for s in g.subjects(rdflib.RDF.type, None)})
+    assert len(focus) == 10
+    assert validate(g, focus, schema=schema) == []
+    g.add((rdflib.URIRef("urn:reckon:acme:spend:meta:monthly"), rdflib.URIRef(MK + "currency"), rdflib.Literal("EUR")))
+    v = one(validate(g, focus, schema=schema), "sh:MaxCountConstraintComponent")
+    assert v["focus_node"] == "urn:reckon:acme:spend:meta:monthly" and v["field"] == "currency"

@@ -6,6 +6,7 @@
   properties (feeds the LLM tool schema).
 * :func:`validate` / :func:`check` — pySHACL over the changed nodes' small graph plus the
   class hierarchy; violation dicts with focus node, path, field, constraint, value, message.
+* :func:`check_schema` — every problem of a module set (the ontology author's check).
 
 Namespaces: ``rk:`` https://reckon.dev/ns/core#, ``mk:`` https://reckon.dev/ns/marketing#,
 ``rc:`` https://reckon.dev/ns/recruiting#. The triples a writer creates for a memory
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 from reckon.schema._convert import graph_from_triples, to_oxigraph, to_rdflib
 from reckon.schema.catalogue import Catalogue, MemoryClass, PropertySpec
+from reckon.schema.check import SchemaProblem, check_schema
 from reckon.schema.loader import MK, RC, RK, Schema, load_schema, schema_from_graph, split_shapes
 from reckon.schema.validate import check, format_violations, validate
 
@@ -28,7 +30,9 @@ __all__ = sorted(
         "RC",
         "RK",
         "Schema",
+        "SchemaProblem",
         "check",
+        "check_schema",
         "format_violations",
         "graph_from_triples",
         "load_schema",
