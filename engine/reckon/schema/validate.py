@@ -80,10 +80,11 @@ def validate(
     out = _unknown_classes(schema, data, focus)
     from pyshacl import validate as shacl_validate
 
+    shapes = _shapes_for(schema, data, focus)
     with _PYSHACL_LOCK:
         conforms, report, _text = shacl_validate(
             data,
-            shacl_graph=schema.shapes,
+            shacl_graph=shapes,
             focus_nodes=[str(f) for f in focus],
             inference="none",
             advanced=False,
@@ -159,6 +160,52 @@ def _unknown_classes(schema: Schema, data: rdflib.Graph, focus: list[rdflib.URIR
                     }
                 )
     return out
+
+
+_TARGETS_OTHER = (SH.targetNode, SH.targetSubjectsOf, SH.targetObjectsOf)
+
+
+def _shapes_for(schema: Schema, data: rdflib.Graph, focus: list[rdflib.URIRef]) -> rdflib.Graph:
+    """The part of the shapes graph that can apply to ``focus``: node shapes targeting a
+    class of a focus node (or a superclass), shapes with other kinds of targets, and
+    everything they reach. Cached on the schema per set of classes; pySHACL then builds
+    a handful of shapes instead of all of them (validation cost scales with shape count).
+    """
+    classes: set[rdflib.term.Node] = set()
+    for f in focus:
+        for cls in data.objects(f, RDF.type):
+            classes.add(cls)
+            classes.update(schema.superclasses(cls) if isinstance(cls, rdflib.URIRef) else ())
+    key = ("shapes_for", frozenset(classes))
+    cached = schema._memory.get(key)
+    if cached is not None:
+        return cached  # type: ignore[no-any-return]
+    g = schema.shapes
+    roots: set[rdflib.term.Node] = set()
+    for cls in classes:
+        roots.update(g.subjects(SH.targetClass, cls))
+        if (cls, RDF.type, SH.NodeShape) in g:
+            roots.add(cls)
+    for pred in _TARGETS_OTHER:
+        roots.update(g.subjects(pred, None))
+    sub = rdflib.Graph()
+    for prefix, ns in g.namespaces():
+        sub.bind(prefix, ns, override=False)
+    seen: set[rdflib.term.Node] = set()
+    todo = list(roots)
+    while todo:
+        n = todo.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        for p, o in g.predicate_objects(n):
+            sub.add((n, p, o))
+            if (o, None, None) in g and o not in seen and p != RDF.type:
+                todo.append(o)
+    with schema._lock:
+        if len(schema._memory) < 512:
+            schema._memory[key] = sub
+    return sub
 
 
 def _results(schema: Schema, report: rdflib.Graph) -> list[dict[str, Any]]:
