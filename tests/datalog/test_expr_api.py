@@ -8,7 +8,7 @@ import re
 import pytest
 from pyoxigraph import BlankNode, Literal, NamedNode, Triple, Variable, parse
 
-from reckon.datalog.expr import EvalContext, ExprError, compile_expr, ebv, evaluate
+from reckon.datalog.expr import EvalContext, ExprError, compile_expr, compile_filter, ebv, evaluate
 from reckon.datalog.model import Call, TripleTermPattern
 from tests.conftest import shared_path
 from tests.datalog._sparql_expr import parse_expr
@@ -101,6 +101,20 @@ def test_compile_expr_variable_without_slot_is_unbound() -> None:
     f = compile_expr(parse_expr("?z"), {X: 0})
     with pytest.raises(ExprError):
         f((lit("1", "integer"),), EvalContext())
+
+
+def test_compile_filter_is_ebv_with_errors_false() -> None:
+    # SPARQL 17.3: FILTER keeps a solution when the EBV is true; an error drops it
+    f = compile_filter(parse_expr("1/?x"), {X: 0})
+    ctx = EvalContext()
+    assert f((lit("2", "integer"),), ctx) is True
+    assert f((lit("0", "integer"),), ctx) is False  # division by zero
+    assert f((lit("0.0", "double"),), ctx) is True  # 1/0e0 = INF
+    assert f((None,), ctx) is False  # unbound
+    g = compile_filter(parse_expr("?x"), {X: 0})
+    assert g((Literal(""),), ctx) is False
+    assert g((Literal("a"),), ctx) is True
+    assert g((NamedNode(EX),), ctx) is False  # EBV of an IRI is an error
 
 
 def test_bound() -> None:

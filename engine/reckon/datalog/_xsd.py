@@ -18,7 +18,7 @@ import math
 import re
 import struct
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import ROUND_HALF_UP, Context, Decimal, InvalidOperation
 from typing import Final
 
 import numpy as np
@@ -154,12 +154,14 @@ def parse_numeric(lex: str, datatype: str) -> tuple[int, int | Decimal | float]:
     return rank, parse_double(lex)
 
 
+_FMT_CTX = Context(prec=100_000, Emax=999_999, Emin=-999_999)  # exact: formatting never rounds
+
+
 def format_decimal(d: Decimal) -> str:
     """Canonical ``xsd:decimal`` form (XSD 1.1): no exponent, no trailing zeros, ``"3"`` for 3.0."""
     if d.is_zero():
         return "0"
-    s = format(d.normalize(), "f")
-    return s
+    return format(d.normalize(context=_FMT_CTX), "f")
 
 
 def _shortest(x: float, single: bool) -> str:

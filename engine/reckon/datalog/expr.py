@@ -38,7 +38,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from decimal import ROUND_DOWN, ROUND_FLOOR, Decimal, InvalidOperation, localcontext
+from decimal import ROUND_CEILING, ROUND_DOWN, ROUND_FLOOR, Context, Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Any, Optional
 
@@ -52,7 +52,7 @@ try:  # the `regex` module understands \p{..} classes; plain `re` is the fallbac
 except ImportError:  # pragma: no cover - depends on the environment
     _re_engine = re  # type: ignore[misc]
 
-__all__ = ["EvalContext", "ExprError", "Row", "compile_expr", "ebv", "evaluate"]
+__all__ = ["EvalContext", "ExprError", "Row", "compile_expr", "compile_filter", "ebv", "evaluate"]
 
 Row = Sequence[Optional[GroundTerm]]
 """Variable values by slot; ``None`` marks an unbound slot."""
@@ -138,26 +138,70 @@ def _err(msg: str) -> ExprError:
 Num = tuple[int, Any]  # (rank, int | Decimal | float)
 
 
-@lru_cache(maxsize=65536)
+# Literal "kinds": what SPARQL's operators dispatch on. One cached (kind, value) per
+# literal, so the hot loop reads the datatype and parses the lexical form once.
+K_INT, K_DEC, K_FLOAT, K_DOUBLE = X.R_INTEGER, X.R_DECIMAL, X.R_FLOAT, X.R_DOUBLE
+K_STRING, K_BOOL, K_TEMPORAL, K_DURATION, K_LANG, K_OTHER = 4, 5, 6, 7, 8, 9
+K_BAD_NUMBOOL = 10  # ill-typed numeric or boolean literal (EBV false; error in operators)
+K_BAD = 11  # ill-typed date/time/duration literal
+
+_INFO: dict[Literal, tuple[int, Any]] = {}
+_INFO_MAX = 1 << 17
+
+
+def _compute_info(lit: Literal) -> tuple[int, Any]:
+    if lit.language is not None:
+        return K_LANG, None
+    dt = lit.datatype.value
+    try:
+        rank = X.NUMERIC_RANK.get(dt)
+        if rank is not None:
+            return X.parse_numeric(lit.value, dt)
+        if dt == X.STRING:
+            return K_STRING, lit.value
+        if dt == X.BOOLEAN:
+            return K_BOOL, X.parse_boolean(lit.value)
+        if dt in _TEMPORAL:
+            v = _TEMPORAL[dt](lit.value)
+            kind = X.DATETIME if dt == X.DATETIMESTAMP else dt
+            return K_TEMPORAL, (kind, v.timeline(), v)
+        if dt in _DURATIONS:
+            return K_DURATION, X.parse_duration(lit.value, dt)
+    except ValueError as e:
+        return (K_BAD_NUMBOOL if (dt in X.NUMERIC_RANK or dt == X.BOOLEAN) else K_BAD), str(e)
+    return K_OTHER, None
+
+
+def _info(lit: Literal) -> tuple[int, Any]:
+    """(kind, value) of a literal, cached."""
+    r = _INFO.get(lit)
+    if r is None:
+        r = _compute_info(lit)
+        if len(_INFO) >= _INFO_MAX:
+            _INFO.clear()
+        _INFO[lit] = r
+    return r
+
+
 def _num_of(lit: Literal) -> Num | None:
     """(rank, value) of a numeric literal, ``None`` for non-numeric datatypes; raises
     ValueError for an ill-typed numeric literal."""
-    dt = lit.datatype.value
-    if dt not in X.NUMERIC_RANK:
-        return None
-    return X.parse_numeric(lit.value, dt)
+    k, v = _info(lit)
+    if k <= K_DOUBLE:
+        return k, v
+    if k == K_BAD_NUMBOOL and lit.datatype.value in X.NUMERIC_RANK:
+        raise ValueError(v)
+    return None
 
 
 def _num(t: GroundTerm) -> Num:
-    if type(t) is not Literal:
-        raise _err(f"not a numeric literal: {t}")
-    try:
-        n = _num_of(t)
-    except ValueError as e:
-        raise _err(str(e)) from None
-    if n is None:
-        raise _err(f"not a numeric literal: {t}")
-    return n
+    if type(t) is Literal:
+        n = _INFO.get(t) or _info(t)
+        if n[0] <= K_DOUBLE:
+            return n
+        if n[0] == K_BAD_NUMBOOL:
+            raise _err(n[1])
+    raise _err(f"not a numeric literal: {t}")
 
 
 def _is_numeric_dt(t: Literal) -> bool:
@@ -165,16 +209,39 @@ def _is_numeric_dt(t: Literal) -> bool:
 
 
 _DEC_CTX_PREC = 80
+_DCTX = Context(prec=_DEC_CTX_PREC, Emax=999_999, Emin=-999_999)
 # xsd:decimal results of * and / keep 18 fractional digits, truncated (as Oxigraph's
 # 128-bit fixed-point decimals do); + and - are exact.
 _DEC_QUANTUM = Decimal("1e-18")
 
 
+@lru_cache(maxsize=4096)
+def _int_lit(v: int) -> Literal:
+    """The canonical ``xsd:integer`` literal for ``v`` (cached: building a Literal costs µs)."""
+    return Literal(str(v), datatype=_DT_INTEGER)
+
+
 def _make_num(rank: int, v: Any) -> Literal:
+    if rank == X.R_INTEGER:
+        return _int_lit(v)
     if rank == X.R_DECIMAL:
         if not v.is_finite():  # pragma: no cover - defensive
             raise _err("decimal overflow")
     return Literal(X.format_numeric(rank, v), datatype=_RANK_DT[rank])
+
+
+_POW18 = 10**18
+
+
+def _dec_div(a: int | Decimal, b: int | Decimal) -> Decimal:
+    """a / b truncated to 18 fractional digits, with exact integer arithmetic."""
+    n1, d1 = a.as_integer_ratio()
+    n2, d2 = b.as_integer_ratio()
+    num, den = n1 * d2 * _POW18, d1 * n2
+    q = abs(num) // abs(den)
+    if (num < 0) != (den < 0):
+        q = -q
+    return Decimal(q).scaleb(-18, context=_DCTX)
 
 
 def _dec_to_double(d: Decimal) -> float:
@@ -182,10 +249,8 @@ def _dec_to_double(d: Decimal) -> float:
     without trailing zeros, divided by its power of ten), so that rule results and
     SPARQL query results over the same store agree to the last bit."""
     if d.as_tuple().exponent < -18:  # type: ignore[operator]
-        d = d.quantize(_DEC_QUANTUM, rounding=ROUND_DOWN)
-    with localcontext() as c:
-        c.prec = _DEC_CTX_PREC
-        a = int(d.scaleb(18))
+        d = d.quantize(_DEC_QUANTUM, rounding=ROUND_DOWN, context=_DCTX)
+    a = int(d.scaleb(18, context=_DCTX))
     shift = 10**18
     if a:
         while shift != 1 and a % 10 == 0:
@@ -236,28 +301,23 @@ def _arith(op: str, a: GroundTerm, b: GroundTerm) -> Literal:
             v = X.to_f32(v)
         return _make_num(r, v)
     if r == X.R_INTEGER and op != "/":
-        v = va + vb if op == "+" else va - vb if op == "-" else va * vb
-        return Literal(str(v), datatype=_DT_INTEGER)
+        return _int_lit(va + vb if op == "+" else va - vb if op == "-" else va * vb)
     # decimal arithmetic (and integer division, which yields a decimal: SPARQL 17.4.1 op:numeric-divide)
-    with localcontext() as c:
-        c.prec = _DEC_CTX_PREC
-        try:
-            if op == "/":
-                if vb == 0:
-                    raise _err("division by zero")
-                v = Decimal(va) / Decimal(vb)
-                if v.as_tuple().exponent < -18:  # type: ignore[operator]
-                    v = v.quantize(_DEC_QUANTUM, rounding=ROUND_DOWN)
-            elif op == "+":
-                v = va + vb
-            elif op == "-":
-                v = va - vb
-            else:
-                v = va * vb
-                if v.as_tuple().exponent < -18:  # type: ignore[operator]
-                    v = v.quantize(_DEC_QUANTUM, rounding=ROUND_DOWN)
-        except InvalidOperation:
-            raise _err("decimal overflow") from None
+    try:
+        if op == "/":
+            if vb == 0:
+                raise _err("division by zero")
+            v = _dec_div(va, vb)
+        elif op == "+":
+            v = _DCTX.add(va, vb)
+        elif op == "-":
+            v = _DCTX.subtract(va, vb)
+        else:
+            v = _DCTX.multiply(va, vb)
+            if v.as_tuple().exponent < -18:  # type: ignore[operator]
+                v = v.quantize(_DEC_QUANTUM, rounding=ROUND_DOWN, context=_DCTX)
+    except InvalidOperation:
+        raise _err("decimal overflow") from None
     return _make_num(X.R_DECIMAL, v)
 
 
@@ -351,17 +411,25 @@ _TEMPORAL = {X.DATETIME: X.parse_datetime, X.DATETIMESTAMP: X.parse_datetime, X.
 _DURATIONS = (X.DURATION, X.DAYTIMEDURATION, X.YEARMONTHDURATION)
 
 
-@lru_cache(maxsize=16384)
 def _temporal_key(lit: Literal) -> tuple[str, Decimal]:
-    dt = lit.datatype.value
-    parse = _TEMPORAL[dt]
-    kind = X.DATETIME if dt == X.DATETIMESTAMP else dt
-    return kind, parse(lit.value).timeline()
+    k, v = _info(lit)
+    if k == K_TEMPORAL:
+        return v[0], v[1]
+    raise ValueError(v if k == K_BAD else f"not a date/time literal: {lit}")
 
 
-@lru_cache(maxsize=16384)
+def _dt_value(lit: Literal) -> X.DateTimeValue:
+    k, v = _info(lit)
+    if k == K_TEMPORAL:
+        return v[2]  # type: ignore[no-any-return]
+    raise ValueError(v if k == K_BAD else f"not a date/time literal: {lit}")
+
+
 def _duration_of(lit: Literal) -> X.DurationValue:
-    return X.parse_duration(lit.value, lit.datatype.value)
+    k, v = _info(lit)
+    if k == K_DURATION:
+        return v  # type: ignore[no-any-return]
+    raise ValueError(v if k == K_BAD else f"not a duration literal: {lit}")
 
 
 _NOT_COMPARABLE = object()
@@ -373,38 +441,35 @@ def _value_cmp(a: Literal, b: Literal) -> int | None | object:
 
     :raises ExprError: when a literal of a known datatype has an invalid lexical form.
     """
-    da, db = a.datatype.value, b.datatype.value
-    try:
-        if da in X.NUMERIC_RANK and db in X.NUMERIC_RANK:
-            ra, va = _num_of(a)  # type: ignore[misc]
-            rb, vb = _num_of(b)  # type: ignore[misc]
-            r = max(ra, rb)
-            va, vb = _promote(ra, r, va), _promote(rb, r, vb)
-            if r >= X.R_FLOAT and (math.isnan(va) or math.isnan(vb)):
-                return None
-            return (va > vb) - (va < vb)
-        if da == X.STRING and db == X.STRING:
-            return (a.value > b.value) - (a.value < b.value)
-        if da == X.BOOLEAN and db == X.BOOLEAN:
-            x, y = X.parse_boolean(a.value), X.parse_boolean(b.value)
-            return (x > y) - (x < y)
-        if da in _TEMPORAL and db in _TEMPORAL:
-            ka, ta = _temporal_key(a)
-            kb, tb = _temporal_key(b)
-            if ka != kb:
-                return _NOT_COMPARABLE
-            return (ta > tb) - (ta < tb)
-        if da in _DURATIONS and db in _DURATIONS:
-            x, y = _duration_of(a), _duration_of(b)
-            if (x.months, x.seconds) == (y.months, y.seconds):
-                return 0
-            if x.months == 0 and y.months == 0:
-                return (x.seconds > y.seconds) - (x.seconds < y.seconds)
-            if x.seconds == 0 and y.seconds == 0:
-                return (x.months > y.months) - (x.months < y.months)
+    ka, va = _INFO.get(a) or _info(a)
+    kb, vb = _INFO.get(b) or _info(b)
+    if ka <= K_DOUBLE and kb <= K_DOUBLE:
+        if ka != kb and (ka >= K_FLOAT or kb >= K_FLOAT):  # int <-> decimal compare exactly as is
+            r = ka if ka > kb else kb
+            va, vb = _promote(ka, r, va), _promote(kb, r, vb)
+        if va != va or vb != vb:  # NaN is unordered
             return None
-    except ValueError as e:
-        raise _err(str(e)) from None
+        return (va > vb) - (va < vb)
+    if ka >= K_BAD_NUMBOOL:
+        raise _err(va)
+    if kb >= K_BAD_NUMBOOL:
+        raise _err(vb)
+    if ka != kb:
+        return _NOT_COMPARABLE
+    if ka == K_STRING or ka == K_BOOL:
+        return (va > vb) - (va < vb)
+    if ka == K_TEMPORAL:
+        if va[0] != vb[0]:
+            return _NOT_COMPARABLE
+        return (va[1] > vb[1]) - (va[1] < vb[1])
+    if ka == K_DURATION:
+        if (va.months, va.seconds) == (vb.months, vb.seconds):
+            return 0
+        if va.months == 0 and vb.months == 0:
+            return (va.seconds > vb.seconds) - (va.seconds < vb.seconds)
+        if va.seconds == 0 and vb.seconds == 0:
+            return (va.months > vb.months) - (va.months < vb.months)
+        return None
     return _NOT_COMPARABLE
 
 
@@ -417,19 +482,17 @@ def _equal(a: GroundTerm, b: GroundTerm) -> bool:
     """
     ta, tb = type(a), type(b)
     if ta is Literal and tb is Literal:
+        if a == b and a.value != "NaN":  # type: ignore[union-attr]
+            return True  # sameTerm implies RDFterm-equal (only NaN is not equal to itself)
+        ka = (_INFO.get(a) or _info(a))[0]  # type: ignore[arg-type]
+        kb = (_INFO.get(b) or _info(b))[0]  # type: ignore[arg-type]
+        if ka == K_OTHER or kb == K_OTHER:
+            raise _err(f"cannot compare {a} and {b}: unknown datatype")
+        if ka == K_LANG or kb == K_LANG:
+            return False  # not the same term; a language-tagged string equals only itself
         c = _value_cmp(a, b)  # type: ignore[arg-type]
         if c is _NOT_COMPARABLE:
-            if a == b:
-                return True
-            da, db = a.datatype.value, b.datatype.value  # type: ignore[union-attr]
-            if da in _KNOWN_DT and db in _KNOWN_DT:
-                if da in X.NUMERIC_RANK or db in X.NUMERIC_RANK:
-                    # a numeric against a non-numeric known type: ill-typed numeric is an error
-                    for t in (a, b):
-                        if t.datatype.value in X.NUMERIC_RANK:  # type: ignore[union-attr]
-                            _num(t)
-                return False
-            raise _err(f"cannot compare {a} and {b}")
+            return False  # two known, disjoint value spaces
         return c == 0
     if ta is Triple and tb is Triple:
         return (
@@ -438,6 +501,30 @@ def _equal(a: GroundTerm, b: GroundTerm) -> bool:
             and _equal(a.object, b.object)  # type: ignore[union-attr]
         )
     return a == b
+
+
+_ORDER_OK = {"<": (-1,), ">": (1,), "<=": (-1, 0), ">=": (0, 1)}
+
+
+def _c_order(op: str) -> Callable[[list[Compiled]], Compiled]:
+    ok = _ORDER_OK[op]
+
+    def make(fs: list[Compiled]) -> Compiled:
+        fa, fb = fs
+
+        def f(row: Row, ctx: EvalContext) -> GroundTerm:
+            a = fa(row, ctx)
+            b = fb(row, ctx)
+            if type(a) is not Literal or type(b) is not Literal:
+                raise _err(f"cannot order {a} and {b}")
+            c = _value_cmp(a, b)
+            if c is _NOT_COMPARABLE:
+                raise _err(f"cannot order {a} and {b}")
+            return TRUE if c in ok else FALSE
+
+        return f
+
+    return make
 
 
 def _order(op: str, a: GroundTerm, b: GroundTerm) -> bool:
@@ -476,17 +563,15 @@ def ebv(term: GroundTerm) -> bool:
             return True
         if term is FALSE:
             return False
-        dt = term.datatype.value
-        if dt == X.BOOLEAN:
-            return term.value in ("true", "1")
-        if dt == X.STRING:
-            return len(term.value) > 0
-        if dt in X.NUMERIC_RANK:
-            try:
-                _, v = _num_of(term)  # type: ignore[misc]
-            except ValueError:
-                return False
-            return not (v == 0 or (isinstance(v, float) and math.isnan(v)))
+        k, v = _INFO.get(term) or _info(term)
+        if k <= K_DOUBLE:
+            return not (v == 0 or v != v)  # zero or NaN
+        if k == K_STRING:
+            return len(v) > 0
+        if k == K_BOOL:
+            return v  # type: ignore[no-any-return]
+        if k == K_BAD_NUMBOOL:
+            return False
     raise _err(f"no effective boolean value for {term}")
 
 
@@ -504,6 +589,29 @@ def compile_expr(expr: Expr, slots: Mapping[Variable, int]) -> Compiled:
         unbound). ``f`` raises :class:`ExprError` on an evaluation error.
     """
     return _compile(expr, slots)
+
+
+def compile_filter(expr: Expr, slots: Mapping[Variable, int]) -> Callable[[Row, EvalContext], bool]:
+    """Compile a ``FILTER`` condition into ``f(row, ctx) -> bool``: the effective boolean
+    value of ``expr`` (SPARQL 1.1 section 17.2.2), and ``False`` when evaluation raises
+    an error (SPARQL 1.1 section 17.3: a filter error eliminates the solution).
+
+    :param slots: as for :func:`compile_expr`.
+    """
+    f = _compile(expr, slots)
+
+    def cond(row: Row, ctx: EvalContext) -> bool:
+        try:
+            v = f(row, ctx)
+            if v is TRUE:
+                return True
+            if v is FALSE:
+                return False
+            return ebv(v)
+        except ExprError:
+            return False
+
+    return cond
 
 
 def evaluate(expr: Expr, binding: Mapping[Variable, GroundTerm], ctx: EvalContext) -> GroundTerm:
@@ -668,6 +776,10 @@ _FORMS: dict[str, tuple[Callable[[list[Compiled]], Compiled], int, int]] = {
     "IN": (_c_in(False), 1, 1 << 30),
     "NOT IN": (_c_in(True), 1, 1 << 30),
     "COALESCE": (_c_coalesce, 0, 1 << 30),
+    "<": (_c_order("<"), 2, 2),
+    ">": (_c_order(">"), 2, 2),
+    "<=": (_c_order("<="), 2, 2),
+    ">=": (_c_order(">="), 2, 2),
 }
 
 
@@ -851,7 +963,7 @@ def _xpath_round_num(v: Any) -> Any:
             r += 1.0
         return math.copysign(0.0, v) if r == 0 else r
     if isinstance(v, Decimal):
-        return (v + Decimal("0.5")).to_integral_value(rounding=ROUND_FLOOR)
+        return _DCTX.add(v, Decimal("0.5")).to_integral_value(rounding=ROUND_FLOOR, context=_DCTX)
     return v
 
 
@@ -1107,7 +1219,7 @@ def _f_ceil(a: GroundTerm) -> Literal:
     if r == X.R_INTEGER:
         return _make_num(r, v)
     if r == X.R_DECIMAL:
-        return _make_num(r, v.to_integral_value(rounding="ROUND_CEILING"))
+        return _make_num(r, v.to_integral_value(rounding=ROUND_CEILING, context=_DCTX))
     if math.isnan(v) or math.isinf(v):
         return _make_num(r, v)
     c = float(math.ceil(v))
@@ -1119,7 +1231,7 @@ def _f_floor(a: GroundTerm) -> Literal:
     if r == X.R_INTEGER:
         return _make_num(r, v)
     if r == X.R_DECIMAL:
-        return _make_num(r, v.to_integral_value(rounding=ROUND_FLOOR))
+        return _make_num(r, v.to_integral_value(rounding=ROUND_FLOOR, context=_DCTX))
     if math.isnan(v) or math.isinf(v):
         return _make_num(r, v)
     return _make_num(r, float(math.floor(v)) if v != 0 else v)
@@ -1183,11 +1295,6 @@ def _f_object(a: GroundTerm) -> GroundTerm:
 # --- date/time -------------------------------------------------------------
 
 
-@lru_cache(maxsize=16384)
-def _dt_value(lit: Literal) -> X.DateTimeValue:
-    return _TEMPORAL[lit.datatype.value](lit.value)
-
-
 def _temporal_arg(a: GroundTerm, allowed: tuple[str, ...]) -> X.DateTimeValue:
     if type(a) is not Literal or a.datatype.value not in allowed:
         raise _err(f"not a {'/'.join(allowed)} literal: {a}")
@@ -1202,8 +1309,6 @@ _TIME_TYPES = (X.DATETIME, X.DATETIMESTAMP, X.TIME)
 _ALL_TEMPORAL = (X.DATETIME, X.DATETIMESTAMP, X.DATE, X.TIME)
 
 
-def _int_lit(v: int) -> Literal:
-    return Literal(str(v), datatype=_DT_INTEGER)
 
 
 def _f_year(a: GroundTerm) -> Literal:
