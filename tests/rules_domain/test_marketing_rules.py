@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-import pytest
-
 from .conftest import N, T, assert_same_as_scratch, dec, decimals, memory, objects
 
 ROAS_TARGET = memory(
@@ -186,7 +184,6 @@ def test_status_only_for_active_memories(reason, ruleset):
 
 def test_explain_near_limit_names_the_rule(reason):
     """explain(near_limit) cites rule budget-status-near-limit and the spend record."""
-    pytest.importorskip("reckon.datalog.explain", reason="reckon.datalog.explain has not landed yet")
     r = reason(META_CAP + META_SPEND.format(v="34000"))
     text = r.explain(T("m:meta-cap", "mk:budgetStatus", "mk:NearLimit")).render()
     assert "budget-status-near-limit" in text
