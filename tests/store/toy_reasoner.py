@@ -56,8 +56,18 @@ class ToyReasoner:
         if ToyReasoner.fail_next_apply:
             ToyReasoner.fail_next_apply = False
             raise RuntimeError("injected reasoner failure")
-        new_base = (self._base - set(delete)) | set(insert)
-        new_inf = closure(new_base)
+        insert, delete = set(insert), set(delete)
+        new_base = (self._base - delete) | insert
+        if not delete and not any(t.predicate == SUB for t in insert):
+            # monotonic fast path: only membership of the inserted subjects can change
+            sub = [(t.subject, t.object) for t in self._base | self._inf if t.predicate == SUB]
+            new_inf = set(self._inf)
+            for t in insert:
+                if t.predicate == TYPE:
+                    new_inf |= {Triple(t.subject, TYPE, d) for c, d in sub if c == t.object}
+            new_inf -= new_base
+        else:
+            new_inf = closure(new_base)
         d = ToyDelta(frozenset(new_inf - self._inf), frozenset(self._inf - new_inf))
         self._base, self._inf = new_base, new_inf
         return d

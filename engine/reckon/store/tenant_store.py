@@ -28,16 +28,18 @@ Design (DESIGN.md "The store", "Measured facts about our dependencies"):
   blank nodes.
 
 Measured on this machine (2 cores, pyoxigraph 0.5.13): opening a read-write store
-27-37 ms, read-only 8-15 ms, closing ~2.5 ms, a one-triple ``update`` ~0.2 ms,
-``flush`` ~20 ms (not needed for durability against a killed process: RocksDB's
-write-ahead log is written before ``update`` returns). So a single write costs about
-one store open; :meth:`TenantStore.exclusive` keeps the store open across a batch.
+27-37 ms idle and 100-150 ms under load (RocksDB syncs a new MANIFEST on open),
+read-only 8-37 ms, closing 2.5-11 ms, a one-triple ``update`` 0.2-0.7 ms, ``flush``
+20-150 ms (not needed for durability against a killed process: RocksDB's write-ahead
+log is written before ``update`` returns). A write that opens the store therefore
+costs about one open; so a process keeps its lock and the store open while no other
+process waits (``linger``, see :mod:`reckon.store.locking`), and
+:meth:`TenantStore.exclusive` pins them for a batch.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import gc
 import json
 import os
 import threading
@@ -305,6 +307,9 @@ class TenantStore:
     :param reasoner_factory: builds an empty reasoner for the tenant's rule program
         (``None``: no rules, nothing inferred).
     :param lock_timeout: seconds to wait for another process's write; ``None`` waits.
+    :param linger: seconds this process keeps the lock (and the read-write store open)
+        after an operation while no other process waits (see
+        :mod:`reckon.store.locking`); 0 releases after every operation.
     :raises UnknownTenant: never (the engine checks existence); StoreError when the
         directory is not a tenant store of a supported format version.
     """
@@ -315,14 +320,18 @@ class TenantStore:
         *,
         reasoner_factory: ReasonerFactory | None = None,
         lock_timeout: float | None = None,
+        linger: float = 1.0,
     ) -> None:
         self.path = Path(path)
         meta = _read_meta(self.path)
         self.tenant_id: str = validate_tenant_id(meta["tenant_id"])
         self._factory: ReasonerFactory = reasoner_factory or _NoRules
-        self._lock = TenantLock(self.path / "lock", timeout=lock_timeout)
+        self._lock = TenantLock(
+            self.path / "lock", timeout=lock_timeout, linger=linger, on_release=self._on_release
+        )
         self._st = _State()
         self._rw: Store | None = None
+        self._fresh = False  # mirror known current since this process took its flock
         self._tl = threading.local()
         self.last_commit: Commit | None = None
 
@@ -361,9 +370,7 @@ class TenantStore:
             inferred = [Quad(*_sk_triple_parts(t), INFERRED) for t in reasoner.inferred()]
             store = Store(str(tmp / "store"))
             store.extend(quads + inferred + [_gen_quad(1)])
-            store.flush()
-            del store
-            gc.collect()
+            del store  # closes RocksDB (the write-ahead log already holds the data)
             (tmp / "generation").write_text("1")
             meta = {
                 "format_version": FORMAT_VERSION,
@@ -388,26 +395,21 @@ class TenantStore:
     # ------------------------------------------------------------------ locking / sync
     @contextmanager
     def exclusive(self) -> Iterator[StoreView]:
-        """Hold the tenant's write lock and keep the read-write store open for the block
+        """Hold the tenant's write lock with the read-write store open for the block
         (several transactions then share one store open). Other processes wait.
 
         :raises StoreError: when the store cannot be opened or locked.
         """
         with self._lock.hold(exclusive=True):
-            opened = False
             if self._rw is None:
                 try:
                     self._rw = Store(str(self.path / "store"))
                 except OSError as e:
                     raise StoreError(f"cannot open the store of tenant {self.tenant_id!r}: {e}") from e
-                opened = True
-            try:
                 self._sync_from(self._rw)
-                assert self._st.mirror is not None
-                yield StoreView(self._st.mirror)
-            finally:
-                if opened:
-                    self._rw = None  # the last reference: RocksDB closes and unlocks now
+                self._fresh = True
+            assert self._st.mirror is not None
+            yield StoreView(self._st.mirror)
 
     @contextmanager
     def snapshot(self) -> Iterator[StoreView]:
@@ -419,7 +421,7 @@ class TenantStore:
         :raises StoreError: when the store cannot be read.
         """
         with self._lock.hold(exclusive=False):
-            if self._rw is None:  # not inside this thread's exclusive block
+            if not self._fresh:
                 hint = _read_hint(self.path)
                 if self._st.mirror is None or hint is None or hint != self._st.gen:
                     try:
@@ -430,8 +432,18 @@ class TenantStore:
                         self._sync_from(ro)
                     finally:
                         del ro
+                self._fresh = True
             assert self._st.mirror is not None
             yield StoreView(self._st.mirror)
+
+    def _on_release(self) -> None:
+        """Called by the lock just before this process drops its flock."""
+        self._rw = None  # the last reference: RocksDB closes and unlocks the store now
+        self._fresh = False
+
+    def release(self) -> None:
+        """Let other processes in now: drop a lingering lock and close the store."""
+        self._lock.release()
 
     def _sync_from(self, store: Store) -> None:
         disk_gen = _gen_of(store)
@@ -585,6 +597,7 @@ class TenantStore:
             mirror.update(text)
         except BaseException:  # pragma: no cover - the same text just succeeded on disk
             st.mirror, st.gen = None, -1
+            self._fresh = False
             self._invalidate_reasoner()
             raise
         st.gen = new_gen
