@@ -319,7 +319,7 @@ def block_label(class_label: str | None, local_name: str) -> str:
     """Block title of a subclass from its ``rdfs:label``: drop a trailing "memory",
     capitalise, pluralise the last word ("budget constraint memory" -> "Budget
     constraints"; "hiring criteria memory" -> "Hiring criteria")."""
-    text = (class_label or re.sub(r"(?<!^)(?=[A-Z])", " ", local_name)).strip()
+    text = (class_label or re.sub(r"(?<!^)(?=[A-Z])", " ", local_name).lower()).strip()
     text = re.sub(r"\s*memory$", "", text, flags=re.IGNORECASE).strip() or text
     words = text.split()
     last = words[-1]
