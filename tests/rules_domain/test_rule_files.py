@@ -48,3 +48,15 @@ def test_negations_and_aggregates_read_only_asserted_or_lower_predicates(ruleset
         }, r.name
         if closed and any(isinstance(e, (Aggregate, Assignment)) for e in r.body):
             assert all(getattr(h.p, "value", None) != rdf_type for h in r.head), r.name
+
+
+@pytest.mark.parametrize("generic", ["rdfs.srl", "owl2rl.srl"])
+def test_module_rules_do_not_combine_with_generic_entailment_rules(generic):
+    """Documented limitation (rules/core.srl header): rules whose head has a variable
+    predicate (rdfs7, eq-rep-s ...) match every pattern, which puts the run-once and
+    negated rules of the memory modules on a cycle; the loader refuses with SRL008."""
+    from reckon._errors import RuleSetInvalid
+
+    with pytest.raises(RuleSetInvalid) as e:
+        load_rules("core.srl", "marketing.srl", generic)
+    assert "SRL008" in str(e.value)
