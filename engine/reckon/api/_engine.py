@@ -9,10 +9,9 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
-from pyoxigraph import NamedNode, Quad, RdfFormat, parse
+from pyoxigraph import NamedNode, Quad
 
-from reckon._errors import InvalidInput, InvalidTenantId, SchemaError, TenantExists, UnknownTenant
-from reckon._resources import resource_dir
+from reckon._errors import InvalidInput, InvalidTenantId, TenantExists, UnknownTenant
 from reckon.store import SCHEMA, TenantStore, read_export, tenant_dir, validate_tenant_id
 from reckon.store.tenant_store import ReasonerFactory
 
@@ -100,23 +99,15 @@ class Engine:
         return lambda: Reasoner(ruleset)
 
     def schema_quads(self) -> list[Quad]:
-        """Quads of the SCHEMA graph of a new tenant: shipped ontology + shapes
-        (``reckon._resources``) and the engine's ``.ttl`` modules.
+        """Quads of the SCHEMA graph of a new tenant: shipped ontology + shapes and the
+        engine's ``.ttl`` modules (through ``reckon.schema.load_schema``).
 
         :raises SchemaError: when a file is missing or does not parse.
         """
-        files: list[Path] = []
-        for kind in ("ontology", "shapes"):
-            files += sorted(resource_dir(kind).glob("*.ttl"))
-        files += self._schema_modules
-        quads: list[Quad] = []
-        for f in files:
-            try:
-                for t in parse(path=str(f), format=RdfFormat.TURTLE):
-                    quads.append(Quad(t.subject, t.predicate, t.object, SCHEMA))
-            except (OSError, SyntaxError) as e:
-                raise SchemaError(f"cannot load schema file {f}: {e}") from e
-        return quads
+        from reckon.schema import load_schema
+
+        schema = load_schema(*self._schema_modules)
+        return [Quad(t.subject, t.predicate, t.object, SCHEMA) for t in schema.triples()]
 
     # ------------------------------------------------------------------ tenants
     def create_tenant(self, tenant_id: str, *, company_name: str | None = None) -> "Tenant":

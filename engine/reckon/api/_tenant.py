@@ -45,6 +45,7 @@ class Tenant:
         self.store = store
         self.id: str = store.tenant_id
         self._memory: Any = None
+        self._recall: Any = None
         self._mlock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -204,26 +205,35 @@ class Tenant:
 
     def remember(self, **fields: Any) -> Any:
         """Store a new memory; see ``MemoryService.remember`` (API.md for the fields).
-        :returns: ``Memory``."""
-        return self.memory.remember(**fields)
+        The recall index embeds it at write time. :returns: ``Memory``."""
+        m = self.memory.remember(**fields)
+        self._indexed(m, fields.get("supersedes"))
+        return m
 
     def update(self, memory_id: str, *, principal: Any, **changes: Any) -> Any:
         """Three-state partial edit (absent = untouched, ``None`` = remove, value = set);
         see ``MemoryService.update``. :returns: ``Memory``."""
-        return self.memory.update(memory_id, principal=principal, **changes)
+        m = self.memory.update(memory_id, principal=principal, **changes)
+        self._indexed(m)
+        return m
 
     def supersede(self, old_id: str, new: Any, *, principal: Any) -> Any:
         """Replace ``old_id`` by a new memory (dict of fields) or an existing one (id);
         see ``MemoryService.supersede``. :returns: the new ``Memory``."""
-        return self.memory.supersede(old_id, new, principal=principal)
+        m = self.memory.supersede(old_id, new, principal=principal)
+        self._indexed(m, [old_id])
+        return m
 
     def restore(self, memory_id: str, *, principal: Any) -> Any:
         """Operator only: undo a supersession; see ``MemoryService.restore``."""
-        return self.memory.restore(memory_id, principal=principal)
+        m = self.memory.restore(memory_id, principal=principal)
+        self._indexed(m)
+        return m
 
     def delete(self, memory_id: str, *, principal: Any) -> None:
         """Operator only: delete a memory; see ``MemoryService.delete``."""
         self.memory.delete(memory_id, principal=principal)
+        self.recall.on_remove(str(memory_id))
 
     def get(self, memory_id: str) -> Any:
         """One memory by id (``UnknownMemory`` if absent)."""
@@ -236,3 +246,51 @@ class Tenant:
     def memories(self, **filters: Any) -> Any:
         """Memories of the tenant (``active_only``, ``kind``, ``scope``, ``subclass``)."""
         return self.memory.memories(**filters)
+
+    # ------------------------------------------------------------------ recall (reckon.recall.bundle)
+    @property
+    def recall(self) -> Any:
+        """The tenant's ``reckon.recall.bundle.TenantRecall`` (bundle, search, index)."""
+        memory = self.memory  # outside the lock (not re-entrant)
+        with self._mlock:
+            if self._recall is None:
+                from reckon.recall.bundle import TenantRecall
+
+                self._recall = TenantRecall(self.store, memory)
+            return self._recall
+
+    def _indexed(self, m: Any, replaced: Any = None) -> None:
+        """Feed the recall index after a write (the new state of ``m`` and of the memories
+        it replaced). Indexing never fails a committed write: a missed memory is indexed
+        on the next read."""
+        try:
+            ms = [m] + [self.memory.get(r) for r in (replaced or [])]
+            self.recall.on_write(ms)
+        except Exception:  # noqa: BLE001
+            import logging
+
+            logging.getLogger("reckon.recall").warning("recall indexing after a write failed", exc_info=True)
+
+    def context(self, principal: Any, conversation: Any = "", budget_chars: int = 6000) -> Any:
+        """The context bundle for a new turn; see ``TenantRecall.context``.
+        :returns: ``ContextBundle`` (``.render()`` is the prompt text)."""
+        return self.recall.context(principal, conversation, budget_chars)
+
+    def search(self, query: str, *, principal: Any, **options: Any) -> Any:
+        """Hybrid search over active visible memories (importance 2-3 by default); see
+        ``TenantRecall.search``. :returns: list of ``SearchHit``."""
+        return self.recall.search(query, principal=principal, **options)
+
+    def tool_definitions(self, format: str = "openai") -> Any:
+        """LLM tool definitions (remember, search, supersede, get_context); see
+        ``reckon.api._tools.tool_definitions``."""
+        from reckon.api._tools import tool_definitions
+
+        return tool_definitions(self, format)  # type: ignore[arg-type]
+
+    def handle_tool_call(self, name: str, arguments: Any, principal: Any) -> dict[str, Any]:
+        """Validate and run one LLM tool call; never raises for bad input; see
+        ``reckon.api._tools.handle_tool_call``."""
+        from reckon.api._tools import handle_tool_call
+
+        return handle_tool_call(self, name, arguments, principal)
