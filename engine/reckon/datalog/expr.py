@@ -163,7 +163,8 @@ _INFO_MAX = 1 << 17
 
 def _compute_info(lit: Literal) -> tuple[int, Any]:
     if lit.language is not None:
-        return K_LANG, None
+        d = lit.direction
+        return K_LANG, (lit.language, None if d is None else str(d), lit.value)
     dt = lit.datatype.value
     try:
         rank = X.NUMERIC_RANK.get(dt)
@@ -466,6 +467,10 @@ def _value_cmp(a: Literal, b: Literal) -> int | None | object:
         return _NOT_COMPARABLE
     if ka == K_STRING or ka == K_BOOL:
         return (va > vb) - (va < vb)
+    if ka == K_LANG:  # same language tag and direction: compare the strings (as Oxigraph does)
+        if va[:2] != vb[:2]:
+            return _NOT_COMPARABLE
+        return (va[2] > vb[2]) - (va[2] < vb[2])
     if ka == K_TEMPORAL:
         if va[0] != vb[0]:
             return _NOT_COMPARABLE
@@ -873,11 +878,11 @@ def _f_langdir(a: GroundTerm) -> Literal:
 
 
 def _f_haslang(a: GroundTerm) -> Literal:
-    return _bool(_lit(a, "hasLANG").language is not None)
+    return _bool(type(a) is Literal and a.language is not None)
 
 
 def _f_haslangdir(a: GroundTerm) -> Literal:
-    return _bool(_lit(a, "hasLANGDIR").direction is not None)
+    return _bool(type(a) is Literal and a.direction is not None)
 
 
 def _f_datatype(a: GroundTerm) -> NamedNode:
@@ -1105,7 +1110,10 @@ def _translate_xpath_regex(p: str, strip_ws: bool, multiline: bool) -> str:
                     raise _err("bad \\p escape")
                 if _re_engine is re:
                     raise _err("\\p{..} classes need the `regex` module")
-                out.append(p[i:j + 1])
+                prop = p[i + 3:j]
+                if prop.startswith("Is"):  # XPath block escape \p{IsBasicLatin}
+                    prop = "Block=" + prop[2:]
+                out.append(f"\\{nxt}{{{prop}}}")
                 i = j + 1
                 continue
             elif nxt.isalpha() and nxt not in "nrtdDsSwW":
