@@ -28,7 +28,9 @@ timezone using the implicit timezone UTC; ``isNUMERIC`` and numeric operators ch
 the ranges of derived integer types; casts trim whitespace (XPath casting rules);
 ``REPLACE`` follows XPath (``$10`` with one group is ``$1`` then ``0``, an
 empty-matching pattern is an error); XPath regular expressions reject ``(?i)``
-and ``\b``; casts to the derived integer types (``xsd:int`` ...) are supported.
+and ``\\b`` but accept XPath block escapes (``\\p{IsBasicLatin}``); a float/double
+cast to ``xsd:decimal`` gives its shortest round-tripping decimal (``0.1``); casts to
+the derived integer types (``xsd:int`` ...) are supported.
 
 Evaluation context: ``BNODE(label)`` is stable within one solution; the caller
 calls :meth:`EvalContext.new_solution` between solutions.
