@@ -417,6 +417,15 @@ CASES: list[tuple[str, str, str]] = [
     ("cast-date-from-datetime", 'xsd:date(xsd:dateTime("2020-01-01T05:00:00Z"))', '"2020-01-01Z"^^xsd:date'),
     ("cast-date-from-string", 'xsd:date("2020-02-29")', '"2020-02-29"^^xsd:date'),
     ("cast-date-from-bad-string", 'xsd:date("2021-02-29")', ERR),
+    ("cast-daytime-from-string", 'xsd:dayTimeDuration("P30D")', '"P30D"^^xsd:dayTimeDuration'),
+    ("cast-daytime-from-string-canonical", 'xsd:dayTimeDuration("PT36H")', '"P1DT12H"^^xsd:dayTimeDuration'),
+    ("cast-daytime-from-duration", 'xsd:dayTimeDuration("P1Y2DT1H"^^xsd:duration)', '"P2DT1H"^^xsd:dayTimeDuration'),
+    ("cast-yearmonth-from-duration", 'xsd:yearMonthDuration("P1Y2DT1H"^^xsd:duration)', '"P1Y"^^xsd:yearMonthDuration'),
+    ("cast-duration-from-string", 'xsd:duration("P1Y2M")', '"P1Y2M"^^xsd:duration'),
+    ("cast-daytime-bad", 'xsd:dayTimeDuration("P1Y")', ERR),
+    ("cast-daytime-from-int", "xsd:dayTimeDuration(1)", ERR),
+    ("dt-plus-cast-duration", 'xsd:dateTime("2020-01-01T00:00:00Z") + xsd:dayTimeDuration("P30D")',
+     '"2020-01-31T00:00:00Z"^^xsd:dateTime'),
     ("cast-int-derived", 'xsd:int("12")', '"12"^^xsd:int'),
     ("cast-int-whitespace", 'xsd:integer(" 12 ")', '"12"^^xsd:integer'),
     ("cast-string-from-lang", 'xsd:string("a"@en)', '"a"'),
@@ -475,6 +484,9 @@ OXIGRAPH_DIFFERS: dict[str, str] = {
     "regex-block-escape-no": "same as regex-block-escape",
     "cast-dec-from-float": "Reckon casts a float/double to the decimal of its shortest round-tripping "
     "form (0.1, not 0.100000001490116112)",
+    "cast-daytime-from-duration": "XPath F&O 3.1 19.1.5 casts xs:duration to xs:dayTimeDuration by "
+    "dropping the months; Oxigraph raises an error",
+    "cast-yearmonth-from-duration": "same as cast-daytime-from-duration (the seconds are dropped)",
     "cast-int-whitespace": "XPath casting from xs:string first collapses whitespace (XSD whiteSpace "
     "facet); Oxigraph rejects the surrounding spaces",
     "regex-python-only-group": "XPath has no (?i) inline flags; Oxigraph's regex engine accepts them",

@@ -1598,6 +1598,33 @@ def _cast_time(a: GroundTerm) -> Literal:
     return Literal(X.format_time(v), datatype=_DT_TIME)
 
 
+def _cast_duration_to(target: str) -> Callable[[GroundTerm], Literal]:
+    """Casts to ``xsd:duration`` / ``dayTimeDuration`` / ``yearMonthDuration`` (XPath F&O 3.1
+    section 19.1.5: casting between duration types drops the other component)."""
+    dt = NamedNode(target)
+
+    def cast(a: GroundTerm) -> Literal:
+        lit = _cast_source(a, target)
+        src = lit.datatype.value
+        try:
+            if src == X.STRING:
+                d = X.parse_duration(lit.value.strip(" \t\r\n"), target)
+            elif src in _DURATIONS:
+                d = _duration_of(lit)
+            else:
+                raise _err(f"cannot cast {a} to {target}")
+        except ValueError as e:
+            raise _err(str(e)) from None
+        months, secs = d.months, d.seconds
+        if target == X.DAYTIMEDURATION:
+            months = 0
+        elif target == X.YEARMONTHDURATION:
+            secs = Decimal(0)
+        return Literal(X.format_duration(months, secs, target), datatype=dt)
+
+    return cast
+
+
 _CASTS: dict[str, Callable[[GroundTerm], Literal]] = {
     X.STRING: _cast_string,
     X.DECIMAL: _cast_decimal,
@@ -1608,4 +1635,5 @@ _CASTS: dict[str, Callable[[GroundTerm], Literal]] = {
     X.DATE: _cast_date,
     X.TIME: _cast_time,
     **{dt: _cast_integer_to(dt) for dt in X.INTEGER_TYPES},
+    **{dt: _cast_duration_to(dt) for dt in _DURATIONS},
 }
