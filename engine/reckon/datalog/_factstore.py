@@ -7,8 +7,8 @@ literal, RDF 1.2 triple term) is interned once as a small ``int``; a fact is a
 into component ids instead of building pyoxigraph objects.
 
 A :class:`FactStore` keeps, per predicate id ``p``, two hash indexes
-``spo[p]: s -> set(o)`` and ``pos[p]: o -> set(s)``, plus the flat set ``facts`` used for
-membership tests and for deltas. Variable-predicate patterns iterate ``spo.items()``
+``spo[p]: s -> set(o)`` and (on demand) ``pos[p]: o -> set(s)``, plus the flat set
+``facts`` used for membership tests and for deltas. Variable-predicate patterns iterate ``spo.items()``
 (the number of distinct predicates is small in practice).
 """
 
@@ -141,17 +141,21 @@ class FactStore:
 
     :ivar facts: the set of ``(s, p, o)`` id tuples.
     :ivar spo: ``p -> {s -> set(o)}`` (only when ``indexed``).
-    :ivar pos: ``p -> {o -> set(s)}`` (only when ``indexed``).
+    :ivar pos: ``p -> {o -> set(s)}``, kept only for the predicates some compiled plan
+        asked for (:meth:`need_pos`, :meth:`need_pos_all`): many predicates are only ever
+        looked up by subject, and indexing is the dominant cost of materialization.
     :ivar count: ``p -> number of facts with predicate p`` (only when ``indexed``).
     """
 
-    __slots__ = ("count", "facts", "indexed", "pos", "spo")
+    __slots__ = ("count", "facts", "indexed", "pos", "pos_all", "pos_preds", "spo")
 
     def __init__(self, facts: Iterable[Fact] = (), *, indexed: bool = True) -> None:
         self.facts: set[Fact] = set()
         self.spo: dict[int, defaultdict[int, set[int]]] = {}
         self.pos: dict[int, defaultdict[int, set[int]]] = {}
         self.count: dict[int, int] = {}
+        self.pos_preds: set[int] = set()
+        self.pos_all = False
         self.indexed = indexed
         self.add_all(facts)
 
@@ -164,6 +168,26 @@ class FactStore:
     def __iter__(self):  # type: ignore[no-untyped-def]
         return iter(self.facts)
 
+    def need_pos(self, p: int) -> None:
+        """Keep the ``o -> set(s)`` index of predicate ``p`` from now on (built now)."""
+        if self.pos_all or p in self.pos_preds:
+            return
+        self.pos_preds.add(p)
+        sp = self.spo.get(p)
+        if sp is not None:
+            ps: defaultdict[int, set[int]] = defaultdict(set)
+            for s, os_ in sp.items():
+                for o in os_:
+                    ps[o].add(s)
+            self.pos[p] = ps
+
+    def need_pos_all(self) -> None:
+        """Keep the object index of every predicate (variable-predicate patterns)."""
+        if not self.pos_all:
+            for p in list(self.spo):
+                self.need_pos(p)
+            self.pos_all = True
+
     def add(self, fact: Fact) -> bool:
         """Add one fact; ``True`` if it was new."""
         if fact in self.facts:
@@ -172,10 +196,10 @@ class FactStore:
         return True
 
     def add_all(self, facts: Iterable[Fact]) -> list[Fact]:
-        """Add facts; returns those that were new, in order."""
+        """Add facts; returns those that were new (each once)."""
         all_ = self.facts
         added = [f for f in facts if f not in all_]
-        if len(added) > 1:
+        if len(added) > 1 and not isinstance(facts, (set, frozenset)):
             added = list(dict.fromkeys(added))
         all_.update(added)
         if not self.indexed or not added:
@@ -192,13 +216,17 @@ class FactStore:
             sp = spo.get(p)
             if sp is None:
                 sp = spo[p] = defaultdict(set)
-                ps = pos[p] = defaultdict(set)
                 count[p] = 0
+            if self.pos_all or p in self.pos_preds:
+                ps = pos.get(p)
+                if ps is None:
+                    ps = pos[p] = defaultdict(set)
+                for s, _, o in group:
+                    sp[s].add(o)
+                    ps[o].add(s)
             else:
-                ps = pos[p]
-            for s, _, o in group:
-                sp[s].add(o)
-                ps[o].add(s)
+                for s, _, o in group:
+                    sp[s].add(o)
             count[p] += len(group)
         return added
 
@@ -214,16 +242,18 @@ class FactStore:
             os_.discard(o)
             if not os_:
                 del sp[s]
-            ps = self.pos[p]
-            ss = ps[o]
-            ss.discard(s)
-            if not ss:
-                del ps[o]
+            ps = self.pos.get(p)
+            if ps is not None:
+                ss = ps[o]
+                ss.discard(s)
+                if not ss:
+                    del ps[o]
             c = self.count[p] - 1
             if c:
                 self.count[p] = c
             else:
-                del self.count[p], self.spo[p], self.pos[p]
+                del self.count[p], self.spo[p]
+                self.pos.pop(p, None)
         return True
 
     def predicates(self) -> set[int]:

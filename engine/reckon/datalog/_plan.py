@@ -294,7 +294,8 @@ class PlanCompiler:
             else:
                 n = float(full.count.get(pid, 0))
                 ds = float(max(1, len(full.spo.get(pid, _ED))))
-                do = float(max(1, len(full.pos.get(pid, _ED))))
+                ps = full.pos.get(pid)
+                do = float(max(1, len(ps))) if ps is not None else ds
         if sk and ok:
             return 0.1
         if sk:
@@ -616,14 +617,19 @@ class PlanCompiler:
             return tmp
 
         p = tp.p
+        by_object = s_val is None and o_val is not None
         if not isinstance(p, (Variable, TripleTermPattern)):
             pid = self._const(p)
             sp, ps = w.tmp("SP"), w.tmp("PS")
             hoist.append(f"    {sp} = {src}_spo.get({pid}, _ED)")
-            hoist.append(f"    {ps} = {src}_pos.get({pid}, _ED)")
+            if by_object:
+                hoist.append(f"    {src}.need_pos({pid})")
+                hoist.append(f"    {ps} = {src}_pos.get({pid}, _ED)")
         else:
             p_val = self._known(w, p, bound, vn)
             sp, ps = w.tmp("sp"), w.tmp("ps")
+            if by_object:
+                hoist.append(f"    {src}.need_pos_all()")
             if p_val is not None:
                 w.emit(f"{sp} = {src}_spo.get({p_val})")
                 w.open(f"if {sp} is not None:")
