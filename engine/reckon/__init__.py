@@ -23,14 +23,39 @@ from reckon._errors import (
 
 __version__ = "0.1.0"
 
+# The facade is imported lazily (PEP 562) so that ``import reckon`` stays light and lower
+# layers (``reckon.datalog``, ``reckon.store`` ...) never import the facade through it.
+_LAZY = {
+    "Engine": "reckon.api",
+    "Tenant": "reckon.api",
+    "Principal": "reckon.api",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'reckon' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 __all__ = sorted(
     [
         "ConflictPending",
+        "Engine",
         "EvaluationLimitExceeded",
         "ExplainError",
         "InvalidInput",
         "InvalidTenantId",
         "NotAuthorized",
+        "Principal",
         "ReadOnlyQuery",
         "ReckonError",
         "RestoreRefused",
@@ -40,6 +65,7 @@ __all__ = sorted(
         "SchemaError",
         "ShapeViolation",
         "StoreError",
+        "Tenant",
         "TenantExists",
         "UnknownMemory",
         "UnknownTenant",

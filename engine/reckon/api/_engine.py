@@ -191,6 +191,7 @@ class Engine:
         """Create ``tenant_id`` from a :meth:`Tenant.export` file: its asserted graphs
         replace the new tenant's, tenant IRIs ``urn:reckon:<old>:`` are renamed to
         ``urn:reckon:<tenant_id>:``, and the inferred graph is derived from scratch.
+        Atomic: the tenant directory is built aside and renamed into place.
 
         :raises InvalidInput: when the export is not readable.
         :raises TenantExists: when the tenant exists.
@@ -199,12 +200,17 @@ class Engine:
         old = _export_tenant(source)
         if old is not None and old != tenant_id:
             quads = [_rename_quad(q, f"urn:reckon:{old}:", f"urn:reckon:{tenant_id}:") for q in quads]
-        t = self.create_tenant(tenant_id)
-        with t.store.transaction() as txn:
-            txn.remove_pattern(None, None, None, None)
-            for q in quads:
-                txn.add(q)
-            txn.fresh_reasoner = True
+        from reckon.api._tenant import Tenant
+
+        validate_tenant_id(tenant_id)
+        path = tenant_dir(self.data_dir, tenant_id)
+        with self._lock:
+            if (path / "meta.json").exists():
+                raise TenantExists(f"tenant {tenant_id!r} already exists")
+            # built beside the tenant directory and renamed into place: all or nothing
+            store = TenantStore.create(path, tenant_id, initial=quads, reasoner_factory=self.reasoner_factory())
+            t = Tenant(self, store)
+            self._tenants[tenant_id] = t
         return t
 
 

@@ -1,0 +1,67 @@
+"""The names ``reckon`` exports (httpx practice: a sorted ``__all__`` pinned by a test)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import reckon
+
+EXPECTED = [
+    "ConflictPending",
+    "Engine",
+    "EvaluationLimitExceeded",
+    "ExplainError",
+    "InvalidInput",
+    "InvalidTenantId",
+    "NotAuthorized",
+    "Principal",
+    "ReadOnlyQuery",
+    "ReckonError",
+    "RestoreRefused",
+    "RuleError",
+    "RuleSetInvalid",
+    "RuleSyntaxError",
+    "SchemaError",
+    "ShapeViolation",
+    "StoreError",
+    "Tenant",
+    "TenantExists",
+    "UnknownMemory",
+    "UnknownTenant",
+    "__version__",
+]
+
+
+def test_all_is_sorted_and_pinned() -> None:
+    assert reckon.__all__ == sorted(reckon.__all__)
+    assert reckon.__all__ == EXPECTED
+
+
+def test_every_exported_name_resolves() -> None:
+    for name in reckon.__all__:
+        assert getattr(reckon, name) is not None
+    from reckon.api import Engine, Principal, Tenant
+
+    assert reckon.Engine is Engine and reckon.Tenant is Tenant and reckon.Principal is Principal
+    assert issubclass(reckon.InvalidTenantId, reckon.ReckonError)
+
+
+def test_unknown_attribute_raises_attribute_error() -> None:
+    try:
+        reckon.NoSuchThing  # type: ignore[attr-defined]  # noqa: B018
+    except AttributeError as e:
+        assert "NoSuchThing" in str(e)
+    else:  # pragma: no cover
+        raise AssertionError("expected AttributeError")
+
+
+def test_importing_reckon_does_not_import_the_facade() -> None:
+    code = "import sys, reckon; print('reckon.api' in sys.modules, 'reckon.store' in sys.modules)"
+    engine_dir = Path(__file__).resolve().parents[1] / "engine"
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True,
+        env={"PYTHONPATH": str(engine_dir), "PATH": "/usr/bin:/bin"},
+    )
+    assert out.stdout.split() == ["False", "False"]
