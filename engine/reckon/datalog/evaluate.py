@@ -109,6 +109,9 @@ class _State:
     data: set[Fact]
     rank: dict[Fact, int] = field(default_factory=dict)
     clock: int = 1
+    outputs: dict[int, set[Fact]] = field(default_factory=dict)
+    """Run-once non-monotone rule index -> every head instance of its last full
+    evaluation (valid until one of its inputs changes; see maintain)."""
 
 
 @dataclass
@@ -376,7 +379,13 @@ class Reasoner:
             best = 0
             for info in once:
                 before = len(new)
-                comp.plan(info, None, mode).fn(full, None, base, new)  # type: ignore[union-attr]
+                if info.nonmonotone:
+                    out: set[Fact] = set()
+                    comp.plan(info, None, "all").fn(full, None, base, out)  # type: ignore[union-attr]
+                    state.outputs[info.index] = out
+                    new.update(f for f in out if f not in full.facts)
+                else:
+                    comp.plan(info, None, mode).fn(full, None, base, new)  # type: ignore[union-attr]
                 if len(new) - before >= best:
                     best, culprit = len(new) - before, info.rule.name
             self._add(state, new, net)

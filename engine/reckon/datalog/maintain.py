@@ -17,7 +17,9 @@ change of the base graph ``G0``:
   changed, or (``WHERE DATA`` / ``NOT DATA``) a predicate it reads from ``G0``
   changed in ``G0``. Affected rules are the non-monotone part: they are re-evaluated in
   full, once in the old state (their old head instances are over-deleted) and once in
-  the new state (their new head instances are inserted). Every other rule (``SET``,
+  the new state (their new head instances are inserted); for a run-once rule the old
+  instances are the output of its last full evaluation, cached while none of its
+  inputs changed, so only one evaluation is needed. Every other rule (``SET``,
   head blank nodes and unaffected negations included) is maintained by its deltas.
 * DRed for the stratum:
 
@@ -97,6 +99,7 @@ class _Maintainer:
         self.base_net = _Net()
         self.old_rank: dict[Fact, int | None] = {}
         self.maintained: list[int] = []
+        self.old_outputs: dict[int, set[Fact] | None] = {}
         self.nonmonotone: list[str] = []
         self._checks: dict[int, list[tuple[Any, int, int | None]]] = {}
 
@@ -124,11 +127,22 @@ class _Maintainer:
         for f in self.base_net.plus:
             st.base.remove(f)
         st.base.add_all(self.base_net.minus)
+        for index, out in self.old_outputs.items():
+            if out is None:
+                st.outputs.pop(index, None)
+            else:
+                st.outputs[index] = out
         for f, r in self.old_rank.items():
             if r is None:
                 st.rank.pop(f, None)
             else:
                 st.rank[f] = r
+
+    def _drop_output(self, index: int) -> None:
+        outputs = self.state.outputs
+        if index not in self.old_outputs:
+            self.old_outputs[index] = outputs.get(index)
+        outputs.pop(index, None)
 
     # -- rederivation -------------------------------------------------------------
 
@@ -280,12 +294,26 @@ class _Maintainer:
         #    kept fact never rests on a fact over-deleted later); this stops DRed from
         #    over-deleting through hub facts such as ``rdf:type rdf:type rdf:Property``.
         unsafe: set[Fact] = set(minus)
+        outputs = st.outputs
+        changed = {f[1] for f in self.net.plus} | {f[1] for f in minus}
+        for info in sinfo.rules:  # a cached output stays valid only while no input changes
+            if info.index in outputs and info not in affected and any(
+                i is info and (pid is None or pid in changed) for i, _, pid in atoms
+            ):
+                self._drop_output(info.index)
         if minus or affected:
             seed: set[Fact] = set()
-            if affected:
+            stale = []
+            for info in affected:
+                cached = outputs.get(info.index)
+                if cached is None:
+                    stale.append(info)
+                else:
+                    seed |= cached
+            if stale:
                 self._old_state()
                 try:
-                    for info in affected:
+                    for info in stale:
                         comp.plan(info, None, "all").fn(full, None, base, seed)  # type: ignore[union-attr]
                 finally:
                     self._new_state()
@@ -344,7 +372,14 @@ class _Maintainer:
         # 3. insert: affected rules in the new state, then semi-naive propagation
         fresh: set[Fact] = set()
         for info in affected:
-            comp.plan(info, None, "new").fn(full, None, base, fresh)  # type: ignore[union-attr]
+            if info.once:
+                out: set[Fact] = set()
+                comp.plan(info, None, "all").fn(full, None, base, out)  # type: ignore[union-attr]
+                self._drop_output(info.index)
+                outputs[info.index] = out
+                fresh.update(f for f in out if f not in full.facts)
+            else:
+                comp.plan(info, None, "new").fn(full, None, base, fresh)  # type: ignore[union-attr]
         reads = sinfo.reads
         seeds = [f for f in self.net.plus if reads is None or f[1] in reads]
         seeds += [f for f in back if reads is None or f[1] in reads]
