@@ -469,6 +469,10 @@ class PlanCompiler:
                 w.emit("_vals = []")
                 if e.expr is None:
                     final = ["_vals.append(1)"]
+                elif isinstance(e.expr, Variable) and (
+                    e.expr in corr or any(isinstance(x, TriplePattern) and e.expr in x.variables() for x in e.elements)
+                ):
+                    final = [f"_vals.append(T[{vn[e.expr]}])"]
                 else:
                     # inner bound set is known only inside gen_inner: compile on all inner vars
                     inner_vars = sorted(expr_variables(e.expr), key=lambda v: slots[v])
