@@ -279,3 +279,30 @@ def test_search_respects_allowed_ids_and_sorts_scores(allowed: set[str], query: 
     assert len(hits) <= limit and len({h.id for h in hits}) == len(hits)
     scores = [h.score for h in hits]
     assert scores == sorted(scores, reverse=True)
+
+
+def test_context_ranker_retrieves_turn_by_its_preceding_turn() -> None:
+    ix = RecallIndex(None, embedder=HashingEmbedder(), config=RankConfig(use_vector=False, **OFF))
+    ix.add("q", "Ann: what did you do at the weekend?", time=NOW)
+    ix.add("a", "Bob: went camping with the kids", time=NOW, context="Ann: what did you do at the weekend?")
+    ix.add("z", "Bob: the weekend weather was bad", time=NOW)
+    assert {h.id for h in ix.search("weekend", now=NOW)} == {"q", "z"}
+    cfg = RankConfig(use_vector=False, context_keyword_weight=1.0, **OFF)
+    hits = ix.search("weekend", now=NOW, config=cfg, explain=True)
+    by_id = {h.id: h for h in hits}
+    assert "a" in by_id
+    ea = by_id["a"].explanation
+    assert ea is not None and ea.bm25_rank is None and ea.context_bm25_rank is not None
+    assert ea.rrf == pytest.approx(1.0 / (60 + ea.context_bm25_rank))
+
+
+def test_pseudo_relevance_feedback_expands_keyword_query() -> None:
+    ix = RecallIndex(None, embedder=HashingEmbedder(), config=RankConfig(use_vector=False, **OFF))
+    ix.add("a1", "meta budget cap alpha gamma", time=NOW)
+    ix.add("a2", "meta budget review alpha gamma", time=NOW)
+    ix.add("a3", "alpha gamma delta report", time=NOW)
+    ix.add("x", "unrelated words entirely", time=NOW)
+    assert {h.id for h in ix.search("meta budget", now=NOW)} == {"a1", "a2"}
+    cfg = RankConfig(use_vector=False, prf_docs=2, **OFF)
+    ids = [h.id for h in ix.search("meta budget", now=NOW, config=cfg)]
+    assert ids[:2] in (["a1", "a2"], ["a2", "a1"]) and ids[2] == "a3" and "x" not in ids

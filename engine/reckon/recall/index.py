@@ -41,11 +41,8 @@ from reckon.recall.rank import (
     Hit,
     RankConfig,
     ScoreExplanation,
-    access_boost,
-    feedback_boost,
     mmr_select,
     ranks_from_scores,
-    recency_factor,
 )
 
 __all__ = ["DocRecord", "RecallIndex"]
@@ -132,8 +129,13 @@ class RecallIndex:
         self._row: dict[str, int] = {}
         self._row_ids: list[str] = []
         self._emb = np.zeros((0, DIM), dtype=np.float32)
+        self._has = np.zeros(0, dtype=bool)  # row has an embedding
+        self._mutations = 0  # bumped on every add / remove (invalidates row maps)
+        self._kw_rows: dict[int, tuple[tuple[int, int], np.ndarray]] = {}
         self._n = 0
         self._kw = KeywordIndex(k1=self.config.bm25_k1, b=self.config.bm25_b)
+        # BM25 over context + text, only for documents that have a context
+        self._kw_ctx = KeywordIndex(k1=self.config.bm25_k1, b=self.config.bm25_b)
         self._lock = threading.RLock()
         self._autosave = autosave
         self._batch_depth = 0
@@ -203,9 +205,11 @@ class RecallIndex:
             r = self._row[i]
             if vecs is None:
                 self._emb[r] = 0.0
+                self._has[r] = False
                 self._docs[i].embedded = False
             else:
                 self._emb[r] = vecs[k]
+                self._has[r] = True
                 self._docs[i].embedded = True
 
     # ------------------------------------------------------------------ writes
@@ -233,12 +237,16 @@ class RecallIndex:
                 grown = np.zeros((max(16, 2 * len(self._emb)), DIM), dtype=np.float32)
                 grown[: self._n] = self._emb[: self._n]
                 self._emb = grown
+                has = np.zeros(len(grown), dtype=bool)
+                has[: self._n] = self._has[: self._n]
+                self._has = has
             r = self._n
             self._n += 1
             self._row[rec.id] = r
             self._row_ids.append(rec.id)
         self._emb[r] = vec if vec is not None else 0.0
-        rec.embedded = vec is not None
+        self._has[r] = rec.embedded = vec is not None
+        self._mutations += 1
         self._docs[rec.id] = rec
 
     def add(
@@ -305,9 +313,14 @@ class RecallIndex:
         with self._lock:
             for k, r in enumerate(recs):
                 self._place(r, None if vecs is None else vecs[k])
-            self._kw.add_many((r.id, r.text) for r in recs)
+            self._index_keywords(recs)
             self._maybe_save()
         return recs
+
+    def _index_keywords(self, recs: Iterable[DocRecord]) -> None:
+        for r in recs:
+            self._kw.add(r.id, r.text)
+            self._kw_ctx.add(r.id, r.embed_text())
 
     def update(self, doc_id: str, **changes: Any) -> DocRecord:
         """Change fields of an indexed document (same keywords as :meth:`add`); keeps
@@ -328,7 +341,7 @@ class RecallIndex:
             vec = self._emb[self._row[doc_id]].copy()
             new = self._records([d])[0]
             self._place(new, vec)
-            self._kw.add(new.id, new.text)
+            self._index_keywords([new])
             self._maybe_save()
         return new
 
@@ -342,13 +355,17 @@ class RecallIndex:
             if r != last:
                 moved = self._row_ids[last]
                 self._emb[r] = self._emb[last]
+                self._has[r] = self._has[last]
                 self._row_ids[r] = moved
                 self._row[moved] = r
             self._emb[last] = 0.0
+            self._has[last] = False
+            self._mutations += 1
             self._row_ids.pop()
             self._n -= 1
             del self._docs[doc_id]
             self._kw.remove(doc_id)
+            self._kw_ctx.remove(doc_id)
             self._maybe_save()
 
     def record_access(self, doc_id: str, count: int = 1) -> int:
@@ -410,12 +427,13 @@ class RecallIndex:
             raise StoreError(f"recall index in {self.directory} is inconsistent: "
                              f"{len(docs)} docs but embeddings of shape {emb.shape}")
         self._emb = np.array(emb, dtype=np.float32)
+        self._has = np.array([d.embedded for d in docs], dtype=bool)
         self._n = len(docs)
         for r, d in enumerate(docs):
             self._docs[d.id] = d
             self._row[d.id] = r
             self._row_ids.append(d.id)
-        self._kw.add_many((d.id, d.text) for d in docs)
+        self._index_keywords(docs)
         if meta.get("embedder") != self._embedder.name:
             log.info("recall index embedder changed (%s -> %s): re-embedding %d docs",
                      meta.get("embedder"), self._embedder.name, len(docs))
@@ -434,6 +452,13 @@ class RecallIndex:
     ) -> np.ndarray:
         ok = np.zeros(self._n, dtype=bool)
         allowed = set(allowed_ids) if allowed_ids is not None else None
+        if all(x is None for x in (kinds, scopes, owner, min_importance, max_importance, where)):
+            if allowed is None:
+                ok[:] = True
+            else:
+                rows = [self._row[i] for i in allowed if i in self._row]
+                ok[rows] = True
+            return ok
         for r in range(self._n):
             d = self._docs[self._row_ids[r]]
             if allowed is not None and d.id not in allowed:
@@ -453,11 +478,18 @@ class RecallIndex:
             ok[r] = True
         return ok
 
-    def _bm25_by_row(self, query: str | list[str]) -> np.ndarray:
-        ids, s = self._kw.scores(query)
+    def _bm25_by_row(self, query: str | list[str], kw: KeywordIndex | None = None) -> np.ndarray:
+        kw = kw or self._kw
+        ids, s = kw.scores(query)
+        key = (kw.rebuilds, self._mutations)
+        cached = self._kw_rows.get(id(kw))
+        if cached is None or cached[0] != key:
+            rows = np.fromiter((self._row[i] for i in ids), dtype=np.int64, count=len(ids))
+            self._kw_rows[id(kw)] = (key, rows)
+        else:
+            rows = cached[1]
         out = np.zeros(self._n, dtype=np.float32)
-        for i, v in zip(ids, s):
-            out[self._row[i]] = v
+        out[rows] = s
         return out
 
     def search(
@@ -499,7 +531,7 @@ class RecallIndex:
             if not elig.any():
                 return []
             emb = self._emb[:n]
-            has = np.array([self._docs[i].embedded for i in self._row_ids[:n]], dtype=bool)
+            has = self._has[:n]
             bm = self._bm25_by_row(query) if cfg.use_keyword else np.zeros(n, dtype=np.float32)
             cos = np.full(n, np.nan, dtype=np.float32)
             qv = None
@@ -508,6 +540,10 @@ class RecallIndex:
                 if enc is not None:
                     qv = enc[0]
                     cos = np.where(has, emb @ qv, np.nan).astype(np.float32)
+
+            use_ctx = cfg.use_keyword and cfg.context_keyword_weight > 0
+            bmc = self._bm25_by_row(query, self._kw_ctx) if use_ctx else np.zeros(n, dtype=np.float32)
+            cr = ranks_from_scores(bmc, elig, cfg.depth) if use_ctx else {}
 
             def fuse(bm: np.ndarray, cos: np.ndarray) -> tuple[dict[int, int], dict[int, int], dict[int, float]]:
                 kr = ranks_from_scores(bm, elig, cfg.depth) if cfg.use_keyword else {}
@@ -518,6 +554,8 @@ class RecallIndex:
                     fused[p] = fused.get(p, 0.0) + cfg.keyword_weight / (cfg.rrf_k + r)
                 for p, r in vr.items():
                     fused[p] = fused.get(p, 0.0) + cfg.vector_weight / (cfg.rrf_k + r)
+                for p, r in cr.items():
+                    fused[p] = fused.get(p, 0.0) + cfg.context_keyword_weight / (cfg.rrf_k + r)
                 return kr, vr, fused
 
             kr, vr, fused = fuse(bm, cos)
@@ -530,9 +568,15 @@ class RecallIndex:
             pos = np.array(sorted(fused, key=lambda p: (-fused[p], p)), dtype=np.int64)
             rrf = np.array([fused[int(p)] for p in pos], dtype=np.float64)
             docs = [self._docs[self._row_ids[int(p)]] for p in pos]
-            rec = np.array([recency_factor(d.time, now, cfg.half_life_days) for d in docs])
-            acc = np.array([access_boost(d.access_count, cfg.access_weight) for d in docs])
-            fb = np.array([feedback_boost(d.feedback, cfg.feedback_weight) for d in docs])
+            # vectorised forms of rank.recency_factor / access_boost / feedback_boost
+            if cfg.half_life_days is None:
+                rec = np.ones(len(docs))
+            else:
+                age = np.array([(now - d.time).total_seconds() for d in docs]) / 86400.0
+                rec = 0.5 ** (np.maximum(age, 0.0) / cfg.half_life_days)
+            acc = 1.0 + cfg.access_weight * np.log1p(np.array([max(0, d.access_count) for d in docs], dtype=np.float64))
+            fbs = np.array([d.feedback for d in docs], dtype=np.float64)
+            fb = 1.0 + cfg.feedback_weight * fbs / (1.0 + np.abs(fbs))
             rel = rrf * rec * acc * fb
             lam = cfg.mmr_lambda if cfg.mmr_lambda is not None and cfg.mmr_lambda < 1.0 else None
             if lam is not None:
@@ -548,7 +592,7 @@ class RecallIndex:
                 if explain:
                     ex = ScoreExplanation(
                         bm25_rank=kr.get(p), bm25_score=float(bm[p]) if p in kr else None,
-                        vector_rank=vr.get(p),
+                        vector_rank=vr.get(p), context_bm25_rank=cr.get(p),
                         cosine=None if math.isnan(float(cos[p])) else float(cos[p]),
                         rrf=float(rrf[j]), recency=float(rec[j]), access_boost=float(acc[j]),
                         feedback_boost=float(fb[j]), relevance=float(rel[j]), mmr_lambda=lam,

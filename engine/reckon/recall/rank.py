@@ -6,7 +6,11 @@ per-component explain; DESIGN.md "Recall"):
 1. **Fusion** -- Reciprocal Rank Fusion (Cormack, Clarke & Büttcher 2009, "Reciprocal
    Rank Fusion outperforms Condorcet and individual Rank Learning Methods", SIGIR):
    ``rrf(d) = sum_r w_r / (k + rank_r(d))`` with ranks starting at 1 and ``k = 60``;
-   a ranker that did not retrieve ``d`` contributes nothing.
+   a ranker that did not retrieve ``d`` contributes nothing. Rankers: BM25 over the
+   document text, cosine of the embeddings, and optionally (``context_keyword_weight``)
+   BM25 over the document's context + text (e.g. a conversation turn with the turn
+   before it). Optional pseudo-relevance feedback re-runs both rankers once with an
+   expanded query (see :meth:`reckon.recall.index.RecallIndex.search`).
 2. **Rescoring** -- ``relevance = rrf * recency * access_boost * feedback_boost`` with
    ``recency = 0.5 ** (age_days / half_life_days)`` (exponential decay relative to a
    supplied ``now``; 1 when disabled), ``access_boost = 1 + a * log1p(access_count)`` and
@@ -56,6 +60,8 @@ class RankConfig(BaseModel):
     rrf_k: int = Field(60, ge=1, description="RRF constant k (Cormack et al. 2009)")
     keyword_weight: float = Field(1.0, ge=0)
     vector_weight: float = Field(1.0, ge=0)
+    context_keyword_weight: float = Field(
+        0.0, ge=0, description="RRF weight of a third ranker: BM25 over context + text; 0 = off")
     depth: int = Field(100, ge=1, description="candidates taken from each ranker")
     bm25_k1: float = Field(1.2, gt=0)
     bm25_b: float = Field(0.75, ge=0, le=1)
@@ -76,6 +82,7 @@ class RankConfig(BaseModel):
             "vector": self.use_vector,
             "rrf_k": self.rrf_k,
             "weights": (self.keyword_weight, self.vector_weight),
+            "context_keyword_weight": self.context_keyword_weight,
             "recency_half_life_days": self.half_life_days,
             "access_weight": self.access_weight,
             "feedback_weight": self.feedback_weight,
@@ -91,6 +98,7 @@ class ScoreExplanation(BaseModel):
     bm25_score: float | None = None
     vector_rank: int | None = None
     cosine: float | None = None
+    context_bm25_rank: int | None = None
     rrf: float
     recency: float = 1.0
     access_boost: float = 1.0
