@@ -794,7 +794,11 @@ def _compile_call(call: Call, slots: Mapping[Variable, int]) -> Compiled:
         cast = fn
 
         def cast_call(row: Row, ctx: EvalContext) -> GroundTerm:
-            return cast(a(row, ctx))
+            v = a(row, ctx)
+            try:
+                return cast(v)
+            except _PY_ERRORS as e:
+                raise _err(f"cast: {e}") from None
 
         return cast_call
     key = name.upper()
@@ -818,20 +822,52 @@ def _compile_call(call: Call, slots: Mapping[Variable, int]) -> Compiled:
     if not lo <= len(args) <= hi:
         return _raiser(f"{key}: wrong number of arguments ({len(args)})")
     fs = [_compile(x, slots) for x in args]
+    # Python errors inside a function (a value outside what the code expected) are
+    # evaluation errors too: they drop the solution, never crash the reasoner.
     if wants_ctx:
-        if not fs:
-            return lambda row, ctx: fn2(ctx)
-        if len(fs) == 1:
-            (a1,) = fs
-            return lambda row, ctx: fn2(ctx, a1(row, ctx))
-        return lambda row, ctx: fn2(ctx, *[g(row, ctx) for g in fs])
+        def call_ctx(row: Row, ctx: EvalContext) -> GroundTerm:
+            vals = [g(row, ctx) for g in fs]
+            try:
+                return fn2(ctx, *vals)
+            except _PY_ERRORS as e:
+                raise _err(f"{key}: {e}") from None
+
+        return call_ctx
     if len(fs) == 1:
         (a1,) = fs
-        return lambda row, ctx: fn2(a1(row, ctx))
+
+        def call1(row: Row, ctx: EvalContext) -> GroundTerm:
+            v = a1(row, ctx)
+            try:
+                return fn2(v)
+            except _PY_ERRORS as e:
+                raise _err(f"{key}: {e}") from None
+
+        return call1
     if len(fs) == 2:
         a1, a2 = fs
-        return lambda row, ctx: fn2(a1(row, ctx), a2(row, ctx))
-    return lambda row, ctx: fn2(*[g(row, ctx) for g in fs])
+
+        def call2(row: Row, ctx: EvalContext) -> GroundTerm:
+            v1 = a1(row, ctx)
+            v2 = a2(row, ctx)
+            try:
+                return fn2(v1, v2)
+            except _PY_ERRORS as e:
+                raise _err(f"{key}: {e}") from None
+
+        return call2
+
+    def calln(row: Row, ctx: EvalContext) -> GroundTerm:
+        vals = [g(row, ctx) for g in fs]
+        try:
+            return fn2(*vals)
+        except _PY_ERRORS as e:
+            raise _err(f"{key}: {e}") from None
+
+    return calln
+
+
+_PY_ERRORS = (ValueError, ArithmeticError, TypeError, IndexError, KeyError)
 
 
 # ---------------------------------------------------------------------------
@@ -963,32 +999,23 @@ def _xpath_round_num(v: Any) -> Any:
     return v
 
 
+def _int_arg(t: GroundTerm, fn: str) -> int:
+    r, v = _num(t)
+    if r != X.R_INTEGER:
+        raise _err(f"{fn}: not an xsd:integer: {t}")
+    return v  # type: ignore[no-any-return]
+
+
 def _f_substr(src: GroundTerm, start: GroundTerm, *length: GroundTerm) -> Literal:
+    """SPARQL 1.1 17.4.3.3: 1-based, codepoints, integer arguments (XPath fn:substring)."""
     s = _string_arg(src)
-    _, st = _num(start)
-    st = _xpath_round_num(st)
+    st = _int_arg(start, "SUBSTR")
     text = s.value
-    if isinstance(st, float) and math.isnan(st):
-        return _like(s, "")
+    lo = max(st, 1) - 1
     if length:
-        _, ln = _num(length[0])
-        ln = _xpath_round_num(ln)
-        if isinstance(ln, float) and math.isnan(ln):
-            return _like(s, "")
-        end = st + ln
-    else:
-        end = math.inf
-    # characters at 1-based positions p with st <= p < end
-    lo = max(st, 1)
-    if lo == math.inf:
-        return _like(s, "")
-    lo_i = int(lo) - 1
-    if end == math.inf:
-        return _like(s, text[lo_i:])
-    if end == -math.inf:
-        return _like(s, "")
-    hi_i = int(end) - 1
-    return _like(s, text[lo_i:hi_i] if hi_i > lo_i else "")
+        end = st + _int_arg(length[0], "SUBSTR") - 1  # exclusive, 0-based
+        return _like(s, text[lo:end] if end > lo else "")
+    return _like(s, text[lo:])
 
 
 def _f_ucase(a: GroundTerm) -> Literal:
