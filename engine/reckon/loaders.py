@@ -366,9 +366,9 @@ def replay_daily(
     For each date: every platform seen so far gets its month-to-date spend as the current
     monthly spend record (``period_start`` = first of the month; 0 on a platform's days
     without rows); per platform, CPA (when the data has conversions) and ROAS (when it has
-    revenue) month to date are set as current KPIs, or unlinked while undefined; with
+    revenue) month to date are set as current KPIs (as of the end of the day), or unlinked while undefined; with
     ``company_kpis`` the same over all platforms as company-wide KPIs; then the clock is
-    set to 23:59:59 UTC of that date. Only values that changed are written.
+    set to 23:59:59 UTC of that date. Spend records are written when they change.
     ``on_day(state)`` is called after each day (statuses are derived by then).
 
     :param kpis: which of ``"CPA"``, ``"ROAS"`` to derive.
@@ -434,10 +434,8 @@ def replay_daily(
             for metric, value in values.items():
                 key = (metric, plat)
                 state.kpis[key] = value
-                if key in written_kpi and written_kpi[key] == value:
-                    continue
                 if value is None:
-                    if key in written_kpi:
+                    if written_kpi.get(key) is not None:  # was defined: unlink it
                         clear_kpi(tenant, metric, plat)
                 else:
                     tenant.set_kpi(metric, value, platform=plat, as_of=as_of)

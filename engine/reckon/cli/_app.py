@@ -56,6 +56,7 @@ def default_data_dir() -> Path:
 
 class State:
     data_dir: Path = default_data_dir()
+    data_dir_given: bool = False  # --data-dir or $RECKON_DATA_DIR given (the demo uses a temp dir otherwise)
 
 
 state = State()
@@ -72,6 +73,10 @@ def _global(
 ) -> None:
     if data_dir is not None:
         state.data_dir = data_dir
+        state.data_dir_given = True
+    else:
+        state.data_dir = default_data_dir()
+        state.data_dir_given = False
 
 
 def fail(message: str, code: int = EXIT_INPUT) -> typer.Exit:

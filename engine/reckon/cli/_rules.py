@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Iterator
 
 import typer
+from pyoxigraph import NamedNode
 
 from reckon._errors import RuleError
 from reckon.cli._app import EXIT_INVALID, EXIT_OK, app, console, err_console, fail, rules_app
@@ -116,15 +117,19 @@ def infer(
         sys.stdout.buffer.write(out)
 
 
-def parse_triple_arg(text: str) -> "object":
-    """Parse one triple given in N-Triples/Turtle syntax (prefixed names need the rules' PREFIXes)."""
+def parse_triple_arg(text: str, prefixes: dict[str, str] | None = None) -> "object":
+    """Parse one triple given in N-Triples syntax, or Turtle with ``prefixes`` declared."""
     from pyoxigraph import RdfFormat, Triple, parse
 
     t = text.strip()
     if not t.endswith("."):
         t += " ."
     try:
-        quads = list(parse(input=t.encode(), format=RdfFormat.N_TRIPLES))
+        if prefixes:
+            head = "".join(f"@prefix {p}: <{ns}> .\n" for p, ns in prefixes.items())
+            quads = list(parse(input=(head + t).encode(), format=RdfFormat.TURTLE))
+        else:
+            quads = list(parse(input=t.encode(), format=RdfFormat.N_TRIPLES))
     except SyntaxError as exc:
         raise fail(f"not an N-Triples triple: {text!r} ({exc})") from exc
     if len(quads) != 1:
@@ -135,11 +140,69 @@ def parse_triple_arg(text: str) -> "object":
 
 @app.command("explain")
 def explain(
-    triple: str = typer.Argument(..., help='The inferred triple in N-Triples syntax, e.g. "<s> <p> <o>".'),
+    triple: str = typer.Argument(None, help='The inferred triple in N-Triples syntax, e.g. "<s> <p> <o>" '
+                                 "(with --tenant, prefixed names rk: mk: rc: rdf: rdfs: xsd: are accepted)."),
     data: list[Path] = typer.Option([], "--data", "-d", help="RDF data file(s); repeat the option."),
     rules: list[Path] = typer.Option([], "--rules", "-r", help="Rule file(s); repeat the option."),
+    tenant: str = typer.Option(None, "--tenant", "-t", help="Explain a triple of this tenant's inferred graph."),
+    memory: str = typer.Option(None, "--memory", "-m", help="With --tenant: the memory id whose status to explain."),
+    prop: str = typer.Option(None, "--property", "-p", help="With --memory: the derived property, e.g. mk:budgetStatus."),
 ) -> None:
-    """Explain why an inferred triple holds: rule, bindings and supporting facts, recursively."""
-    _, reasoner = _load(rules, data)
-    t = parse_triple_arg(triple)
-    console.print(reasoner.explain(t).render(), markup=False)
+    """Explain why an inferred triple holds: rule, bindings and supporting facts, recursively.
+
+    Either over rule and data files (--rules, --data) or over a tenant (--tenant), where
+    ``--memory ID --property mk:budgetStatus`` names a derived status without writing the triple.
+    """
+    if tenant is None:
+        if memory is not None or prop is not None:
+            raise fail("--memory and --property need --tenant")
+        if triple is None:
+            raise fail("give the triple to explain")
+        _, reasoner = _load(rules, data)
+        t = parse_triple_arg(triple)
+        console.print(reasoner.explain(t).render(), markup=False)
+        return
+    if data or rules:
+        raise fail("--tenant explains with the tenant's own rules and data; drop --data / --rules")
+    from reckon.cli._tenant import open_tenant
+
+    ten = open_tenant(tenant)
+    if memory is not None:
+        if triple is not None or prop is None:
+            raise fail("with --memory give --property (and no triple)")
+        s = NamedNode(ten.get(memory).iri)
+        p = _prefixed(prop)
+        objs = [q.object for q in ten.store.inferred() if q.subject == s and q.predicate == p]
+        if not objs:
+            raise fail(f"memory {memory} has no inferred {prop}")
+        from pyoxigraph import Triple
+
+        targets = [Triple(s, p, o) for o in sorted(objs, key=str)]
+    elif triple is not None:
+        targets = [parse_triple_arg(triple, prefixes=_PREFIXES)]
+    else:
+        raise fail("give the triple to explain, or --memory ID --property P")
+    reasoner = ten.store.reasoner()
+    for t in targets:
+        console.print(reasoner.explain(t).render(), markup=False)
+
+
+_PREFIXES = {
+    "rk": "https://reckon.dev/ns/core#",
+    "mk": "https://reckon.dev/ns/marketing#",
+    "rc": "https://reckon.dev/ns/recruiting#",
+    "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
+    "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
+    "xsd": "http://www.w3.org/2001/XMLSchema#",
+}
+
+
+def _prefixed(name: str) -> "NamedNode":
+    if name.startswith("<") and name.endswith(">"):
+        return NamedNode(name[1:-1])
+    prefix, sep, local = name.partition(":")
+    if sep and prefix in _PREFIXES:
+        return NamedNode(_PREFIXES[prefix] + local)
+    if "://" in name or name.startswith("urn:"):
+        return NamedNode(name)
+    raise fail(f"not an IRI or known prefixed name: {name!r} (prefixes: {', '.join(_PREFIXES)})")

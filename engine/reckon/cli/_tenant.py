@@ -1,0 +1,237 @@
+"""Tenant verbs: ``reckon tenant create|list|delete|export|import|validate`` and
+``reckon onboard FILE.yaml``; shared helpers of the verb modules (engine, tenant option,
+principal).
+
+Exit codes: 0 ok; 1 ``tenant validate`` found a non-conformant memory or an inferred
+graph that differs from recomputation; 2 usage / input error (unknown tenant, bad file,
+onboarding file missing its objective, fact or preference); 3 internal error.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from reckon.cli._app import EXIT_INVALID, app, console, err_console, fail, state
+
+tenant_app = typer.Typer(help="Create, list, delete, export, import and validate tenants.", no_args_is_help=True)
+app.add_typer(tenant_app, name="tenant")
+
+TENANT_OPT = typer.Option(..., "--tenant", "-t", envvar="RECKON_TENANT", help="Tenant id ($RECKON_TENANT).")
+
+
+def engine() -> Any:
+    """The :class:`reckon.api.Engine` over ``--data-dir``."""
+    from reckon.api import Engine
+
+    return Engine(state.data_dir)
+
+
+def open_tenant(tenant_id: str) -> Any:
+    """An existing tenant (``UnknownTenant`` -> exit 2 through the runner)."""
+    return engine().tenant(tenant_id)
+
+
+def principal(person: str, operator: bool, teams: list[str] | None = None) -> Any:
+    """The :class:`reckon.api.Principal` of ``--as PERSON [--operator] [--member-of TEAM]``."""
+    from reckon.api import Principal
+
+    return Principal(person=person, teams=list(teams or []), role="operator" if operator else "member")
+
+
+AS_OPT = typer.Option("ops", "--as", help="Person id acting (the principal).")
+OPERATOR_OPT = typer.Option(False, "--operator", help="Act as an operator (team/company memories, restore, delete).")
+MEMBER_OF_OPT = typer.Option([], "--member-of", help="A team of the acting person; repeat the option.")
+
+
+def print_json(data: Any) -> None:
+    """JSON to stdout (plain, no rich markup)."""
+    import sys
+
+    sys.stdout.write(json.dumps(data, indent=2, default=str, ensure_ascii=False) + "\n")
+
+
+# --------------------------------------------------------------------------- tenant verbs
+@tenant_app.command("create")
+def tenant_create(
+    tenant_id: str = typer.Argument(..., help="New tenant id: ^[a-z0-9][a-z0-9_-]{0,62}$."),
+    company: str = typer.Option(None, "--company", help="Company display name (default: the id)."),
+) -> None:
+    """Create an empty tenant (schema graph, company node, clock)."""
+    from reckon._errors import TenantExists
+
+    try:
+        t = engine().create_tenant(tenant_id, company_name=company)
+    except TenantExists as e:
+        raise fail(str(e)) from e
+    console.print(f"created tenant {t.id} in {state.data_dir}")
+
+
+@tenant_app.command("list")
+def tenant_list(as_json: bool = typer.Option(False, "--json", help="Print a JSON list.")) -> None:
+    """List the tenants of the data directory."""
+    ids = engine().list_tenants()
+    if as_json:
+        print_json(ids)
+        return
+    for i in ids:
+        console.print(i)
+
+
+@tenant_app.command("delete")
+def tenant_delete(
+    tenant_id: str = typer.Argument(...),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
+) -> None:
+    """Delete a tenant and all its data."""
+    eng = engine()
+    eng.tenant(tenant_id)  # UnknownTenant -> exit 2
+    if not yes and not typer.confirm(f"delete tenant {tenant_id!r} and all its data?"):
+        raise fail("not deleted")
+    eng.delete_tenant(tenant_id)
+    console.print(f"deleted tenant {tenant_id}")
+
+
+@tenant_app.command("export")
+def tenant_export(
+    tenant_id: str = typer.Argument(...),
+    output: Path = typer.Option(None, "--output", "-o", help="File to write (default: stdout)."),
+    wipe: bool = typer.Option(False, "--wipe", help="Verified extraction: export, verify the file, then delete the tenant."),
+) -> None:
+    """Export the asserted graphs (schema, memories, business) as TriG with a
+    ``# reckon-export-version`` header. ``--wipe`` needs ``--output``."""
+    import sys
+
+    eng = engine()
+    t = eng.tenant(tenant_id)
+    if wipe and output is None:
+        raise fail("--wipe needs --output FILE (the export is verified before the tenant is deleted)")
+    if output is None:
+        sys.stdout.buffer.write(t.store.export_trig())
+        return
+    t.export(output)
+    if not t.verify_export(output):
+        raise fail(f"export {output} does not match the tenant; nothing deleted", EXIT_INVALID)
+    err_console.print(f"exported tenant {tenant_id} to {output} (verified)")
+    if wipe:
+        eng.delete_tenant(tenant_id)
+        err_console.print(f"deleted tenant {tenant_id}")
+
+
+@tenant_app.command("import")
+def tenant_import(
+    tenant_id: str = typer.Argument(..., help="Id of the NEW tenant."),
+    source: Path = typer.Argument(..., help="A file written by `reckon tenant export`."),
+) -> None:
+    """Create a tenant from an export; its inferred graph is derived from scratch.
+    Tenant IRIs of the exported tenant are renamed to the new id."""
+    from reckon._errors import TenantExists
+
+    try:
+        t = engine().import_tenant(tenant_id, source)
+    except TenantExists as e:
+        raise fail(str(e)) from e
+    n = len(t.memories(active_only=False))
+    console.print(f"imported tenant {t.id} from {source}: {n} memories, inferred graph re-derived")
+
+
+def validate_tenant(t: Any) -> dict[str, Any]:
+    """Check a tenant: SHACL-validate every memory and every typed business node against
+    the tenant's own shapes, and compare the stored inferred graph with materialization
+    from scratch over the asserted graphs.
+
+    :returns: ``{"memories": n, "nodes": n, "violations": [dicts], "inferred_missing":
+        [triples as text], "inferred_extra": [...], "conforms": bool}``.
+    """
+    from pyoxigraph import NamedNode
+
+    from reckon.datalog.evaluate import materialize
+    from reckon.schema import schema_from_graph, validate
+    from reckon.store import ASSERTED, BUSINESS, MEMORIES, SCHEMA
+
+    rdf_type = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
+    asserted = t.store.asserted()
+    schema_triples = [q.triple for q in asserted if q.graph_name == SCHEMA]
+    data = [q.triple for q in asserted if q.graph_name in (MEMORIES, BUSINESS)]
+    memories = [NamedNode(m.iri) for m in t.memories(active_only=False)]
+    focus = set(memories)
+    focus |= {q.subject for q in asserted
+              if q.graph_name in (MEMORIES, BUSINESS) and q.predicate == rdf_type and isinstance(q.subject, NamedNode)}
+    violations = validate(data, sorted(focus, key=str), schema=schema_from_graph(schema_triples))
+    violations = [v for v in violations if v["severity"] == "Violation"]
+    ruleset = t.engine.ruleset
+    base = [q.triple for q in asserted if q.graph_name in ASSERTED]
+    expected = materialize(ruleset, base) if ruleset is not None else set()
+    stored = t.store.inferred()
+    missing = sorted(str(x) for x in expected - stored)
+    extra = sorted(str(x) for x in stored - expected)
+    return {
+        "tenant": t.id,
+        "memories": len(memories),
+        "nodes": len(focus),
+        "violations": violations,
+        "inferred": len(stored),
+        "inferred_missing": missing,
+        "inferred_extra": extra,
+        "conforms": not violations and not missing and not extra,
+    }
+
+
+@tenant_app.command("validate")
+def tenant_validate(
+    tenant_id: str = typer.Argument(...),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+) -> None:
+    """SHACL-validate every memory (and typed business node) and check that the inferred
+    graph equals recomputation from scratch. Exit 1 when not conformant."""
+    from reckon.schema import format_violations
+
+    report = validate_tenant(open_tenant(tenant_id))
+    if as_json:
+        print_json(report)
+    else:
+        console.print(
+            f"tenant {report['tenant']}: {report['memories']} memories, {report['nodes']} nodes validated, "
+            f"{len(report['violations'])} violations; inferred graph {report['inferred']} triples, "
+            f"{len(report['inferred_missing'])} missing and {len(report['inferred_extra'])} extra vs recomputation"
+        )
+        if report["violations"]:
+            err_console.print(format_violations(report["violations"]), markup=False)
+        for line in report["inferred_missing"][:20]:
+            err_console.print(f"missing inferred: {line}", markup=False)
+        for line in report["inferred_extra"][:20]:
+            err_console.print(f"extra inferred: {line}", markup=False)
+    if not report["conforms"]:
+        raise typer.Exit(EXIT_INVALID)
+    if not as_json:
+        console.print("conforms")
+
+
+# --------------------------------------------------------------------------- onboarding
+@app.command("onboard")
+def onboard_cmd(
+    file: Path = typer.Argument(..., help="Onboarding YAML (see examples/acme.yaml)."),
+    tenant_id: str = typer.Option(None, "--tenant", "-t", help="Tenant id (default: the file's `tenant`)."),
+    existing: bool = typer.Option(False, "--existing", help="Add to an existing tenant instead of creating one."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> None:
+    """Onboard a tenant from a YAML file: company, teams, people, accounts and the first
+    objective, fact and preference (seed 003 §5). A file missing any of the three is
+    refused (exit 2) naming what is missing; a failed onboarding leaves no tenant."""
+    from reckon._errors import TenantExists
+    from reckon.onboarding import onboard
+
+    try:
+        result = onboard(engine(), file, tenant_id=tenant_id, existing=existing)
+    except TenantExists as e:
+        raise fail(str(e)) from e
+    if as_json:
+        print_json(result.model_dump())
+        return
+    verb = "created" if result.created else "extended"
+    console.print(f"{verb} tenant {result.tenant}: {len(result.memories)} seed memories")
+    for key, mid in result.memories.items():
+        console.print(f"  {key}: {mid}")
