@@ -895,15 +895,17 @@ def _read_hint(path: Path) -> int | None:
 
 
 def _write_hint(path: Path, gen: int) -> None:
-    tmp = path / f".generation.{os.getpid()}.{threading.get_ident()}"
+    """Overwrite the hint in place (fixed width, no rename: a rename costs ~5 ms under
+    load). Called under the exclusive lock, so no reader sees a half-written hint; a
+    crash mid-write leaves text that does not parse, which readers treat as "reload"."""
     try:
-        tmp.write_text(str(gen))
-        os.replace(tmp, path / "generation")
-    except OSError:  # a stale hint only costs readers a reload
+        fd = os.open(path / "generation", os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
-            tmp.unlink()
-        except OSError:
-            pass
+            os.pwrite(fd, f"{gen:020d}\n".encode(), 0)
+        finally:
+            os.close(fd)
+    except OSError:  # a stale hint only costs readers a reload
+        pass
 
 
 def _read_meta(path: Path) -> dict[str, Any]:
