@@ -8,6 +8,7 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from reckon._errors import (
     InvalidInput,
@@ -81,7 +82,7 @@ def _global(
 
 def fail(message: str, code: int = EXIT_INPUT) -> typer.Exit:
     """Print an error to stderr and return the Exit to raise."""
-    err_console.print(f"[red]error:[/red] {message}")
+    err_console.print(f"[red]error:[/red] {escape(str(message))}", soft_wrap=True)
     return typer.Exit(code)
 
 
@@ -97,19 +98,22 @@ def run(argv: list[str]) -> int:
             if exc.name != f"reckon.cli.{mod}":
                 raise
     try:
-        app(args=argv, standalone_mode=False)
+        # with standalone_mode=False click RETURNS the code of a typer.Exit / click.exceptions.Exit
+        rv = app(args=argv, standalone_mode=False)
+        if isinstance(rv, int) and not isinstance(rv, bool):
+            return rv
     except typer.Exit as exc:
         return int(exc.exit_code or 0)
     except SystemExit as exc:
         return int(exc.code or 0) if isinstance(exc.code, int) else EXIT_INPUT
     except (RuleError, ShapeViolation) as exc:
-        err_console.print(f"[red]not valid:[/red] {exc}")
+        err_console.print(f"[red]not valid:[/red] {escape(str(exc))}", soft_wrap=True)
         return EXIT_INVALID
     except (InvalidInput, InvalidTenantId, UnknownTenant, UnknownMemory, ReadOnlyQuery) as exc:
-        err_console.print(f"[red]error:[/red] {exc}")
+        err_console.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
         return EXIT_INPUT
     except ReckonError as exc:
-        err_console.print(f"[red]error:[/red] {type(exc).__name__}: {exc}")
+        err_console.print(f"[red]error:[/red] {type(exc).__name__}: {escape(str(exc))}", soft_wrap=True)
         return EXIT_INPUT
     except Exception as exc:  # click usage errors and real bugs
         import click
@@ -119,7 +123,7 @@ def run(argv: list[str]) -> int:
             return EXIT_INPUT
         if isinstance(exc, click.exceptions.Abort):
             return EXIT_INPUT
-        err_console.print(f"[red]internal error:[/red] {type(exc).__name__}: {exc}")
+        err_console.print(f"[red]internal error:[/red] {type(exc).__name__}: {escape(str(exc))}")
         if os.environ.get("RECKON_DEBUG"):
             raise
         return EXIT_INTERNAL

@@ -22,7 +22,7 @@ from pathlib import Path
 import typer
 
 from reckon.cli._app import app, console, err_console, fail
-from reckon.cli._tenant import TENANT_OPT, open_tenant
+from reckon.cli._tenant import say, warn, TENANT_OPT, open_tenant
 
 kpi_app = typer.Typer(help="Set current KPI values.", no_args_is_help=True)
 spend_app = typer.Typer(help="Set current spend records.", no_args_is_help=True)
@@ -55,7 +55,7 @@ def kpi_set(
     """Set the current value of a KPI (replaces the previous one of the same metric and platform)."""
     t = open_tenant(tenant)
     t.set_kpi(metric, value, platform=platform, period=period, as_of=_when(as_of, "--as-of"))
-    console.print(f"KPI {metric}{' on ' + platform if platform else ''} = {value}")
+    say(f"KPI {metric}{' on ' + platform if platform else ''} = {value}")
 
 
 @spend_app.command("set")
@@ -76,7 +76,7 @@ def spend_set(
             raise fail(f"--period-start: not a date YYYY-MM-DD: {period_start!r}") from None
     t = open_tenant(tenant)
     t.set_spend(platform, amount, period=period, period_start=start, currency=currency)
-    console.print(f"spend {platform} {period} = {amount} {currency}")
+    say(f"spend {platform} {period} = {amount} {currency}")
 
 
 @clock_app.command("tick")
@@ -87,7 +87,7 @@ def clock_tick(
     """Set the in-graph clock; expiry and clock-dependent statuses are re-derived."""
     now = _when(when, "WHEN") or datetime.now(timezone.utc)
     open_tenant(tenant).tick(now)
-    console.print(f"clock = {now.isoformat()}")
+    say(f"clock = {now.isoformat()}")
 
 
 @app.command("load")
@@ -113,7 +113,7 @@ def load(
         if mapping:
             raise fail("--map applies to CSV and JSON, not Turtle")
         n = loaders.load_turtle(t, file)
-        console.print(f"loaded {n} triples into the business graph of {t.id}")
+        say(f"loaded {n} triples into the business graph of {t.id}")
         return
     if aggregate != "daily":
         raise fail(f"--aggregate: only 'daily' is supported, got {aggregate!r}")
@@ -126,7 +126,7 @@ def load(
             t.set_kpi(r.metric, r.value, platform=r.platform or None,
                       as_of=datetime.combine(r.day, time(23, 59, 59), tzinfo=timezone.utc))
             n += 1
-        console.print(f"set {n} KPI values")
+        say(f"set {n} KPI values")
         return
     if kind != "spend":
         raise fail(f"--kind: expected spend or kpi, got {kind!r}")
@@ -143,8 +143,8 @@ def load(
         states = loaders.replay_daily(t, daily, kpis=want, company_kpis=company_kpis, tick=tick,
                                       on_day=lambda s: progress.advance(task))
     platforms = sorted({d.platform for d in daily})
-    console.print(f"loaded {len(records)} rows -> {len(daily)} daily totals for {', '.join(platforms)}; "
+    say(f"loaded {len(records)} rows -> {len(daily)} daily totals for {', '.join(platforms)}; "
                   f"replayed {len(states)} days ({days[0]} .. {days[-1]})")
     last = states[-1]
     for plat, amount in sorted(last.spend.items()):
-        console.print(f"  {plat}: month-to-date spend {amount} (period from {last.period_start})")
+        say(f"  {plat}: month-to-date spend {amount} (period from {last.period_start})")

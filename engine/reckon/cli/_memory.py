@@ -17,7 +17,7 @@ from typing import Any
 import typer
 
 from reckon.cli._app import app, console, err_console, fail
-from reckon.cli._tenant import AS_OPT, MEMBER_OF_OPT, OPERATOR_OPT, TENANT_OPT, open_tenant, principal, print_json
+from reckon.cli._tenant import say, warn, AS_OPT, MEMBER_OF_OPT, OPERATOR_OPT, TENANT_OPT, open_tenant, principal, print_json
 
 PROP_OPT = typer.Option([], "--prop", "-p", help="Subclass property KEY=VALUE; repeat (a repeated key makes a list).")
 JSON_OPT = typer.Option(False, "--json", help="Print the memory as JSON.")
@@ -58,15 +58,17 @@ def show_memory(m: Any, as_json: bool, verb: str) -> None:
     if as_json:
         print_json(m.model_dump(mode="json"))
         return
-    console.print(f"{verb} [bold]{m.id}[/bold] {m.label!r} ({m.kind}, {m.scope}, importance {m.importance}"
+    from rich.markup import escape
+
+    say(f"{verb} [bold]{m.id}[/bold] {escape(repr(m.label))} ({m.kind}, {m.scope}, importance {m.importance}"
                   f"{', ' + m.subclass if m.subclass else ''}{'' if m.active else ', INACTIVE'})")
     if m.properties:
-        console.print("  properties: " + ", ".join(f"{k}={v}" for k, v in sorted(m.properties.items())), markup=False)
+        say("  properties: " + ", ".join(f"{k}={v}" for k, v in sorted(m.properties.items())), markup=False)
     shown = {k: v for k, v in m.status.items() if not k.startswith("compared")}
     if shown:
-        console.print("  status: " + ", ".join(f"{k}={v}" for k, v in sorted(shown.items())), markup=False)
+        say("  status: " + ", ".join(f"{k}={v}" for k, v in sorted(shown.items())), markup=False)
     if m.superseded_by:
-        console.print(f"  superseded by: {', '.join(m.superseded_by)}")
+        say(f"  superseded by: {', '.join(m.superseded_by)}")
 
 
 def _remember_fields(kind: str | None, scope: str | None, importance: int | None, source: str | None,
@@ -94,8 +96,8 @@ def _write(fn: Any, **kwargs: Any) -> Any:
     try:
         return fn(**kwargs)
     except ConflictPending as c:
-        err_console.print(f"[red]conflict:[/red] {c}", markup=True)
-        err_console.print(f"  would replace: {', '.join(c.candidates)}", markup=False)
+        warn(f"conflict: {c}", markup=False)
+        warn(f"  would replace: {', '.join(c.candidates)}", markup=False)
         raise fail(f"confirm with --replace, or --keep-both --conflict-id {c.conflict_id}") from None
 
 
@@ -258,7 +260,7 @@ def forget(
     """Delete a memory (operators only)."""
     t = open_tenant(tenant)
     t.delete(memory_id, principal=principal(as_person, operator))
-    console.print(f"deleted {memory_id}")
+    say(f"deleted {memory_id}")
 
 
 @app.command("get")
@@ -288,7 +290,7 @@ def memories(
         st = ", ".join(f"{v}" for k, v in sorted(m.status.items()) if k in ("budgetStatus", "targetStatus",
                                                                            "timeToFillStatus"))
         table.add_row(m.id, m.kind, m.scope, str(m.importance), m.label + ("" if m.active else " (inactive)"), st)
-    console.print(table)
+    say(table)
 
 
 @app.command("history")
@@ -301,5 +303,5 @@ def history(memory_id: str = typer.Argument(...), tenant: str = TENANT_OPT, as_j
     for e in entries:
         when = e.created_at.strftime("%Y-%m-%d %H:%M") if e.created_at else "?"
         arrow = f" -> superseded by {', '.join(e.superseded_by)}" if e.superseded_by else ""
-        console.print(f"{when}  {e.id}  {e.event:<10} {e.label!r} (source {e.source}, author {e.author}){arrow}",
+        say(f"{when}  {e.id}  {e.event:<10} {e.label!r} (source {e.source}, author {e.author}){arrow}",
                       markup=False)

@@ -21,7 +21,7 @@ from typing import Any
 import typer
 
 from reckon.cli._app import app, console, fail, read_text_arg
-from reckon.cli._tenant import AS_OPT, MEMBER_OF_OPT, OPERATOR_OPT, TENANT_OPT, open_tenant, principal, print_json
+from reckon.cli._tenant import say, warn, AS_OPT, MEMBER_OF_OPT, OPERATOR_OPT, TENANT_OPT, open_tenant, principal, print_json
 
 PREFIXES = {
     "rk": "https://reckon.dev/ns/core#",
@@ -89,13 +89,13 @@ def search(
         print_json([h.model_dump(mode="json") for h in hits])
         return
     if not hits:
-        console.print("no hits")
+        say("no hits")
     for h in hits:
         m = h.memory
-        console.print(f"{h.score:.4f}  {m.id}  {m.label!r} ({m.kind}, {m.scope}, importance {m.importance})",
+        say(f"{h.score:.4f}  {m.id}  {m.label!r} ({m.kind}, {m.scope}, importance {m.importance})",
                       markup=False)
         if explain and h.explanation is not None:
-            console.print(f"        {h.explanation}", markup=False)
+            say(f"        {h.explanation}", markup=False)
 
 
 # --------------------------------------------------------------------------- sparql

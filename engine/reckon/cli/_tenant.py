@@ -23,6 +23,18 @@ app.add_typer(tenant_app, name="tenant")
 TENANT_OPT = typer.Option(..., "--tenant", "-t", envvar="RECKON_TENANT", help="Tenant id ($RECKON_TENANT).")
 
 
+def say(*objects: Any, **kwargs: Any) -> None:
+    """Print to stdout without hard-wrapping long lines (paths, ids stay greppable)."""
+    kwargs.setdefault("soft_wrap", True)
+    console.print(*objects, **kwargs)
+
+
+def warn(*objects: Any, **kwargs: Any) -> None:
+    """Print to stderr without hard-wrapping long lines."""
+    kwargs.setdefault("soft_wrap", True)
+    err_console.print(*objects, **kwargs)
+
+
 def engine() -> Any:
     """The :class:`reckon.api.Engine` over ``--data-dir``."""
     from reckon.api import Engine
@@ -67,7 +79,7 @@ def tenant_create(
         t = engine().create_tenant(tenant_id, company_name=company)
     except TenantExists as e:
         raise fail(str(e)) from e
-    console.print(f"created tenant {t.id} in {state.data_dir}")
+    say(f"created tenant {t.id} in {state.data_dir}")
 
 
 @tenant_app.command("list")
@@ -78,7 +90,7 @@ def tenant_list(as_json: bool = typer.Option(False, "--json", help="Print a JSON
         print_json(ids)
         return
     for i in ids:
-        console.print(i)
+        say(i)
 
 
 @tenant_app.command("delete")
@@ -92,7 +104,7 @@ def tenant_delete(
     if not yes and not typer.confirm(f"delete tenant {tenant_id!r} and all its data?"):
         raise fail("not deleted")
     eng.delete_tenant(tenant_id)
-    console.print(f"deleted tenant {tenant_id}")
+    say(f"deleted tenant {tenant_id}")
 
 
 @tenant_app.command("export")
@@ -115,10 +127,10 @@ def tenant_export(
     t.export(output)
     if not t.verify_export(output):
         raise fail(f"export {output} does not match the tenant; nothing deleted", EXIT_INVALID)
-    err_console.print(f"exported tenant {tenant_id} to {output} (verified)")
+    warn(f"exported tenant {tenant_id} to {output} (verified)")
     if wipe:
         eng.delete_tenant(tenant_id)
-        err_console.print(f"deleted tenant {tenant_id}")
+        warn(f"deleted tenant {tenant_id}")
 
 
 @tenant_app.command("import")
@@ -135,7 +147,7 @@ def tenant_import(
     except TenantExists as e:
         raise fail(str(e)) from e
     n = len(t.memories(active_only=False))
-    console.print(f"imported tenant {t.id} from {source}: {n} memories, inferred graph re-derived")
+    say(f"imported tenant {t.id} from {source}: {n} memories, inferred graph re-derived")
 
 
 def validate_tenant(t: Any) -> dict[str, Any]:
@@ -193,21 +205,21 @@ def tenant_validate(
     if as_json:
         print_json(report)
     else:
-        console.print(
+        say(
             f"tenant {report['tenant']}: {report['memories']} memories, {report['nodes']} nodes validated, "
             f"{len(report['violations'])} violations; inferred graph {report['inferred']} triples, "
             f"{len(report['inferred_missing'])} missing and {len(report['inferred_extra'])} extra vs recomputation"
         )
         if report["violations"]:
-            err_console.print(format_violations(report["violations"]), markup=False)
+            warn(format_violations(report["violations"]), markup=False)
         for line in report["inferred_missing"][:20]:
-            err_console.print(f"missing inferred: {line}", markup=False)
+            warn(f"missing inferred: {line}", markup=False)
         for line in report["inferred_extra"][:20]:
-            err_console.print(f"extra inferred: {line}", markup=False)
+            warn(f"extra inferred: {line}", markup=False)
     if not report["conforms"]:
         raise typer.Exit(EXIT_INVALID)
     if not as_json:
-        console.print("conforms")
+        say("conforms")
 
 
 # --------------------------------------------------------------------------- onboarding
@@ -232,6 +244,6 @@ def onboard_cmd(
         print_json(result.model_dump())
         return
     verb = "created" if result.created else "extended"
-    console.print(f"{verb} tenant {result.tenant}: {len(result.memories)} seed memories")
+    say(f"{verb} tenant {result.tenant}: {len(result.memories)} seed memories")
     for key, mid in result.memories.items():
-        console.print(f"  {key}: {mid}")
+        say(f"  {key}: {mid}")
