@@ -18,8 +18,9 @@ evaluation order is free otherwise.
 Modes (the innermost statement of the generated loops):
 
 * ``"new"``: add each head instance not yet in the full store to ``NEW``;
+* ``"new1"``: the same, with the delta atom always first (maintenance: tiny deltas);
 * ``"old"``: add each head instance already in the full store to ``NEW`` (DRed
-  over-deletion);
+  over-deletion; delta atom first);
 * ``"all"``: add every head instance to ``NEW``;
 * ``"exists"``: head template bound to a given fact; return whether the body has a
   solution (DRed rederivation);
@@ -88,6 +89,7 @@ def order_elements(
     prebound: set[Variable],
     cost: Callable[[TriplePattern, set[Variable]], float],
     first: int | None = None,
+    delta_factor: float | None = None,
 ) -> list[int]:
     """Evaluation order of ``elements`` (indices), consistent with SRL sequential semantics.
 
@@ -95,8 +97,10 @@ def order_elements(
         correlated variables inside a negation).
     :param cost: estimated cost of a triple pattern given the bound variables.
     :param first: index of the semi-naive delta atom; its cost is scaled by
-        :data:`DELTA_FACTOR` (a delta is usually much smaller than the full relation).
+        ``delta_factor`` (default :data:`DELTA_FACTOR`: a delta is usually much smaller
+        than the full relation; ``0.0`` puts it first).
     """
+    factor = DELTA_FACTOR if delta_factor is None else delta_factor
     need: dict[int, set[Variable]] = {}
     forbid: dict[int, set[Variable]] = {}
     binds: dict[int, set[Variable]] = {}
@@ -138,7 +142,7 @@ def order_elements(
             # the delta atom is usually far smaller than its full relation
             pick = min(
                 pats,
-                key=lambda k: (cost(elements[k], bound) * (DELTA_FACTOR if k == first else 1.0), k),  # type: ignore[arg-type]
+                key=lambda k: (cost(elements[k], bound) * (factor if k == first else 1.0), k),  # type: ignore[arg-type]
             )
         else:
             pick = remaining[0]
@@ -360,7 +364,8 @@ class PlanCompiler:
         else:
             header = "def _plan(F, D, B, NEW):"
         prebound = set(bound)
-        order = order_elements(rule.body, prebound, self._cost, delta)
+        # maintenance deltas ("old", "new1") are tiny: start from them
+        order = order_elements(rule.body, prebound, self._cost, delta, 0.0 if mode in ("old", "new1") else None)
         fcount = [0]
 
         def fresh_fn(obj: Any) -> str:
@@ -711,7 +716,7 @@ class PlanCompiler:
             if conds:
                 w.open(f"if {' and '.join(conds)}:")
             w.emit(f"_f = ({s}, {p}, {o})")
-            if mode == "new":
+            if mode in ("new", "new1"):
                 w.open("if _f not in FACTS:")
                 w.emit("NEWADD(_f)")
             elif mode == "old":

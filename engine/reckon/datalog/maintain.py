@@ -395,7 +395,7 @@ class _Maintainer:
                 if pid is not None and pid not in dp:
                     continue
                 before = len(new)
-                comp.plan(info, k, "new").fn(full, delta, base, new)  # type: ignore[union-attr]
+                comp.plan(info, k, "new1").fn(full, delta, base, new)  # type: ignore[union-attr]
                 if len(new) > before:
                     culprit = info.rule.name
             seeds = self.add(new)
