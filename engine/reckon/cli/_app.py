@@ -116,12 +116,12 @@ def run(argv: list[str]) -> int:
         err_console.print(f"[red]error:[/red] {type(exc).__name__}: {escape(str(exc))}", soft_wrap=True)
         return EXIT_INPUT
     except Exception as exc:  # click usage errors and real bugs
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
+        # click's exceptions, or typer's vendored copy of click (typer >= 0.26: typer._click)
+        names = {c.__name__ for c in type(exc).__mro__}
+        if "ClickException" in names:
+            exc.show()  # type: ignore[attr-defined]
             return EXIT_INPUT
-        if isinstance(exc, click.exceptions.Abort):
+        if "Abort" in names:
             return EXIT_INPUT
         err_console.print(f"[red]internal error:[/red] {type(exc).__name__}: {escape(str(exc))}")
         if os.environ.get("RECKON_DEBUG"):

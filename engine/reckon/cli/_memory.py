@@ -283,14 +283,11 @@ def memories(
     if as_json:
         print_json([m.model_dump(mode="json") for m in ms])
         return
-    from rich.table import Table
-
-    table = Table("id", "kind", "scope", "imp", "label", "status")
     for m in ms:
         st = ", ".join(f"{v}" for k, v in sorted(m.status.items()) if k in ("budgetStatus", "targetStatus",
                                                                            "timeToFillStatus"))
-        table.add_row(m.id, m.kind, m.scope, str(m.importance), m.label + ("" if m.active else " (inactive)"), st)
-    say(table)
+        say(f"{m.id}  {m.kind:<10} {m.scope:<7} {m.importance}  {m.label}{'' if m.active else ' (inactive)'}"
+            f"{'  [' + st + ']' if st else ''}", markup=False)
 
 
 @app.command("history")

@@ -160,7 +160,7 @@ def explain(
             raise fail("give the triple to explain")
         _, reasoner = _load(rules, data)
         t = parse_triple_arg(triple)
-        console.print(reasoner.explain(t).render(), markup=False)
+        console.print(reasoner.explain(t).render(), markup=False, soft_wrap=True)
         return
     if data or rules:
         raise fail("--tenant explains with the tenant's own rules and data; drop --data / --rules")
@@ -184,7 +184,7 @@ def explain(
         raise fail("give the triple to explain, or --memory ID --property P")
     reasoner = ten.store.reasoner()
     for t in targets:
-        console.print(reasoner.explain(t).render(), markup=False)
+        console.print(reasoner.explain(t).render(), markup=False, soft_wrap=True)
 
 
 _PREFIXES = {
