@@ -1,0 +1,109 @@
+"""Server verbs: ``reckon serve`` (HTTP), ``reckon mcp`` (MCP over stdio) and
+``reckon token create|list|revoke`` (API tokens of the HTTP server).
+
+Exit codes: 0 ok; 2 input error (unknown tenant, bad option, unknown token id);
+3 internal error.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from reckon.cli._app import app, state
+from reckon.cli._tenant import AS_OPT, MEMBER_OF_OPT, OPERATOR_OPT, TENANT_OPT, engine, print_json, say, warn
+
+token_app = typer.Typer(help="API tokens of the HTTP server (per tenant, stored hashed).", no_args_is_help=True)
+app.add_typer(token_app, name="token")
+
+
+@app.command("serve")
+def serve_cmd(
+    host: str = typer.Option("127.0.0.1", "--host", help="Interface to bind (default: loopback only)."),
+    port: int = typer.Option(8000, "--port", min=0, max=65535, help="TCP port."),
+    log_level: str = typer.Option("info", "--log-level", help="uvicorn log level (critical .. trace)."),
+) -> None:
+    """Serve the HTTP API: per-tenant SPARQL endpoint and REST routes (OpenAPI at /openapi.json).
+
+    Requests need `Authorization: Bearer <token>` with a token of the tenant in the URL
+    (`reckon token create --tenant T --as PERSON`).
+    """
+    import uvicorn
+
+    from reckon.server.http import create_app
+
+    application = create_app(engine())
+    warn(f"reckon: serving {state.data_dir} on http://{host}:{port} (OpenAPI: /openapi.json)")
+    uvicorn.run(application, host=host, port=port, log_level=log_level, access_log=False)
+
+
+@app.command("mcp")
+def mcp_cmd(
+    tenant: str = TENANT_OPT,
+    person: str = AS_OPT,
+    member_of: list[str] = MEMBER_OF_OPT,
+    operator: bool = OPERATOR_OPT,
+) -> None:
+    """Serve the agent tools (remember, search, supersede, get_context) of one tenant,
+    as one person, over MCP stdio. Configure it in the agent host as the command
+    `reckon --data-dir DIR mcp --tenant T --as PERSON`."""
+    from reckon.api import Principal
+    from reckon.server.mcp import run_stdio
+
+    t = engine().tenant(tenant)
+    p = Principal(person=person, teams=list(member_of), role="operator" if operator else "member")
+    run_stdio(t, p)
+
+
+@token_app.command("create")
+def token_create(
+    tenant: str = TENANT_OPT,
+    person: str = typer.Option(..., "--as", help="Person id the token acts as."),
+    member_of: list[str] = MEMBER_OF_OPT,
+    operator: bool = OPERATOR_OPT,
+    sparql: bool = typer.Option(False, "--sparql", help="Allow the SPARQL endpoint (operators always may)."),
+    label: str = typer.Option(None, "--label", help="A note to recognise the token by."),
+    as_json: bool = typer.Option(False, "--json", help="Print the record and token as JSON."),
+) -> None:
+    """Create an API token. It is printed once and stored only as a salted scrypt hash."""
+    from reckon.server.auth import TokenStore
+
+    engine().tenant(tenant)  # UnknownTenant -> exit 2
+    record, token = TokenStore(state.data_dir).create(
+        tenant, person=person, teams=list(member_of), role="operator" if operator else "member",
+        sparql=sparql or None, label=label)
+    if as_json:
+        print_json({**record.model_dump(mode="json"), "token": token})
+        return
+    warn(f"token {record.id} for {record.role} {record.person!r} of tenant {tenant!r} "
+         f"(shown once; store it now):")
+    typer.echo(token)
+
+
+@token_app.command("list")
+def token_list(
+    tenant: str = TENANT_OPT,
+    as_json: bool = typer.Option(False, "--json", help="Print JSON records."),
+) -> None:
+    """List a tenant's tokens (ids and principals; the tokens themselves are not stored)."""
+    from reckon.server.auth import TokenStore
+
+    recs = TokenStore(state.data_dir).list(tenant)
+    if as_json:
+        print_json([r.model_dump(mode="json") for r in recs])
+        return
+    for r in recs:
+        teams = f" teams={','.join(r.teams)}" if r.teams else ""
+        say(f"{r.id}  {r.role:8} {r.person}{teams}{' sparql' if r.sparql else ''}  "
+            f"{r.created_at.isoformat()}{'  ' + r.label if r.label else ''}", markup=False)
+
+
+@token_app.command("revoke")
+def token_revoke(
+    token_id: str = typer.Argument(..., help="The token id (12 hex digits, from `reckon token list`)."),
+    tenant: str = TENANT_OPT,
+) -> None:
+    """Revoke a token: it stops working at once, in every server process."""
+    from reckon.server.auth import TokenStore
+
+    r = TokenStore(state.data_dir).revoke(tenant, token_id)
+    say(f"revoked token {r.id} of {r.person!r} in tenant {tenant!r}")

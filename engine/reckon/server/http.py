@@ -1,0 +1,720 @@
+"""The HTTP server: a FastAPI application over one :class:`~reckon.api.Engine`.
+
+Routes (every ``/tenants/{tenant_id}/...`` route needs ``Authorization: Bearer <token>``
+with a token of that tenant, see :mod:`reckon.server.auth`; the OpenAPI document is
+at ``/openapi.json``, interactive docs at ``/docs``):
+
+=====================================================  ===================================
+``GET|POST /tenants/{id}/sparql``                      SPARQL 1.1 Protocol query operation
+``POST /tenants/{id}/memories``                        remember
+``GET /tenants/{id}/memories/{memory_id}``             one memory (if visible to the token)
+``PATCH /tenants/{id}/memories/{memory_id}``           update (JSON ``null`` removes a field)
+``POST /tenants/{id}/memories/{memory_id}/supersede``  supersede
+``GET /tenants/{id}/search?q=...``                     hybrid search (the long tail)
+``GET /tenants/{id}/bundle``                           the context bundle of the token's person
+``GET /tenants/{id}/tools``                            LLM tool definitions
+``GET /tenants/{id}/metrics``, ``GET /metrics``        memories per kind and scope, reasoning
+                                                       and write times (Prometheus text or JSON)
+=====================================================  ===================================
+
+**SPARQL** (https://www.w3.org/TR/sparql11-protocol/#query-operation): ``GET ?query=``,
+``POST`` with an ``application/sparql-query`` body or a form-encoded ``query=``.
+Results are serialised by pyoxigraph: SELECT / ASK as
+``application/sparql-results+json`` (default), ``application/sparql-results+xml``,
+``text/csv`` or ``text/tab-separated-values``; CONSTRUCT / DESCRIBE as ``text/turtle``
+(default) or ``application/n-triples``, chosen by ``Accept`` (406 when none fits). The
+endpoint is read-only: SPARQL Update (INSERT, DELETE, LOAD, CLEAR, DROP, CREATE, ADD,
+MOVE, COPY), ``SERVICE``, an ``update=`` form field and an ``application/sparql-update``
+body are refused with 400. ``default-graph-uri`` / ``named-graph-uri`` are refused too
+(the dataset is fixed: the default graph is the union of the tenant's graphs, each
+addressable with ``GRAPH``). The endpoint reads every memory of the tenant, so it needs
+a token with the ``sparql`` grant (operators have it).
+
+**Errors** are JSON ``{"error": {"type", "message", "field", "constraint", ...}}``:
+InvalidInput / ShapeViolation / request validation 422 (with ``field`` and
+``constraint``), ReadOnlyQuery and malformed SPARQL 400, missing or invalid token 401,
+NotAuthorized or a token of another tenant 403, UnknownTenant / UnknownMemory 404,
+ConflictPending 409 (with ``conflict_id`` and ``candidates``), RestoreRefused 409,
+StoreError 503.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import time
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Iterator, Literal as TLiteral
+from urllib.parse import parse_qs
+
+from fastapi import Depends, FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel, ConfigDict, Field
+from pyoxigraph import (
+    BlankNode,
+    Literal,
+    NamedNode,
+    QueryBoolean,
+    QueryResultsFormat,
+    QuerySolutions,
+    RdfFormat,
+    Store,
+    Triple,
+    parse_query_results,
+    serialize,
+)
+
+from reckon._errors import (
+    ConflictPending,
+    InvalidInput,
+    InvalidTenantId,
+    NotAuthorized,
+    ReadOnlyQuery,
+    ReckonError,
+    RestoreRefused,
+    ShapeViolation,
+    StoreError,
+    UnknownMemory,
+    UnknownTenant,
+)
+from reckon.memory.models import Kind, Memory, Scope, Source
+from reckon.recall.bundle import ContextBundle
+from reckon.server.auth import TokenError, TokenForbidden, TokenRecord, TokenStore
+
+__all__ = ["ApiError", "create_app", "negotiate"]
+
+_XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
+_RDF_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
+
+#: media type -> pyoxigraph format, for SELECT / ASK results (first = default).
+RESULT_TYPES: dict[str, QueryResultsFormat] = {
+    "application/sparql-results+json": QueryResultsFormat.JSON,
+    "application/sparql-results+xml": QueryResultsFormat.XML,
+    "text/csv": QueryResultsFormat.CSV,
+    "text/tab-separated-values": QueryResultsFormat.TSV,
+    "application/json": QueryResultsFormat.JSON,
+    "application/xml": QueryResultsFormat.XML,
+}
+#: media type -> pyoxigraph format, for CONSTRUCT / DESCRIBE results (first = default).
+GRAPH_TYPES: dict[str, RdfFormat] = {
+    "text/turtle": RdfFormat.TURTLE,
+    "application/n-triples": RdfFormat.N_TRIPLES,
+    "text/plain": RdfFormat.N_TRIPLES,
+}
+
+
+# ---------------------------------------------------------------------------------------
+# response and request models (published in the OpenAPI document)
+# ---------------------------------------------------------------------------------------
+
+
+class ErrorDetail(BaseModel):
+    """What went wrong, in terms a client can act on."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str = Field(description="invalid_input, shape_violation, read_only_query, unauthenticated, forbidden, "
+                                  "not_authorized, unknown_tenant, unknown_memory, conflict_pending, ...")
+    message: str
+    field: str | None = Field(default=None, description="The offending field, when known.")
+    constraint: str | None = Field(default=None, description="The violated constraint (SHACL component or "
+                                                              "validation rule), when known.")
+
+
+class ErrorBody(BaseModel):
+    error: ErrorDetail
+
+
+class ApiError(Exception):
+    """An HTTP error with a JSON body ``{"error": {...}}``."""
+
+    def __init__(self, status: int, type_: str, message: str, *, headers: dict[str, str] | None = None,
+                 **extra: Any) -> None:
+        self.status = status
+        self.body = {"error": {"type": type_, "message": message, "field": None, "constraint": None, **extra}}
+        self.headers = headers
+        super().__init__(message)
+
+
+class MemoryFields(BaseModel):
+    """A memory's fields as ``remember`` takes them (see ``reckon.memory.models.MemoryInput``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Kind
+    scope: Scope
+    importance: int = Field(ge=1, le=5, description="1 Disabled, 2 Low, 3 Medium, 4 High, 5 Critical.")
+    source: Source = Field(default="agent_tool", description="Where it comes from (operator, onboarding and "
+                                                             "import need an operator token).")
+    label: str = Field(min_length=1, max_length=500)
+    content: str = Field(min_length=1, max_length=20000)
+    subclass: str | None = Field(default=None, description="Memory class (local name or IRI), e.g. "
+                                                           "BudgetConstraintMemory.")
+    properties: dict[str, Any] | None = Field(default=None, description="The subclass's properties.")
+    confidence: float | None = Field(default=None, ge=0, le=1)
+    expires_at: datetime | None = None
+    teams: list[str] | None = None
+    owner: str | None = None
+
+
+class RememberBody(MemoryFields):
+    """A new memory, plus the supersession / conflict-confirmation fields."""
+
+    supersedes: list[str] | None = Field(default=None, description="Ids this memory explicitly replaces.")
+    conflict_resolution: TLiteral["replace", "keep_both"] | None = Field(
+        default=None, description="Only when retrying after a 409 conflict_pending.")
+    conflict_id: str | None = Field(default=None, description="The conflict_id of that 409.")
+
+
+class PatchBody(BaseModel):
+    """A partial edit: a field absent from the JSON object is untouched, JSON ``null``
+    removes it (optional fields only), a value sets it. In ``properties`` each key
+    follows the same rule."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Kind | None = None
+    importance: int | None = None
+    label: str | None = None
+    content: str | None = None
+    confidence: float | None = None
+    expires_at: datetime | None = None
+    properties: dict[str, Any] | None = None
+    teams: list[str] | None = None
+
+
+class SupersedeBody(BaseModel):
+    """Exactly one of ``replacement`` (a new memory) or ``new_id`` (an existing one)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    replacement: MemoryFields | None = None
+    new_id: str | None = None
+
+
+class SearchHitOut(BaseModel):
+    memory: Memory
+    score: float
+
+
+class SearchOut(BaseModel):
+    query: str
+    hits: list[SearchHitOut]
+
+
+class MetricsOut(BaseModel):
+    """Metrics of one tenant (the JSON form of the Prometheus text)."""
+
+    tenant: str
+    generation: int = Field(description="Committed writes since creation.")
+    memories: list[dict[str, Any]] = Field(description="[{kind, scope, active, count}]")
+    reasoner: dict[str, Any] = Field(description="Last derivation: seconds, derived facts, strata, rounds.")
+    writes: dict[str, dict[str, float]] = Field(description="Per write route of this server process: count and "
+                                                            "seconds_sum (validation + reasoning + commit).")
+
+
+# ---------------------------------------------------------------------------------------
+# SPARQL results
+# ---------------------------------------------------------------------------------------
+
+
+def negotiate(accept: str | None, offered: list[str]) -> str | None:
+    """The offered media type that ``accept`` prefers (RFC 9110 section 12.5.1: q-values,
+    ``type/*`` and ``*/*``); the first offered when ``accept`` is empty; ``None`` when
+    nothing offered is acceptable."""
+    if not accept or not accept.strip():
+        return offered[0]
+    prefs: list[tuple[float, int, str]] = []
+    for i, part in enumerate(accept.split(",")):
+        fields = [f.strip() for f in part.split(";")]
+        mt = fields[0].lower()
+        if not mt:
+            continue
+        q = 1.0
+        for f in fields[1:]:
+            if f.lower().startswith("q="):
+                try:
+                    q = float(f[2:])
+                except ValueError:
+                    q = 0.0
+        if q > 0 and math.isfinite(q):
+            prefs.append((q, i, mt))
+    prefs.sort(key=lambda t: (-t[0], t[1]))
+    for _, _, mt in prefs:
+        if mt in offered:
+            return mt
+        if mt == "*/*":
+            return offered[0]
+        if mt.endswith("/*"):
+            major = mt[:-1]
+            for o in offered:
+                if o.startswith(major):
+                    return o
+    return None
+
+
+def _term_json(t: Any) -> dict[str, Any]:
+    """A term in the SPARQL 1.1 Query Results JSON Format (section 3.2.2); triple terms
+    as in SPARQL 1.2 (``"type": "triple"``)."""
+    if isinstance(t, NamedNode):
+        return {"type": "uri", "value": t.value}
+    if isinstance(t, BlankNode):
+        return {"type": "bnode", "value": t.value}
+    if isinstance(t, Literal):
+        out: dict[str, Any] = {"type": "literal", "value": t.value}
+        if t.language:
+            out["xml:lang"] = t.language
+        elif t.datatype.value not in (_XSD_STRING, _RDF_LANG_STRING):
+            out["datatype"] = t.datatype.value
+        return out
+    if isinstance(t, Triple):
+        return {"type": "triple", "value": {"subject": _term_json(t.subject),
+                                            "predicate": _term_json(t.predicate),
+                                            "object": _term_json(t.object)}}
+    raise TypeError(f"not an RDF term: {t!r}")
+
+
+def sparql_response(tenant: Any, query: str, accept: str | None) -> Response:
+    """Run a read-only query on ``tenant`` and serialise the result for ``accept``.
+
+    :raises ReadOnlyQuery: for an update or SERVICE (through ``Tenant.sparql``).
+    :raises InvalidInput: when the query does not parse.
+    :raises ApiError: 406 when no offered format is acceptable.
+    """
+    result = tenant.sparql(query)  # the store's read-only guard and parser go first
+    shape = Store().query(query)  # same query on an empty dataset: its form and variables
+    if isinstance(shape, (QuerySolutions, QueryBoolean)):
+        mt = negotiate(accept, list(RESULT_TYPES))
+        if mt is None:
+            raise ApiError(406, "not_acceptable", "SELECT / ASK results are available as "
+                           + ", ".join(list(RESULT_TYPES)[:4]))
+        if isinstance(shape, QueryBoolean):
+            doc: dict[str, Any] = {"head": {}, "boolean": bool(result)}
+        else:
+            names = [v.value for v in shape.variables]
+            doc = {"head": {"vars": names},
+                   "results": {"bindings": [{k: _term_json(v) for k, v in row.items()} for row in result]}}
+        parsed = parse_query_results(json.dumps(doc), QueryResultsFormat.JSON)
+        body = parsed.serialize(format=RESULT_TYPES[mt])
+        charset = "; charset=utf-8" if mt.startswith("text/") else ""
+        return Response(content=body, media_type=mt + charset)
+    mt = negotiate(accept, list(GRAPH_TYPES))
+    if mt is None:
+        raise ApiError(406, "not_acceptable", "CONSTRUCT / DESCRIBE results are available as "
+                       + ", ".join(list(GRAPH_TYPES)[:2]))
+    body = serialize(list(result), format=GRAPH_TYPES[mt]) or b""
+    charset = "; charset=utf-8" if mt.startswith("text/") else ""
+    return Response(content=body, media_type=mt + charset)
+
+
+# ---------------------------------------------------------------------------------------
+# metrics
+# ---------------------------------------------------------------------------------------
+
+_Q_MEMORIES = """
+PREFIX rk: <https://reckon.dev/ns/core#>
+SELECT ?kind ?scope ?active (COUNT(DISTINCT ?m) AS ?n) WHERE {
+  ?m a rk:Memory ; rk:kind ?kind ; rk:scope ?scope .
+  BIND(EXISTS { ?m a rk:ActiveMemory } AS ?active)
+} GROUP BY ?kind ?scope ?active
+"""
+
+
+class WriteTimes:
+    """Per tenant and write route: number of writes and total seconds (this process)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._data: dict[str, dict[str, list[float]]] = {}
+
+    @contextmanager
+    def timed(self, tenant: str, route: str) -> Iterator[None]:
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            dt = time.perf_counter() - t0
+            with self._lock:
+                c = self._data.setdefault(tenant, {}).setdefault(route, [0.0, 0.0])
+                c[0] += 1
+                c[1] += dt
+
+    def of(self, tenant: str) -> dict[str, dict[str, float]]:
+        with self._lock:
+            return {r: {"count": int(c[0]), "seconds_sum": c[1]} for r, c in self._data.get(tenant, {}).items()}
+
+
+def tenant_metrics(tenant: Any, writes: WriteTimes) -> MetricsOut:
+    """Counts of memories per kind, scope and active state; the reasoner's last
+    derivation (``Reasoner.stats``); write times of this process."""
+    from reckon.memory import _rdf as R
+
+    rows = tenant.sparql(_Q_MEMORIES)
+    mem = []
+    for r in rows:
+        kind = R.IRI_KIND.get(r["kind"], R.local_name(r["kind"].value) if isinstance(r["kind"], NamedNode) else str(r["kind"]))
+        scope = R.IRI_SCOPE.get(r["scope"], R.local_name(r["scope"].value) if isinstance(r["scope"], NamedNode) else str(r["scope"]))
+        mem.append({"kind": kind, "scope": scope, "active": r["active"].value == "true", "count": int(r["n"].value)})
+    mem.sort(key=lambda d: (d["kind"], d["scope"], not d["active"]))
+    stats = dict(getattr(tenant.store.reasoner(), "stats", {}) or {})
+    reasoner = {
+        "last_derivation_seconds": float(stats.get("seconds", 0.0)),
+        "derived_facts": int(stats.get("derived", 0)),
+        "strata": int(stats.get("strata", 0)),
+        "rounds": int(stats.get("rounds", 0)),
+        "seconds_per_stratum": [float(x) for x in stats.get("seconds_per_stratum", [])],
+    }
+    return MetricsOut(tenant=tenant.id, generation=tenant.store.generation(), memories=mem, reasoner=reasoner,
+                      writes=writes.of(tenant.id))
+
+
+def _label(v: Any) -> str:
+    return str(v).replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n")
+
+
+def prometheus_text(metrics: list[MetricsOut]) -> str:
+    """Prometheus text exposition format 0.0.4."""
+    out: list[str] = []
+
+    def family(name: str, kind: str, help_: str, samples: list[tuple[dict[str, Any], float]]) -> None:
+        out.append(f"# HELP {name} {help_}")
+        out.append(f"# TYPE {name} {kind}")
+        for labels, value in samples:
+            lab = ",".join(f'{k}="{_label(v)}"' for k, v in labels.items())
+            out.append(f"{name}{{{lab}}} {value:g}" if isinstance(value, float) else f"{name}{{{lab}}} {value}")
+
+    family("reckon_memories", "gauge", "Memories by kind, scope and active state.",
+           [({"tenant": m.tenant, "kind": d["kind"], "scope": d["scope"], "active": str(d["active"]).lower()},
+             d["count"]) for m in metrics for d in m.memories])
+    family("reckon_store_generation", "counter", "Committed writes of the tenant store.",
+           [({"tenant": m.tenant}, m.generation) for m in metrics])
+    family("reckon_reasoner_last_derivation_seconds", "gauge",
+           "Wall time of the reasoner's last derivation (materialization or incremental apply).",
+           [({"tenant": m.tenant}, float(m.reasoner["last_derivation_seconds"])) for m in metrics])
+    family("reckon_reasoner_derived_facts", "gauge", "Facts in the inferred graph after the last derivation.",
+           [({"tenant": m.tenant}, m.reasoner["derived_facts"]) for m in metrics])
+    family("reckon_write_seconds_sum", "counter", "Seconds spent in writes (validation, reasoning, commit).",
+           [({"tenant": m.tenant, "route": r}, float(c["seconds_sum"])) for m in metrics for r, c in m.writes.items()])
+    family("reckon_write_seconds_count", "counter", "Writes served.",
+           [({"tenant": m.tenant, "route": r}, int(c["count"])) for m in metrics for r, c in m.writes.items()])
+    return "\n".join(out) + "\n"
+
+
+# ---------------------------------------------------------------------------------------
+# the application
+# ---------------------------------------------------------------------------------------
+
+_STATUS: list[tuple[type[BaseException], int, str]] = [
+    (ShapeViolation, 422, "shape_violation"),
+    (InvalidTenantId, 404, "unknown_tenant"),
+    (InvalidInput, 422, "invalid_input"),
+    (ReadOnlyQuery, 400, "read_only_query"),
+    (NotAuthorized, 403, "not_authorized"),
+    (UnknownTenant, 404, "unknown_tenant"),
+    (UnknownMemory, 404, "unknown_memory"),
+    (ConflictPending, 409, "conflict_pending"),
+    (RestoreRefused, 409, "restore_refused"),
+    (StoreError, 503, "store_error"),
+]
+
+
+def _error_response(exc: ReckonError) -> JSONResponse:
+    status, type_ = 400, "error"
+    for cls, st, ty in _STATUS:
+        if isinstance(exc, cls):
+            status, type_ = st, ty
+            break
+    err: dict[str, Any] = {"type": type_, "message": str(exc), "field": None, "constraint": None}
+    if isinstance(exc, ShapeViolation):
+        vs = [{k: (v if isinstance(v, (str, int, float, bool)) or v is None else str(v)) for k, v in d.items()}
+              for d in exc.violations]
+        first = vs[0] if vs else {}
+        err.update(field=first.get("field") or first.get("path"), constraint=first.get("constraint"), violations=vs)
+    elif isinstance(exc, InvalidInput):
+        err.update(field=exc.field, constraint="value")
+    elif isinstance(exc, ReadOnlyQuery):
+        err.update(field="query", constraint="read_only")
+    elif isinstance(exc, ConflictPending):
+        err.update(conflict_id=exc.conflict_id, candidates=list(exc.candidates),
+                   field="conflict_resolution", constraint="confirmation")
+    elif isinstance(exc, NotAuthorized):
+        err.update(constraint="authorization")
+    return JSONResponse(status_code=status, content={"error": err})
+
+
+def _visible(m: Memory, p: Any) -> bool:
+    """Whether principal ``p`` may read memory ``m``: operators all; members company
+    memories, their teams' and their own."""
+    if p.role == "operator" or m.scope == "company":
+        return True
+    if m.scope == "team":
+        return bool(set(m.teams) & set(p.teams))
+    return m.owner == p.person
+
+
+_bearer = HTTPBearer(auto_error=False, description="A Reckon API token of the tenant in the URL "
+                                                   "(`reckon token create --tenant T --as PERSON`).")
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorBody, "description": "Missing or invalid token."},
+    403: {"model": ErrorBody, "description": "Token of another tenant, or not authorized."},
+    404: {"model": ErrorBody, "description": "Unknown tenant or memory."},
+}
+
+
+def create_app(engine: Any, *, tokens: TokenStore | None = None, title: str = "Reckon") -> FastAPI:
+    """The FastAPI application serving ``engine``'s tenants.
+
+    :param engine: a :class:`reckon.api.Engine`, or its data directory (one Engine per
+        process: pass the one you have).
+    :param tokens: the token store (default: over the engine's data directory).
+    """
+    if isinstance(engine, (str, Path)):
+        from reckon.api import Engine
+
+        engine = Engine(engine)
+    tokens = tokens or TokenStore(engine.data_dir)
+    writes = WriteTimes()
+    app = FastAPI(
+        title=title,
+        version=_version(),
+        description="Typed, rule-derived memory for AI agents: per-tenant SPARQL 1.1 query endpoint (read-only) "
+                    "and REST routes for memories, search and the context bundle.",
+    )
+    app.state.engine = engine
+    app.state.tokens = tokens
+    app.state.writes = writes
+
+    @app.exception_handler(ApiError)
+    async def _api_error(_: Request, exc: ApiError) -> JSONResponse:
+        return JSONResponse(status_code=exc.status, content=exc.body, headers=exc.headers)
+
+    @app.exception_handler(ReckonError)
+    async def _reckon_error(_: Request, exc: ReckonError) -> JSONResponse:
+        return _error_response(exc)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
+        errs = exc.errors()
+        first = errs[0] if errs else {}
+        loc = [str(x) for x in first.get("loc", ()) if x not in ("body", "query", "path", "header")]
+        field = ".".join(loc) or None
+        msg = "; ".join(f"{'.'.join(str(x) for x in e.get('loc', ()) if x not in ('body', 'query'))}: {e.get('msg')}"
+                        for e in errs)
+        return JSONResponse(status_code=422, content={"error": {
+            "type": "invalid_input", "message": msg or "invalid request", "field": field,
+            "constraint": first.get("type")}})
+
+    def _authenticate(tenant_id: str, creds: HTTPAuthorizationCredentials | None) -> TokenRecord:
+        if creds is None or creds.scheme.lower() != "bearer" or not creds.credentials:
+            raise ApiError(401, "unauthenticated", "an API token is required: Authorization: Bearer <token>",
+                           headers={"WWW-Authenticate": "Bearer"})
+        try:
+            return tokens.verify(tenant_id, creds.credentials)
+        except TokenForbidden as exc:
+            raise ApiError(403, "forbidden", str(exc)) from None
+        except TokenError as exc:
+            raise ApiError(401, "unauthenticated", str(exc), headers={"WWW-Authenticate": "Bearer"}) from None
+
+    class Ctx:
+        def __init__(self, tenant: Any, record: TokenRecord) -> None:
+            self.tenant = tenant
+            self.record = record
+            self.principal = record.principal()
+
+    def ctx(tenant_id: str, creds: HTTPAuthorizationCredentials | None = Depends(_bearer)) -> Ctx:
+        record = _authenticate(tenant_id, creds)
+        return Ctx(engine.tenant(tenant_id), record)
+
+    # ------------------------------------------------------------------ SPARQL
+    def _sparql_checks(c: Ctx, params: dict[str, list[str]]) -> None:
+        if not c.record.sparql:
+            raise ApiError(403, "forbidden", "this token has no SPARQL grant: the endpoint reads every memory of "
+                           "the tenant (create the token with --sparql, or use an operator token)")
+        if "update" in params:
+            raise ApiError(400, "read_only_query", "SPARQL Update is refused: this endpoint is read-only "
+                           "(the update= parameter of the SPARQL 1.1 Protocol is not served)",
+                           field="update", constraint="read_only")
+        for p in ("default-graph-uri", "named-graph-uri", "using-graph-uri", "using-named-graph-uri"):
+            if p in params:
+                raise ApiError(400, "invalid_input", f"{p} is not supported: the dataset is fixed (default graph = "
+                               "union of the tenant's graphs; use GRAPH <urn:reckon:graph:...>)",
+                               field=p, constraint="unsupported")
+
+    def _one_query(params: dict[str, list[str]]) -> str:
+        qs = params.get("query", [])
+        if len(qs) != 1:
+            raise ApiError(400, "invalid_input", "exactly one query parameter is required", field="query",
+                           constraint="required" if not qs else "maxCount")
+        return qs[0]
+
+    _sparql_doc = {
+        200: {"description": "Query results (format by Accept)", "content": {
+            **{mt: {} for mt in list(RESULT_TYPES)[:4]}, **{mt: {} for mt in list(GRAPH_TYPES)[:2]}}},
+        400: {"model": ErrorBody, "description": "An update, SERVICE, or a query that does not parse."},
+        406: {"model": ErrorBody, "description": "No acceptable result format."},
+        **_ERRORS,
+    }
+
+    @app.get("/tenants/{tenant_id}/sparql", summary="SPARQL 1.1 query (GET)", tags=["sparql"],
+             responses=_sparql_doc, response_class=Response)
+    def sparql_get(request: Request, query: str | None = Query(None, description="The SPARQL query."),
+                   c: Ctx = Depends(ctx)) -> Response:
+        params = parse_qs(request.url.query, keep_blank_values=True)
+        _sparql_checks(c, params)
+        return sparql_response(c.tenant, _one_query(params), request.headers.get("accept"))
+
+    @app.post("/tenants/{tenant_id}/sparql", summary="SPARQL 1.1 query (POST)", tags=["sparql"],
+              responses=_sparql_doc, response_class=Response,
+              openapi_extra={"requestBody": {"content": {
+                  "application/sparql-query": {"schema": {"type": "string"}},
+                  "application/x-www-form-urlencoded": {"schema": {
+                      "type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}}}}})
+    async def sparql_post(request: Request, c: Ctx = Depends(ctx)) -> Response:
+        ctype = (request.headers.get("content-type") or "").split(";")[0].strip().lower()
+        body = await request.body()
+        url_params = parse_qs(request.url.query, keep_blank_values=True)
+        if ctype == "application/sparql-update":
+            _sparql_checks(c, {"update": [""]})
+        if ctype == "application/sparql-query":
+            _sparql_checks(c, url_params)
+            query = body.decode("utf-8", errors="strict")
+        elif ctype == "application/x-www-form-urlencoded":
+            form = parse_qs(body.decode("utf-8"), keep_blank_values=True)
+            _sparql_checks(c, {**url_params, **form})
+            query = _one_query(form)
+        else:
+            raise ApiError(415, "unsupported_media_type", "POST a query as application/sparql-query or "
+                           "application/x-www-form-urlencoded (query=...)", field="content-type",
+                           constraint="media_type")
+        accept = request.headers.get("accept")
+        from starlette.concurrency import run_in_threadpool
+
+        return await run_in_threadpool(sparql_response, c.tenant, query, accept)
+
+    # ------------------------------------------------------------------ memories
+    @app.post("/tenants/{tenant_id}/memories", summary="Remember a memory", tags=["memories"],
+              response_model=Memory, status_code=201,
+              responses={409: {"model": ErrorBody, "description": "conflict_pending: confirm with "
+                               "conflict_resolution and conflict_id"},
+                         422: {"model": ErrorBody, "description": "Invalid field or shape violation."}, **_ERRORS})
+    def remember(body: RememberBody, c: Ctx = Depends(ctx)) -> Memory:
+        fields = body.model_dump(exclude_none=True)
+        with writes.timed(c.tenant.id, "remember"):
+            return c.tenant.remember(principal=c.principal, **fields)  # type: ignore[no-any-return]
+
+    @app.get("/tenants/{tenant_id}/memories/{memory_id}", summary="Get a memory", tags=["memories"],
+             response_model=Memory, responses=_ERRORS)
+    def get_memory(memory_id: str, c: Ctx = Depends(ctx)) -> Memory:
+        m = c.tenant.get(memory_id)
+        if not _visible(m, c.principal):
+            raise UnknownMemory(f"no memory {memory_id!r} visible to {c.principal.person!r} in tenant {c.tenant.id!r}")
+        return m  # type: ignore[no-any-return]
+
+    @app.patch("/tenants/{tenant_id}/memories/{memory_id}", summary="Update a memory (three-state)",
+               tags=["memories"], response_model=Memory,
+               responses={422: {"model": ErrorBody, "description": "Invalid field or shape violation."}, **_ERRORS})
+    def update_memory(memory_id: str, body: PatchBody, c: Ctx = Depends(ctx)) -> Memory:
+        changes = body.model_dump(exclude_unset=True)
+        with writes.timed(c.tenant.id, "update"):
+            return c.tenant.update(memory_id, principal=c.principal, **changes)  # type: ignore[no-any-return]
+
+    @app.post("/tenants/{tenant_id}/memories/{memory_id}/supersede", summary="Supersede a memory",
+              tags=["memories"], response_model=Memory,
+              responses={422: {"model": ErrorBody, "description": "Invalid field or shape violation."}, **_ERRORS})
+    def supersede_memory(memory_id: str, body: SupersedeBody, c: Ctx = Depends(ctx)) -> Memory:
+        if (body.replacement is None) == (body.new_id is None):
+            raise InvalidInput("give exactly one of replacement or new_id", field="replacement")
+        new: Any = body.new_id if body.new_id is not None else body.replacement.model_dump(exclude_none=True)  # type: ignore[union-attr]
+        with writes.timed(c.tenant.id, "supersede"):
+            return c.tenant.supersede(memory_id, new, principal=c.principal)  # type: ignore[no-any-return]
+
+    # ------------------------------------------------------------------ recall
+    @app.get("/tenants/{tenant_id}/search", summary="Search memories (hybrid: BM25 + embeddings)",
+             tags=["recall"], response_model=SearchOut, responses=_ERRORS)
+    def search(
+        q: str = Query(..., min_length=1, description="What to look for."),
+        k: int = Query(10, ge=1, le=100),
+        kind: list[Kind] | None = Query(None, description="Restrict to kinds (repeat)."),
+        scope: list[Scope] | None = Query(None, description="Restrict to scopes (repeat)."),
+        subclass: list[str] | None = Query(None, description="Restrict to memory classes (repeat)."),
+        importance: list[int] | None = Query(None, description="Tiers to search (repeat); default 2 and 3."),
+        c: Ctx = Depends(ctx),
+    ) -> SearchOut:
+        opts: dict[str, Any] = {"k": k}
+        if kind:
+            opts["kinds"] = kind
+        if scope:
+            opts["scopes"] = scope
+        if subclass:
+            opts["subclasses"] = subclass
+        if importance:
+            opts["importance"] = sorted(set(importance))
+        hits = c.tenant.search(q, principal=c.principal, **opts)
+        return SearchOut(query=q, hits=[SearchHitOut(memory=h.memory, score=h.score) for h in hits])
+
+    @app.get("/tenants/{tenant_id}/bundle", summary="The context bundle of the token's person", tags=["recall"],
+             response_model=ContextBundle,
+             responses={200: {"content": {"text/plain": {}}}, **_ERRORS})
+    def bundle(
+        request: Request,
+        conversation: str = Query("", description="Recent conversation text (orders items inside blocks)."),
+        budget_chars: int = Query(6000, ge=200, le=200_000, description="Maximum length of the text (characters)."),
+        c: Ctx = Depends(ctx),
+    ) -> Any:
+        b = c.tenant.context(c.principal, conversation=conversation, budget_chars=budget_chars)
+        if negotiate(request.headers.get("accept"), ["application/json", "text/plain"]) == "text/plain":
+            return PlainTextResponse(b.render())
+        return b
+
+    @app.get("/tenants/{tenant_id}/tools", summary="LLM tool definitions of the tenant", tags=["recall"],
+             responses=_ERRORS)
+    def tools(format: TLiteral["openai", "anthropic"] = Query("openai"), c: Ctx = Depends(ctx)) -> Any:
+        return c.tenant.tool_definitions(format=format)
+
+    # ------------------------------------------------------------------ metrics
+    def _metrics_response(request: Request, tenant: Any) -> Response:
+        m = tenant_metrics(tenant, writes)
+        if negotiate(request.headers.get("accept"), ["text/plain", "application/json"]) == "application/json":
+            return JSONResponse(m.model_dump(mode="json"))
+        return PlainTextResponse(prometheus_text([m]), media_type="text/plain; version=0.0.4; charset=utf-8")
+
+    _metrics_doc = {200: {"model": MetricsOut, "content": {"text/plain": {}}}, **_ERRORS}
+
+    @app.get("/tenants/{tenant_id}/metrics", summary="Metrics of one tenant (Prometheus text or JSON)",
+             tags=["metrics"], responses=_metrics_doc, response_class=Response)
+    def metrics_of_tenant(request: Request, c: Ctx = Depends(ctx)) -> Response:
+        return _metrics_response(request, c.tenant)
+
+    @app.get("/metrics", summary="Metrics of the token's tenant (Prometheus text or JSON)", tags=["metrics"],
+             responses=_metrics_doc, response_class=Response)
+    def metrics(request: Request, creds: HTTPAuthorizationCredentials | None = Depends(_bearer)) -> Response:
+        if creds is None:
+            raise ApiError(401, "unauthenticated", "an API token is required: Authorization: Bearer <token>",
+                           headers={"WWW-Authenticate": "Bearer"})
+        try:
+            tenant_id = tokens.tenant_of(creds.credentials)
+        except TokenError as exc:
+            raise ApiError(401, "unauthenticated", str(exc), headers={"WWW-Authenticate": "Bearer"}) from None
+        _authenticate(tenant_id, creds)
+        return _metrics_response(request, engine.tenant(tenant_id))
+
+    @app.get("/healthz", summary="Liveness", tags=["metrics"])
+    def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    return app
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("reckon")
+    except Exception:  # noqa: BLE001 - not installed (PYTHONPATH=engine)
+        return "0"
