@@ -79,9 +79,21 @@ class TenantValidator:
                 _CACHE[ckey] = schema_from_graph(triples if classes is None else _restrict(triples, classes))
             return _CACHE[ckey]
 
+    def fast(self) -> Any:
+        """The compiled fast path for this tenant's shapes (shared per schema digest)."""
+        from reckon.memory._fastshacl import FastShapes
+
+        key, triples = self.schema_triples()
+        with _CACHE_LOCK:
+            if key + "#fast" not in _CACHE:
+                _CACHE[key + "#fast"] = FastShapes(triples)
+            return _CACHE[key + "#fast"]
+
     def __call__(self, focus: NamedNode, triples: list[Triple]) -> None:
         from reckon.schema import check
 
+        if self.fast().conforms(focus, triples) is True:
+            return  # only "conforms" is trusted; violations are reported by pySHACL
         types = frozenset(t.object.value for t in triples if t.subject == focus and t.predicate == _TYPE
                           and isinstance(t.object, NamedNode))
         key, schema_triples = self.schema_triples()

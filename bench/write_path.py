@@ -1,0 +1,188 @@
+"""Write-path benchmark: ``remember()`` latency at 1k and 10k memories, and a KPI refresh
+(incremental maintenance of the derived statuses) against recomputing the inferred graph
+from scratch on a large tenant.
+
+Targets (brief of issue "Memory model"): ``remember`` <= 5 ms p50 at 10k memories;
+incremental KPI refresh >= 100x faster than recomputation at 1M triples.
+
+Usage::
+
+    PYTHONPATH=engine python bench/write_path.py                 # 1k, 10k; big tenant 1M triples
+    PYTHONPATH=engine python bench/write_path.py --big 200000    # smaller big tenant
+    PYTHONPATH=engine python bench/write_path.py --sizes 1000 --samples 20
+
+Background memories are generated as the exact layout triples (/work/notes/memory-layout.md)
+and loaded as the tenant's initial data (``remember`` one by one would take the
+benchmark's whole budget); the measured calls go through ``Tenant.remember``: pydantic, authorization,
+dedup and conflict reads, SHACL validation, one store transaction with incremental
+reasoning. Timings are wall-clock seconds, reported in milliseconds. ``remember`` is
+measured on the tenant's ``MemoryService`` (the write path); ``Tenant.remember`` adds the
+recall layer's embedding / index update, which is not part of this benchmark.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+
+from pyoxigraph import Literal, NamedNode, Quad, Triple
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "engine"))
+
+from reckon.api import Engine, Principal  # noqa: E402
+from reckon.datalog.evaluate import Reasoner  # noqa: E402
+from reckon.memory import _rdf as R  # noqa: E402
+from reckon.store import MEMORIES  # noqa: E402
+
+MK = "https://reckon.dev/ns/marketing#"
+OPS = Principal.operator(person="ops")
+PLATFORMS = ["meta", "google", "tiktok", "twitter", "bing", "linkedin"]
+WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar "
+         "papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu").split()
+
+
+def memory_triples(tenant: str, i: int, persons: int) -> list[Triple]:
+    """Layout triples of background memory ``i``: user-scope preferences spread over
+    ``persons`` people, every 10th a company fact, every 50th a budget cap."""
+    m = R.memory_iri(tenant, uuid.UUID(int=i + 1).hex)
+    now = R.dt_literal(datetime(2026, 3, 1, tzinfo=timezone.utc))
+    words = " ".join(WORDS[(i * k) % len(WORDS)] for k in (1, 3, 7, 11))
+    person = R.person_iri(tenant, f"person{i % persons}")
+    ts = [
+        Triple(m, R.LABEL, Literal(f"memory {i} {words}")),
+        Triple(m, R.P_CONTENT, Literal(f"background memory number {i}: {words} {i * 7919 % 10007}")),
+        Triple(m, R.P_IMPORTANCE, Literal(str(1 + i % 5), datatype=R.X_INTEGER)),
+        Triple(m, R.P_SOURCE, R.SOURCE_IRI["import"]),
+        Triple(m, R.P_CONFIDENCE, Literal("1", datatype=R.X_DECIMAL)),
+        Triple(m, R.P_CREATED, now),
+        Triple(m, R.P_UPDATED, now),
+        Triple(m, R.P_AUTHOR, person),
+    ]
+    if i % 50 == 0:
+        ts += [
+            Triple(m, R.A, NamedNode(MK + "BudgetConstraintMemory")),
+            Triple(m, R.P_KIND, R.KIND_IRI["objective"]),
+            Triple(m, R.P_SCOPE, R.SCOPE_IRI["company"]),
+            Triple(m, NamedNode(MK + "platform"), NamedNode(MK + PLATFORMS[(i // 50) % len(PLATFORMS)])),
+            Triple(m, NamedNode(MK + "amount"), Literal(str(10000 + i), datatype=R.X_DECIMAL)),
+            Triple(m, NamedNode(MK + "currency"), Literal("USD")),
+            Triple(m, NamedNode(MK + "period"), NamedNode(MK + "Monthly")),
+        ]
+    elif i % 10 == 0:
+        ts += [Triple(m, R.A, R.MEMORY), Triple(m, R.P_KIND, R.KIND_IRI["fact"]),
+               Triple(m, R.P_SCOPE, R.SCOPE_IRI["company"])]
+    else:
+        ts += [Triple(m, R.A, R.MEMORY), Triple(m, R.P_KIND, R.KIND_IRI["preference"]),
+               Triple(m, R.P_SCOPE, R.SCOPE_IRI["user"]), Triple(m, R.P_OWNER, person)]
+    return ts
+
+
+def create_populated(engine: Engine, tenant_id: str, n: int, persons: int) -> tuple[object, float]:
+    """A tenant created with ``n`` background memories (+ their people) in its initial
+    data: one materialization from scratch at creation. Returns (tenant, seconds)."""
+    from reckon.api._business import initial_quads
+    from reckon.store import TenantStore, tenant_dir
+
+    t0 = time.perf_counter()
+    quads = [Quad(R.person_iri(tenant_id, f"person{p}"), R.A, R.PERSON, MEMORIES) for p in range(persons)]
+    for i in range(n):
+        quads += [Quad(t.subject, t.predicate, t.object, MEMORIES) for t in memory_triples(tenant_id, i, persons)]
+    TenantStore.create(
+        tenant_dir(engine.data_dir, tenant_id), tenant_id,
+        initial=engine.schema_quads() + initial_quads(tenant_id, "Bench") + quads,
+        reasoner_factory=engine.reasoner_factory(),
+    ).close()
+    return engine.tenant(tenant_id), time.perf_counter() - t0
+
+
+def pct(xs: list[float], p: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
+
+
+def bench_remember(engine: Engine, n: int, samples: int) -> dict[str, float]:
+    t, load_s = create_populated(engine, f"w{n}", n, persons=max(1, n // 100))
+    t.set_spend("meta", 34000)
+    # warm caches (schema, shapes) with one write
+    t.memory.remember(kind="fact", scope="user", importance=3, source="agent_tool", principal=Principal(person="warm"),
+               label="warm up", content="warm up the caches")
+    user, company = [], []
+    with t.store.exclusive():  # keep the on-disk store open across the measured writes
+        for k in range(samples):
+            who = Principal(person=f"person{k % max(1, n // 100)}")
+            t0 = time.perf_counter()
+            t.memory.remember(kind="preference", scope="user", importance=3, source="agent_tool", principal=who,
+                       label=f"u{uuid.uuid4().hex}", content=f"x{uuid.uuid4().hex} y{uuid.uuid4().hex}")
+            user.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            t.memory.remember(kind="fact", scope="company", importance=3, source="operator", principal=OPS,
+                       label=f"c{uuid.uuid4().hex}", content=f"x{uuid.uuid4().hex} y{uuid.uuid4().hex}")
+            company.append(time.perf_counter() - t0)
+    triples = len(t.store.asserted())
+    return {"n": n, "triples": triples, "load_s": load_s,
+            "user_p50": statistics.median(user) * 1e3, "user_p95": pct(user, 95) * 1e3,
+            "company_p50": statistics.median(company) * 1e3, "company_p95": pct(company, 95) * 1e3}
+
+
+def bench_refresh(engine: Engine, triples_target: int, refreshes: int) -> dict[str, float]:
+    per = 12.5  # asserted triples per background memory (mix above)
+    n = int(triples_target / per)
+    t, load_s = create_populated(engine, "big", n, persons=max(1, n // 100))
+    tgt = t.remember(kind="objective", scope="company", importance=5, source="operator", principal=OPS,
+                     label="ROAS target", content="Keep ROAS above 3", subclass="PerformanceTargetMemory",
+                     properties={"metric": "ROAS", "targetValue": 3})
+    t.set_kpi("ROAS", 2.5)
+    asserted = t.store.asserted()
+    inc = []
+    statuses = []
+    with t.store.exclusive():
+        for k in range(refreshes):
+            v = 2.0 + (k % 4) * 0.5
+            t0 = time.perf_counter()
+            t.set_kpi("ROAS", v)
+            inc.append(time.perf_counter() - t0)
+            statuses.append(t.get(tgt.id).status.get("targetStatus"))
+    base = {Triple(q.subject, q.predicate, q.object) for q in asserted}
+    t0 = time.perf_counter()
+    r = Reasoner(engine.ruleset)
+    r.load(base)
+    n_inf = len(r.inferred())
+    full = time.perf_counter() - t0
+    return {"memories": n, "asserted": len(asserted), "inferred": n_inf, "load_s": load_s,
+            "inc_p50_ms": statistics.median(inc) * 1e3, "full_s": full,
+            "ratio": full / statistics.median(inc), "statuses": ",".join(sorted(set(map(str, statuses))))}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", type=int, nargs="*", default=[1000, 10_000])
+    ap.add_argument("--samples", type=int, default=30)
+    ap.add_argument("--big", type=int, default=1_000_000, help="asserted triples of the refresh tenant (0: skip)")
+    ap.add_argument("--refreshes", type=int, default=8)
+    args = ap.parse_args()
+    engine = Engine(tempfile.mkdtemp(prefix="reckon-bench-"))
+    print("remember() latency (ms), background memories loaded as initial data", flush=True)
+    print(f"{'memories':>9} {'triples':>9} {'load s':>7} {'user p50':>9} {'user p95':>9} {'co. p50':>8} {'co. p95':>8}")
+    for n in args.sizes:
+        r = bench_remember(engine, n, args.samples)
+        print(f"{r['n']:>9} {r['triples']:>9} {r['load_s']:>7.1f} {r['user_p50']:>9.1f} {r['user_p95']:>9.1f} "
+              f"{r['company_p50']:>8.1f} {r['company_p95']:>8.1f}", flush=True)
+    print("target: remember <= 5 ms p50 at 10k memories")
+    if args.big:
+        r = bench_refresh(engine, args.big, args.refreshes)
+        print()
+        print("KPI refresh -> target status: incremental (set_kpi, one transaction) vs recomputation from scratch")
+        print(f"{'memories':>9} {'asserted':>9} {'inferred':>9} {'load s':>7} {'incr p50 ms':>12} {'scratch s':>10} {'ratio':>7}")
+        print(f"{r['memories']:>9} {r['asserted']:>9} {r['inferred']:>9} {r['load_s']:>7.1f} {r['inc_p50_ms']:>12.1f} "
+              f"{r['full_s']:>10.1f} {r['ratio']:>7.0f}x   statuses seen: {r['statuses']}")
+        print("target: >= 100x at 1M triples")
+
+
+if __name__ == "__main__":
+    main()
