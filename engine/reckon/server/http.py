@@ -279,24 +279,41 @@ def _term_json(t: Any) -> dict[str, Any]:
     raise TypeError(f"not an RDF term: {t!r}")
 
 
+def _query_form(query: str) -> tuple[str, list[str]]:
+    """``("select", variable names)``, ``("ask", [])`` or ``("graph", [])`` (CONSTRUCT /
+    DESCRIBE), by running the query on an empty in-memory dataset (cheap; pyoxigraph
+    result objects are thread-bound, so none outlives this call)."""
+    shape = Store().query(query)
+    try:
+        if isinstance(shape, QuerySolutions):
+            return "select", [v.value for v in shape.variables]
+        if isinstance(shape, QueryBoolean):
+            return "ask", []
+        return "graph", []
+    finally:
+        del shape
+
+
 def sparql_response(tenant: Any, query: str, accept: str | None) -> Response:
     """Run a read-only query on ``tenant`` and serialise the result for ``accept``.
 
     :raises ReadOnlyQuery: for an update or SERVICE (through ``Tenant.sparql``).
-    :raises InvalidInput: when the query does not parse.
-    :raises ApiError: 406 when no offered format is acceptable.
+    :raises ApiError: 400 when the query does not parse, 406 when no offered format
+        is acceptable.
     """
-    result = tenant.sparql(query)  # the store's read-only guard and parser go first
-    shape = Store().query(query)  # same query on an empty dataset: its form and variables
-    if isinstance(shape, (QuerySolutions, QueryBoolean)):
+    try:
+        result = tenant.sparql(query)  # the store's read-only guard and parser go first
+    except InvalidInput as exc:  # SPARQL 1.1 Protocol section 2.1.4: malformed query -> 400
+        raise ApiError(400, "malformed_query", str(exc), field="query", constraint="syntax") from None
+    form, names = _query_form(query)
+    if form != "graph":
         mt = negotiate(accept, list(RESULT_TYPES))
         if mt is None:
             raise ApiError(406, "not_acceptable", "SELECT / ASK results are available as "
                            + ", ".join(list(RESULT_TYPES)[:4]))
-        if isinstance(shape, QueryBoolean):
+        if form == "ask":
             doc: dict[str, Any] = {"head": {}, "boolean": bool(result)}
         else:
-            names = [v.value for v in shape.variables]
             doc = {"head": {"vars": names},
                    "results": {"bindings": [{k: _term_json(v) for k, v in row.items()} for row in result]}}
         parsed = parse_query_results(json.dumps(doc), QueryResultsFormat.JSON)
