@@ -106,3 +106,23 @@ def test_explain_after_incremental_update(reasoner: Reasoner) -> None:
         reasoner.explain(t("a", "anc", "a"))
     e = reasoner.explain(t("a", "anc", "d"))
     assert {tr for tr, _ in _leaves(e)} == {str(t("a", "par", "b")), str(t("b", "par", "c")), str(t("c", "par", "d"))}
+
+
+def test_explainable_after_lower_fact_is_rederived_with_larger_rank() -> None:
+    """If a lower-stratum fact loses its first derivation but keeps a later one (it is
+    over-deleted and rederived with a larger rank), then the higher-stratum fact built
+    on it is still explained, through the surviving derivation (regression)."""
+    rules = f"""PREFIX : <{EX}>
+RULE {{ ?x :q ?y }} WHERE {{ ?x :p ?y }}
+RULE {{ ?x :s2 ?y }} WHERE {{ ?x :s ?y }}
+RULE {{ ?x :q2 ?y }} WHERE {{ ?x :s2 ?y }}
+RULE {{ ?x :q ?y }} WHERE {{ ?x :q2 ?y }}
+RULE {{ ?x :blocked true }} WHERE {{ ?x :q :zzz }}
+RULE {{ ?x :r ?y }} WHERE {{ ?x :q ?y NOT {{ ?x :blocked true }} }}
+"""
+    r = Reasoner(parse_srl(rules))
+    r.load([t("a", "p", "b"), t("a", "s", "b")])
+    assert r.stats["strata"] == 2
+    r.apply(delete=[t("a", "p", "b")])
+    e = r.explain(t("a", "r", "b"))
+    assert {tr for tr, _ in _leaves(e)} == {str(t("a", "s", "b"))}

@@ -40,6 +40,11 @@ change of the base graph ``G0``:
      propagation from every added fact (lower strata, base graph, rederived) to
      fixpoint, each rule with one body atom over the delta.
 
+A fact removed and put back during the call (over-deleted, then rederived) is present
+as before but has a new, larger rank; higher strata recheck its consequences like a
+deletion's, so every derived fact keeps a derivation from facts of smaller rank (which
+:meth:`Reasoner.explain` relies on).
+
 Head blank nodes are memoised per (rule, solution): a solution that still holds keeps
 its blank node, so the result equals a fresh evaluation up to blank-node names.
 
@@ -99,6 +104,7 @@ class _Maintainer:
         self.base_net = _Net()
         self.old_rank: dict[Fact, int | None] = {}
         self.maintained: list[int] = []
+        self.bumped: set[Fact] = set()
         self.old_outputs: dict[int, set[Fact] | None] = {}
         self.nonmonotone: list[str] = []
         self._checks: dict[int, list[tuple[Any, int, int | None]]] = {}
@@ -114,10 +120,17 @@ class _Maintainer:
             self.net.removed(f)
 
     def add(self, facts: Any) -> list[Fact]:
+        minus = self.net.minus
+        back = []
         for f in facts:
             if f not in self.old_rank and f not in self.state.full.facts:
                 self.old_rank[f] = self.state.rank.get(f)
-        return self.r._add(self.state, facts, self.net)
+            if f in minus:
+                back.append(f)
+        added = self.r._add(self.state, facts, self.net)
+        # removed and put back: same presence, but a new (larger) rank
+        self.bumped.update(back)
+        return added
 
     def rollback(self) -> None:
         st = self.state
@@ -225,16 +238,17 @@ class _Maintainer:
         base_preds = {f[1] for f in self.base_net.plus} | {f[1] for f in self.base_net.minus}
         for si, sinfo in enumerate(r._sinfo):
             net = self.net
-            if not net.plus and not net.minus and not base_preds:
+            if not net.plus and not net.minus and not base_preds and not self.bumped:
                 break
             changed = {f[1] for f in net.plus} | {f[1] for f in net.minus}
+            changed_or_bumped = changed | {f[1] for f in self.bumped}
             removed_preds = {f[1] for f in net.minus}
             affected = [
                 info for info in sinfo.rules
                 if _hit(sinfo.closed.get(info.index, set()), changed)
                 or _hit(sinfo.base_reads.get(info.index, set()), base_preds)
             ]
-            if affected or _hit(sinfo.reads, changed) or _hit(sinfo.heads, removed_preds):
+            if affected or _hit(sinfo.reads, changed_or_bumped) or _hit(sinfo.heads, removed_preds):
                 self.dred_stratum(si, sinfo, affected, stats)
         added, removed = [], []
         bplus, bminus = self.base_net.plus, self.base_net.minus
@@ -284,6 +298,7 @@ class _Maintainer:
         t0 = time.perf_counter()
         atoms = sinfo.atoms
         minus = set(self.net.minus)
+        bumped = set(self.bumped)
 
         def keepable(f: Fact) -> bool:
             return f in base.facts or f in st.data
@@ -301,7 +316,7 @@ class _Maintainer:
                 i is info and (pid is None or pid in changed) for i, _, pid in atoms
             ):
                 self._drop_output(info.index)
-        if minus or affected:
+        if minus or affected or bumped:
             seed: set[Fact] = set()
             stale = []
             for info in affected:
@@ -340,8 +355,10 @@ class _Maintainer:
             full.add_all(minus)
             try:
                 push(seed)
-                if minus:
-                    consequences(minus)
+                if minus or bumped:
+                    # a fact put back with a larger rank (lower stratum) no longer supports
+                    # facts of smaller rank: recheck its consequences like a deletion's
+                    consequences(minus | bumped)
                 while heap:
                     r0 = heap[0][0]
                     batch: set[Fact] = set()
