@@ -394,3 +394,32 @@ def test_history_walks_both_directions_oldest_first(svc):
         assert [e.event for e in h] == ["superseded", "superseded", "current"]
         assert h[1].supersedes == [a.id] and h[1].superseded_by == [c.id]
         assert all(e.source == "operator" and e.author == "olga" for e in h)
+
+
+def test_judge_is_pluggable(store):
+    from reckon.memory import MemoryService, Subject
+
+    seen = {}
+
+    class EveryOther:
+        def judge(self, new: Subject, candidates):
+            seen["new"], seen["cands"] = new.label, sorted(c.label for c in candidates)
+            return [c.id for c in candidates if c.label == "Keep me?" and new.label == "Newcomer"]
+
+    svc = MemoryService(store, judge=EveryOther())
+    a = svc.remember(principal=ANN, **pref(label="Keep me?", content="alpha"))
+    svc.remember(principal=ANN, **pref(label="Unrelated", content="beta"))
+    with pytest.raises(ConflictPending) as ei:
+        svc.remember(principal=ANN, **pref(label="Newcomer", content="gamma"))
+    assert ei.value.candidates == [a.id]
+    assert seen == {"new": "Newcomer", "cands": ["Keep me?", "Unrelated"]}
+
+
+def test_public_exports():
+    import reckon.memory as mem
+
+    assert mem.__all__ == sorted(mem.__all__)
+    assert {"MemoryService", "Principal", "Memory", "HistoryEntry", "Conflict", "ConflictJudge"} <= set(mem.__all__)
+    from reckon.api import Principal as ApiPrincipal
+
+    assert ApiPrincipal is mem.Principal
