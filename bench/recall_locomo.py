@@ -14,7 +14,12 @@ Systems (same run, same MiniLM model, same tokeniser):
 * ``BM25``      -- keyword ranking alone (bm25s, k1=1.2, b=0.75).
 * ``MiniLM``    -- cosine ranking alone (all-MiniLM-L6-v2).
 * ``RRF``       -- plain Reciprocal Rank Fusion of the two (k=60).
-* ``Reckon``    -- the full pipeline with the components printed under the table.
+* ``Reckon``    -- the full pipeline with the components printed under the table; the
+  ablation rows add one technique at a time. No model call, no LoCoMo-specific rule: the
+  techniques (shallow fusion depth, neighbouring-turn context, image captions as text,
+  RM3-style keyword feedback) are general, and their parameters were fixed on the first
+  conversation only; per-conversation R@10 is printed so held-back conversations can be
+  compared.
 
 Run: ``PYTHONPATH=engine python bench/recall_locomo.py [--data PATH] [--conv N ...]``.
 """
@@ -45,17 +50,32 @@ DIA = re.compile(r"D(\d+):(\d+)")
 KS = (5, 10, 25)
 
 OFF = dict(half_life_days=None, access_weight=0.0, feedback_weight=0.0, mmr_lambda=None)
+#: Peers: each ranker alone and plain RRF (k=60) of their full top-100 lists.
 BASELINES: dict[str, RankConfig] = {
-    "BM25": RankConfig(use_vector=False, **OFF),
-    "MiniLM": RankConfig(use_keyword=False, **OFF),
-    "RRF": RankConfig(**OFF),
+    "BM25": RankConfig(use_vector=False, depth=100, **OFF),
+    "MiniLM": RankConfig(use_keyword=False, depth=100, **OFF),
+    "RRF": RankConfig(depth=100, **OFF),
 }
-#: Reckon's configuration for LoCoMo: recency off (questions carry no query time),
-#: access/feedback off (no usage history), MMR on, pseudo-relevance feedback on.
+#: Reckon's configuration for LoCoMo. Recency off (questions carry no query time);
+#: access / feedback boosts are on but neutral (no usage history: both factors are 1);
+#: MMR off (evidence turns of one question are often near-paraphrases; see the ablation).
+#: Parameters (depth 25, context ranker weight 1, PRF 5 docs / 10 terms / weight 0.5)
+#: were fixed on the first conversation (conv-26) only.
 RECKON = RankConfig(
-    half_life_days=None, access_weight=0.0, feedback_weight=0.0,
-    mmr_lambda=None, prf_docs=0,
+    half_life_days=None, access_weight=0.1, feedback_weight=0.2, mmr_lambda=None,
+    depth=25, context_keyword_weight=1.0, prf_docs=5, prf_terms=10,
+    prf_keyword_weight=0.5, prf_vector_weight=0.0,
 )
+#: Ablation: (index, config) -- "base" = plain "speaker: text" documents, "reckon" =
+#: documents with image captions, embedded with the preceding turn.
+ABLATION: dict[str, tuple[str, RankConfig]] = {
+    "RRF, depth 25": ("base", RankConfig(depth=25, **OFF)),
+    "+ captions, turn embedded with preceding turn": ("reckon", RankConfig(depth=25, **OFF)),
+    "+ BM25 over preceding + turn (3rd ranker)": ("reckon", RECKON.model_copy(update={"prf_docs": 0})),
+    "+ keyword PRF = Reckon": ("reckon", RECKON),
+    "Reckon + MMR lambda 0.9": ("reckon", RECKON.model_copy(update={"mmr_lambda": 0.9})),
+    "Reckon + vector PRF (Rocchio 0.5)": ("reckon", RECKON.model_copy(update={"prf_vector_weight": 0.5})),
+}
 
 
 class CachedEmbedder:
@@ -82,6 +102,7 @@ class CachedEmbedder:
 
     def save(self) -> None:
         if self.path is not None and self.misses:
+            self.misses = 0
             texts = list(self.cache)
             np.savez(self.path, texts=np.array(texts), vecs=np.stack([self.cache[t] for t in texts]))
 
@@ -154,7 +175,10 @@ def main(argv: list[str] | None = None) -> int:
     data = json.loads(args.data.read_text(encoding="utf-8"))
     convs = [data[i] for i in args.conv] if args.conv else data
     emb = CachedEmbedder(MiniLMEmbedder(), args.cache)
-    systems = list(BASELINES) + ["Reckon"]
+    systems = list(BASELINES) + ["Reckon"] + list(ABLATION)
+    plan: dict[str, tuple[str, RankConfig]] = {k: ("base", v) for k, v in BASELINES.items()}
+    plan["Reckon"] = ("reckon", RECKON)
+    plan.update(ABLATION)
     per_conv: dict[str, dict[str, list[float]]] = {}
     allr: dict[str, dict[int, list[float]]] = {s: {k: [] for k in KS} for s in systems}
     lat: dict[str, list[float]] = {s: [] for s in systems}
@@ -162,11 +186,16 @@ def main(argv: list[str] | None = None) -> int:
     for conv in convs:
         turns = turns_of(conv)
         qs = questions_of(conv)
+        t0 = time.perf_counter()
         base_ix = build(turns, emb, reckon=False)
         reck_ix = build(turns, emb, reckon=True)
+        emb.save()
+        print(f"[{conv.get('sample_id')}] {len(turns)} turns, {len(qs)} questions, "
+              f"indexed in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
         pc = per_conv.setdefault(conv.get("sample_id", "?"), {})
         for s in systems:
-            ix, cfg = (reck_ix, RECKON) if s == "Reckon" else (base_ix, BASELINES[s])
+            which, cfg = plan[s]
+            ix = reck_ix if which == "reckon" else base_ix
             ix.search("warm up", limit=1, config=cfg)
             r10 = []
             for q, ev in qs:
@@ -177,6 +206,7 @@ def main(argv: list[str] | None = None) -> int:
                     allr[s][k].append(recall_at(hits, ev, k))
                 r10.append(recall_at(hits, ev, 10))
             pc[s] = [100 * statistics.fmean(r10), len(qs)]
+            print(f"  {s}: R@10 {pc[s][0]:.1f}", file=sys.stderr, flush=True)
     emb.save()
     nq = len(allr["BM25"][5])
     print(f"LoCoMo turn-level evidence recall ({args.data.name}, {len(convs)} conversations, "
@@ -185,6 +215,8 @@ def main(argv: list[str] | None = None) -> int:
     print("| system | R@5 | R@10 | R@25 | search p50 ms | p95 ms |")
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
     for s in systems:
+        if s == next(iter(ABLATION)):
+            print("| *ablation (each row adds to the one above)* | | | | | |")
         ls = sorted(lat[s])
         p50 = 1000 * ls[len(ls) // 2]
         p95 = 1000 * ls[min(len(ls) - 1, int(0.95 * len(ls)))]
@@ -192,13 +224,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {s} | {cells} | {p50:.1f} | {p95:.1f} |")
     print()
     print("R@10 per conversation:")
-    print("| conversation | questions | " + " | ".join(systems) + " |")
-    print("| --- | ---: |" + " ---: |" * len(systems))
+    main_sys = list(BASELINES) + ["Reckon"]
+    print("| conversation | questions | " + " | ".join(main_sys) + " | Reckon - RRF |")
+    print("| --- | ---: |" + " ---: |" * (len(main_sys) + 1))
     for cid, row in per_conv.items():
-        print(f"| {cid} | {row['BM25'][1]} | " + " | ".join(f"{row[s][0]:.1f}" for s in systems) + " |")
+        print(f"| {cid} | {row['BM25'][1]} | " + " | ".join(f"{row[s][0]:.1f}" for s in main_sys)
+              + f" | {row['Reckon'][0] - row['RRF'][0]:+.1f} |")
     print()
-    print("Reckon components:", RECKON.components(),
-          "| documents: 'speaker: text' + image caption; embedded with the preceding turn")
+    print("Reckon components:", RECKON.components())
+    print("Reckon documents: 'speaker: text' + '[shares a photo: <caption>]' when the turn has an "
+          "image; embedded with the preceding turn of the same session as context.")
     return 0
 
 

@@ -541,14 +541,15 @@ class RecallIndex:
                     qv = enc[0]
                     cos = np.where(has, emb @ qv, np.nan).astype(np.float32)
 
+            depth = max(cfg.depth, limit)
             use_ctx = cfg.use_keyword and cfg.context_keyword_weight > 0
             bmc = self._bm25_by_row(query, self._kw_ctx) if use_ctx else np.zeros(n, dtype=np.float32)
-            cr = ranks_from_scores(bmc, elig, cfg.depth) if use_ctx else {}
+            cr = ranks_from_scores(bmc, elig, depth) if use_ctx else {}
 
             def fuse(bm: np.ndarray, cos: np.ndarray) -> tuple[dict[int, int], dict[int, int], dict[int, float]]:
-                kr = ranks_from_scores(bm, elig, cfg.depth) if cfg.use_keyword else {}
+                kr = ranks_from_scores(bm, elig, depth) if cfg.use_keyword else {}
                 # cosine may be <= 0 for relevant-ish docs: shift so every embedded doc is rankable
-                vr = ranks_from_scores(cos + 2.0, elig, cfg.depth) if qv is not None else {}
+                vr = ranks_from_scores(cos + 2.0, elig, depth) if qv is not None else {}
                 fused: dict[int, float] = {}
                 for p, r in kr.items():
                     fused[p] = fused.get(p, 0.0) + cfg.keyword_weight / (cfg.rrf_k + r)
