@@ -157,6 +157,9 @@ class Reasoner:
     ``seconds_per_stratum``, ``rounds`` (total), ``derived`` (facts beyond the base
     graph), ``seconds`` (wall time of the last call); after :meth:`apply` also
     ``maintained_strata`` and ``nonmonotone_rules`` (rules re-evaluated in full).
+
+    Not thread-safe: callers serialize ``load`` / ``apply`` (the store layer's writer
+    lock) and must not read while a call runs.
     """
 
     def __init__(self, ruleset: RuleSet, *, limits: Limits = Limits(), now: Literal | None = None) -> None:
