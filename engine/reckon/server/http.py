@@ -681,7 +681,7 @@ def create_app(engine: Any, *, tokens: TokenStore | None = None, title: str = "R
     def bundle(
         request: Request,
         conversation: str = Query("", description="Recent conversation text (orders items inside blocks)."),
-        budget_chars: int = Query(6000, ge=200, le=200_000, description="Maximum length of the text (characters)."),
+        budget_chars: int = Query(6000, ge=500, le=200_000, description="Maximum length of the text (characters)."),
         c: Ctx = Depends(ctx),
     ) -> Any:
         b = c.tenant.context(c.principal, conversation=conversation, budget_chars=budget_chars)
