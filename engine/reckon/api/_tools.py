@@ -246,7 +246,7 @@ def tool_schemas(catalogue: Catalogue) -> list[dict[str, Any]]:
         "type": "object",
         "properties": {
             "conversation": {"type": "string", "description": "The recent conversation, used to order items."},
-            "budget_chars": {"type": "integer", "minimum": 200, "maximum": 100000,
+            "budget_chars": {"type": "integer", "minimum": 500, "maximum": 100000,
                              "description": "Maximum length of the returned text (default 6000)."},
         },
         "additionalProperties": False,

@@ -60,18 +60,18 @@ import logging
 import os
 import re
 import threading
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Collection, Sequence
 from datetime import datetime, timezone
 from decimal import Decimal
 from typing import Any, Literal as TLiteral
 
+import numpy as np
 from pydantic import BaseModel, Field
 from pyoxigraph import Literal, NamedNode, Variable
 
 from reckon._errors import InvalidInput
 from reckon.memory import _rdf as R
-from reckon.memory.conflicts import cosine as lexical_cosine
 from reckon.memory.conflicts import tokens as lexical_tokens
 from reckon.memory.models import IMPORTANCE_NAMES, KINDS, SCOPES, Memory, Principal
 from reckon.recall.rank import ScoreExplanation
@@ -116,27 +116,36 @@ _KIND_BLOCKS: tuple[tuple[str, str], ...] = (
     ("context", "Context"),
 )
 _SCOPE_RANK = {"user": 2, "team": 1, "company": 0}
-_MIN_BUDGET = 200
+_MIN_BUDGET = 500
 _MAX_ITEM_CHARS = 400
 _CONVERSATION_TURNS = 6
 _CONVERSATION_CHARS = 2000
 
-_Q_SELECT = (
-    "PREFIX rk: <https://reckon.dev/ns/core#>\n"
-    "SELECT ?m ?i ?c ?t ?scope ?lo ?hi %s WHERE {\n"
-    "  GRAPH <urn:reckon:graph:memories> { ?m rk:scope ?scope ; rk:importance ?i ; rk:confidence ?c ; "
-    "rk:createdAt ?t . %s }\n"
-    "  GRAPH <urn:reckon:graph:inferred> { ?m a rk:ActiveMemory }\n"
-    "  FILTER(?i >= ?lo && ?i <= ?hi)\n"
-    "}"
-)
-_Q_USER = _Q_SELECT % ("?me", "?m rk:owner ?me .")
-_Q_TEAM = _Q_SELECT % ("?team", "?m rk:team ?team .")
-_Q_COMPANY = _Q_SELECT % ("", "")
-_Q_CLASS = (
-    "SELECT ?m ?cls WHERE { ?m a ?cls . GRAPH <urn:reckon:graph:inferred> "
-    "{ ?m a <https://reckon.dev/ns/core#ActiveMemory> } }"
-)
+# Queries are built from constants and from pyoxigraph terms serialised by pyoxigraph
+# (``str(NamedNode)``: a validated IRI in N-Triples form, e.g. a person IRI whose id was
+# percent-encoded by ``reckon.memory._rdf.person_iri``) and validated integers; never from
+# raw strings. (pyoxigraph 0.5 ``substitutions`` are applied after evaluation: binding the
+# owner that way is ~10x slower than a constant; measured in bench/bundle.py's setup.)
+_PREFIX = "PREFIX rk: <https://reckon.dev/ns/core#>\n"
+
+
+def _q_select(scope: str, link: str, lo: int, hi: int) -> str:
+    """Active memories of one scope (``link``: extra triple pattern on ?m) with importance
+    in [lo, hi]: rows ?m ?i ?c ?t."""
+    assert scope in ("UserScope", "TeamScope", "CompanyScope") and isinstance(lo, int) and isinstance(hi, int)
+    return (_PREFIX + "SELECT ?m ?i ?c ?t WHERE {\n"
+            f"  GRAPH <urn:reckon:graph:memories> {{ ?m rk:scope rk:{scope} ; rk:importance ?i ; "
+            f"rk:confidence ?c ; rk:createdAt ?t . {link} }}\n"
+            "  GRAPH <urn:reckon:graph:inferred> { ?m a rk:ActiveMemory }\n"
+            f"  FILTER(?i >= {lo} && ?i <= {hi})\n}}")
+
+
+_Q_ACTIVE_IDS = _PREFIX + "SELECT ?m WHERE { GRAPH <urn:reckon:graph:inferred> { ?m a rk:ActiveMemory } }"
+
+
+def _q_class(cls: NamedNode) -> str:
+    return ("SELECT ?m WHERE { ?m a " + str(NamedNode(cls.value)) + " . GRAPH <urn:reckon:graph:inferred> "
+            "{ ?m a <https://reckon.dev/ns/core#ActiveMemory> } }")
 
 
 # ---------------------------------------------------------------------------------------
@@ -395,6 +404,7 @@ class TenantRecall:
         if directory is None and self._directory is not None:
             self._directory = self._directory / "recall"
         self._index: Any = None
+        self._synced: int | None = None  # store generation the index was last reconciled with
         self._lock = threading.RLock()
 
     # ------------------------------------------------------------------ index
@@ -447,18 +457,30 @@ class TenantRecall:
         if not missing:
             return
         log.info("recall index of %s: indexing %d memories missing from it", self.tenant, len(missing))
-        ms = [self._memory(view, R.memory_iri(self.tenant, i)) for i in missing]
         with idx.batch():
-            idx.add_many([self.document(m) for m in ms])
+            for k in range(0, len(missing), 500):
+                ms = self._memories(view, [R.memory_iri(self.tenant, i) for i in missing[k:k + 500]])
+                idx.add_many([self.document(m) for m in ms if m.active])
 
     # ------------------------------------------------------------------ reads
     def _memory(self, view: Any, m: NamedNode) -> Memory:
-        node = _Node()
-        for q in view.quads(m, None, None, MEMORIES):
-            node.asserted[q.predicate].append(q.object)
-        for q in view.quads(m, None, None, INFERRED):
-            node.inferred[q.predicate].append(q.object)
-        return self.memory._to_memory(m, node.asserted, node.inferred)  # noqa: SLF001 (shared reader)
+        return self._memories(view, [m])[0]
+
+    def _memories(self, view: Any, iris: Sequence[NamedNode]) -> list[Memory]:
+        """Memories (with derived state) of ``iris``, in that order; ids that are not
+        memories are skipped. Two indexed pattern reads per memory on the snapshot (a
+        ``VALUES`` query over many IRIs is 3-20x slower on pyoxigraph 0.5)."""
+        out = []
+        for m in dict.fromkeys(iris):
+            node = _Node()
+            for q in view.quads(m, None, None, MEMORIES):
+                node.asserted[q.predicate].append(q.object)
+            if R.P_KIND not in node.asserted:
+                continue
+            for q in view.quads(m, None, None, INFERRED):
+                node.inferred[q.predicate].append(q.object)
+            out.append(self.memory._to_memory(m, node.asserted, node.inferred))  # noqa: SLF001 (shared reader)
+        return out
 
     @staticmethod
     def _setting(view: Any, name: str, default: Any) -> Any:
@@ -467,14 +489,17 @@ class TenantRecall:
             return default
         return R.python_value(objs[0])
 
-    def _select(self, view: Any, query: str, binding: dict[str, Any], lo: int, hi: int) -> list[tuple[str, int, float, Any]]:
-        subs: dict[Any, Any] = {Variable(k): v for k, v in binding.items()}
-        subs[Variable("lo")] = Literal(str(lo), datatype=R.X_INTEGER)
-        subs[Variable("hi")] = Literal(str(hi), datatype=R.X_INTEGER)
+    def _select(self, view: Any, scope: str, link: str, lo: int, hi: int) -> list[tuple[str, int, float, Any]]:
         out = []
-        for row in view.query(query, substitutions=subs):
+        for row in view.query(_q_select(scope, link, lo, hi)):
             out.append((row["m"].value.rsplit(":", 1)[-1], int(row["i"].value), float(row["c"].value), row["t"].value))
         return out
+
+    def _me(self, principal: Principal) -> str:
+        return f"?m rk:owner {R.person_iri(self.tenant, principal.person)} ."
+
+    def _team(self, team: str) -> str:
+        return f"?m rk:team {R.team_iri(self.tenant, team)} ."
 
     # ------------------------------------------------------------------ bundle
     def context(
@@ -489,7 +514,7 @@ class TenantRecall:
 
         :param conversation: the recent conversation: a string, or turns oldest first
             (the last 6 turns, at most 2,000 characters, are used for ranking).
-        :param budget_chars: maximum length of the rendered text, characters (>= 200).
+        :param budget_chars: maximum length of the rendered text, characters (>= 500).
         :param max_item_chars: content of one item is shortened to this many characters.
         :returns: :class:`ContextBundle`; ``bundle.render()`` is the prompt text.
         :raises InvalidInput: for a bad principal, conversation or budget.
@@ -511,12 +536,10 @@ class TenantRecall:
             for m in view.objects(_LIVE_CONTEXT, _LIVE_MEMBER, INFERRED):
                 chosen[m.value.rsplit(":", 1)[-1]] = m
             capped: dict[str, int] = {}
-            personal = self._select(view, _Q_USER, {"me": R.person_iri(self.tenant, principal.person),
-                                                    "scope": R.SCOPE_IRI["user"]}, floor_imp, 5)
+            personal = self._select(view, "UserScope", self._me(principal), floor_imp, 5)
             team_rows: dict[str, tuple[str, int, float, Any]] = {}
             for team in sorted(set(principal.teams)):
-                for row in self._select(view, _Q_TEAM, {"team": R.team_iri(self.tenant, team),
-                                                        "scope": R.SCOPE_IRI["team"]}, floor_imp, 5):
+                for row in self._select(view, "TeamScope", self._team(team), floor_imp, 5):
                     team_rows[row[0]] = row
             for scope, rows in (("user", personal), ("team", list(team_rows.values()))):
                 ok = [r for r in rows if r[2] >= floor_conf]
@@ -525,7 +548,7 @@ class TenantRecall:
                     capped[scope] = len(ok) - cap
                 for r in ok[:cap]:
                     chosen[r[0]] = R.memory_iri(self.tenant, r[0])
-            memories = [self._memory(view, iri) for iri in chosen.values()]
+            memories = self._memories(view, list(chosen.values()))
             memories = [m for m in memories if m.active]
             business = _business_lines(view)
             ranking, sims = self._similarities(view, text, [m.id for m in memories])
@@ -589,27 +612,44 @@ class TenantRecall:
                     if name in it.properties and not isinstance(it.properties[name], list):
                         k[name] = it.properties[name]
             keys[it.id] = k
-        toks = {it.id: lexical_tokens(f"{it.label} {it.content}") for it in items if not it.subclass}
-        by_token: dict[str, list[BundleItem]] = defaultdict(list)
-        for it in items:
-            if not it.subclass:
-                for t in set(toks[it.id]):
-                    by_token[t].append(it)
+        # word-count vectors of label + content (the lexical judge's measure), as rows of
+        # one matrix: all pairwise cosines in one product
+        texty = [it for it in items if not it.subclass or not keys.get(it.id)]
+        row = {it.id: r for r, it in enumerate(texty)}
+        counts = [Counter(lexical_tokens(f"{it.label} {it.content}")) for it in texty]
+        vocab = {t: j for j, t in enumerate(sorted({t for c in counts for t in c}))}
+        mat = np.zeros((len(texty), max(1, len(vocab))), dtype=np.float64)
+        for r, c in enumerate(counts):
+            for t, v in c.items():
+                mat[r, vocab[t]] = v
+        norms = np.linalg.norm(mat, axis=1)
+        norms[norms == 0] = 1.0
+        mat /= norms[:, None]
+        cos = mat @ mat.T
+
+        def similar(a: BundleItem, b: BundleItem) -> float:
+            return float(cos[row[a.id], row[b.id]])
+
         out: list[BundleConflict] = []
         seen: set[tuple[str, str]] = set()
+        by_class: dict[str | None, list[BundleItem]] = defaultdict(list)
+        for it in items:
+            by_class[it.subclass].append(it)
+        plain = [it for it in texty if not it.subclass]
+        plain_rows = np.array([row[it.id] for it in plain], dtype=np.int64)
         for spec_item in sorted(items, key=lambda i: (-_SCOPE_RANK[i.scope], i.id)):
             rank = _SCOPE_RANK[spec_item.scope]
             if rank == 0:
                 continue
             if spec_item.subclass:
-                cands = [g for g in items if _SCOPE_RANK[g.scope] < rank and g.subclass == spec_item.subclass]
+                cands = [g for g in by_class[spec_item.subclass] if _SCOPE_RANK[g.scope] < rank]
             else:
-                near = {g.id: g for t in set(toks[spec_item.id]) for g in by_token[t]}
-                cands = [g for g in near.values() if _SCOPE_RANK[g.scope] < rank]
+                close = np.nonzero(cos[row[spec_item.id], plain_rows] >= 0.5)[0] if len(plain) else []
+                cands = [plain[j] for j in close if _SCOPE_RANK[plain[j].scope] < rank]
             for gen in sorted(cands, key=lambda g: g.id):
                 if (spec_item.id, gen.id) in seen:
                     continue
-                key = _conflict_key(spec_item, gen, keys)
+                key = _conflict_key(spec_item, gen, keys, similar)
                 if key is None:
                     continue
                 seen.add((spec_item.id, gen.id))
@@ -669,39 +709,65 @@ class TenantRecall:
                 bad = [v for v in vals if v not in allowed]
                 if bad:
                     raise InvalidInput(f"{name}: unknown value {bad[0]!r}; allowed: {', '.join(allowed)}", field=name)
-        lo, hi = min(tiers), max(tiers)
         want_scopes = set(scopes) if scopes is not None else set(SCOPES)
+        want_kinds = set(kinds) if kinds is not None else None
+        if subclasses is not None and isinstance(subclasses, str):
+            raise InvalidInput(f"subclasses: give a list, e.g. [{subclasses!r}]", field="subclasses")
+        classes = []
+        for name in subclasses or ():
+            try:
+                classes.append(self.memory.schema.resolve_class(name))
+            except InvalidInput as exc:
+                raise InvalidInput(str(exc), field="subclasses") from None
+        me, my_teams = principal.person, set(principal.teams)
+
+        def visible(scope: str | None, owner: str | None, teams: Collection[str]) -> bool:
+            if scope not in want_scopes:
+                return False
+            if scope == "company":
+                return True
+            if scope == "user":
+                return owner == me
+            return scope == "team" and bool(my_teams.intersection(teams))
+
+        gen = self.store.generation()
         with self.store.snapshot() as view:
-            rows: list[tuple[str, int, float, Any]] = []
-            if "company" in want_scopes:
-                rows += self._select(view, _Q_COMPANY, {"scope": R.SCOPE_IRI["company"]}, lo, hi)
-            if "user" in want_scopes:
-                rows += self._select(view, _Q_USER, {"me": R.person_iri(self.tenant, principal.person),
-                                                     "scope": R.SCOPE_IRI["user"]}, lo, hi)
-            if "team" in want_scopes:
-                for team in sorted(set(principal.teams)):
-                    rows += self._select(view, _Q_TEAM, {"team": R.team_iri(self.tenant, team),
-                                                         "scope": R.SCOPE_IRI["team"]}, lo, hi)
-            allowed = {r[0] for r in rows if r[1] in tiers}
-            if subclasses is not None:
-                if isinstance(subclasses, str):
-                    raise InvalidInput(f"subclasses: give a list, e.g. [{subclasses!r}]", field="subclasses")
-                of_class: set[str] = set()
-                for name in subclasses:
-                    try:
-                        cls = self.memory.schema.resolve_class(name)
-                    except InvalidInput as exc:
-                        raise InvalidInput(str(exc), field="subclasses") from None
-                    for row in view.query(_Q_CLASS, substitutions={Variable("cls"): cls}):
-                        of_class.add(row["m"].value.rsplit(":", 1)[-1])
-                allowed &= of_class
-            if not allowed:
-                return []
-            self._repair(view, allowed)
-            hits = self.index.search(query, limit=k, allowed_ids=allowed, kinds=set(kinds) if kinds else None,
-                                     now=now, explain=explain)
-            return [SearchHit(memory=self._memory(view, R.memory_iri(self.tenant, h.id)), score=h.score,
-                              explanation=h.explanation) for h in hits]
+            if gen != self._synced:  # a write the hooks did not see: index what is missing
+                self._repair(view, [r["m"].value.rsplit(":", 1)[-1] for r in view.query(_Q_ACTIVE_IDS)
+                                    if r["m"].value.startswith(R.memory_prefix(self.tenant))])
+                self._synced = gen
+            of_class: set[str] | None = None
+            if classes:
+                of_class = set()
+                for cls in classes:
+                    of_class |= {r["m"].value.rsplit(":", 1)[-1] for r in view.query(_q_class(cls))}
+
+            def candidate(d: Any) -> bool:  # index metadata: a pre-filter; the store decides below
+                return (d.importance in tiers and visible(d.scope, d.owner, d.teams)
+                        and (want_kinds is None or d.kind in want_kinds)
+                        and (of_class is None or d.id in of_class))
+
+            hits: list[SearchHit] = []
+            rejected: set[str] = set()
+            limit = k
+            for _ in range(4):
+                found = self.index.search(query, limit=limit, where=lambda d: d.id not in rejected and candidate(d),
+                                          now=now, explain=explain)
+                fresh = [h for h in found if h.id not in {x.memory.id for x in hits}]
+                mems = {m.id: m for m in self._memories(view, [R.memory_iri(self.tenant, h.id) for h in fresh])}
+                for h in fresh:
+                    m = mems.get(h.id)
+                    # eligibility from the store: active, visible, in the tiers, of the kind
+                    if (m is not None and m.active and m.importance in tiers and visible(m.scope, m.owner, m.teams)
+                            and (want_kinds is None or m.kind in want_kinds)):
+                        hits.append(SearchHit(memory=m, score=h.score, explanation=h.explanation))
+                    else:
+                        rejected.add(h.id)
+                if len(hits) >= k or len(found) < limit:
+                    break
+                limit *= 4
+            hits.sort(key=lambda h: -h.score)
+            return hits[:k]
 
 
 # ---------------------------------------------------------------------------------------
@@ -759,7 +825,8 @@ def _tiers(importance: Any) -> set[int]:
     return tiers
 
 
-def _conflict_key(spec: BundleItem, gen: BundleItem, keys: dict[str, dict[str, Any]]) -> str | None:
+def _conflict_key(spec: BundleItem, gen: BundleItem, keys: dict[str, dict[str, Any]],
+                  similar: Any) -> str | None:
     if spec.subclass and gen.subclass == spec.subclass:
         a, b = keys.get(spec.id, {}), keys.get(gen.id, {})
         shared = sorted(set(a) & set(b))
@@ -768,11 +835,11 @@ def _conflict_key(spec: BundleItem, gen: BundleItem, keys: dict[str, dict[str, A
                 return f"{spec.subclass} " + ", ".join(f"{s}={a[s]}" for s in shared)
             return None
         if not a and not b:  # a subclass without identifying properties: compare text
-            c = lexical_cosine(f"{spec.label} {spec.content}", f"{gen.label} {gen.content}")
+            c = similar(spec, gen)
             return f"{spec.subclass}, similar text (cosine {c:.2f})" if c >= 0.5 else None
         return None
     if not spec.subclass and not gen.subclass:
-        c = lexical_cosine(f"{spec.label} {spec.content}", f"{gen.label} {gen.content}")
+        c = similar(spec, gen)
         return f"similar text (cosine {c:.2f})" if c >= 0.5 else None
     return None
 
@@ -973,30 +1040,65 @@ def _fit(b: ContextBundle, max_item_chars: int) -> None:
         seq += [(blk.key, it) for it in reversed(blk.items) if it.importance >= 5]
     dropped: set[str] = set()
 
-    def length(hdr: str) -> int:
-        ls = _render_lines(b, kept, business, conflicts, omitted, hdr, lines_of)
-        return sum(len(x) for x in ls) + len(ls) - 1
+    # running length of the rendered text without the footer: sum of line lengths and
+    # the number of lines (joined by "\n"); sections cost 2 lines ("" and the title).
+    sizes = {"__header__": [len(header), 1]}
+    for blk in b.blocks:
+        if blk.items:
+            sizes[blk.key] = [len(f"## {blk.label}") + sum(len(lines_of[i.id]) for i in blk.items),
+                              2 + len(blk.items)]
+    if business:
+        sizes["business"] = [len("## Live business data") + sum(len(f"- {x.text}") for x in business),
+                             2 + len(business)]
+    conflict_title = "## Scope conflicts (the more specific memory applies)"
+    if conflicts:
+        sizes["conflicts"] = [len(conflict_title) + sum(len(c.line()) for c in conflicts), 2 + len(conflicts)]
+
+    def shrink(section: str, chars: int) -> None:
+        sz = sizes[section]
+        sz[0] -= chars
+        sz[1] -= 1
+        if sz[1] == 2:  # only the section title left: drop the section
+            del sizes[section]
+
+    def length() -> int:
+        chars = sum(v[0] for v in sizes.values())
+        lines = sum(v[1] for v in sizes.values())
+        total = sum(omitted.values())
+        if total:
+            parts = ", ".join(f"{k} {v}" for k, v in omitted.items() if v)
+            chars += len(f"({total} item(s) omitted to fit the context budget: {parts}; use `search` with "
+                         f"importance 'all' to retrieve them.)")
+            lines += 2
+        return chars + lines - 1
 
     pos = 0
-    while length(header) > b.budget_chars and pos < len(seq):
+    while length() > b.budget_chars and pos < len(seq):
         where, what = seq[pos]
         pos += 1
-        if where == "conflicts" and what not in conflicts:
+        if where == "conflicts" and not any(c is what for c in conflicts):
             continue
         if where == "business":
-            business.remove(what)
+            business = [x for x in business if x is not what]
+            shrink("business", len(f"- {what.text}"))
             omitted["business"] = omitted.get("business", 0) + 1
         elif where == "conflicts":
-            conflicts.remove(what)
+            conflicts = [c for c in conflicts if c is not what]
+            shrink("conflicts", len(what.line()))
             omitted["conflicts"] = omitted.get("conflicts", 0) + 1
         else:
-            kept[where].remove(what)
+            kept[where] = [x for x in kept[where] if x is not what]
+            shrink(where, len(lines_of[what.id]))
             lab = label_of[where]
             omitted[lab] = omitted.get(lab, 0) + 1
             dropped.add(what.id)
-            for c in [c for c in conflicts if c.authoritative in dropped and c.overridden in dropped]:
-                conflicts.remove(c)  # both sides gone: the flag has nothing left to qualify
-    if length(header) > b.budget_chars:
+            gone = [c for c in conflicts if c.authoritative in dropped and c.overridden in dropped]
+            if gone:  # both sides gone: the flag has nothing left to qualify
+                conflicts = [c for c in conflicts if not any(c is g for g in gone)]
+                for c in gone:
+                    shrink("conflicts", len(c.line()))
+    text = "\n".join(_render_lines(b, kept, business, conflicts, omitted, header, lines_of))
+    if len(text) > b.budget_chars:
         header = _HEADER_SHORT.format(person=b.principal)
     text = "\n".join(_render_lines(b, kept, business, conflicts, omitted, header, lines_of))
     if len(text) > b.budget_chars:  # only with absurdly small budgets and long names
