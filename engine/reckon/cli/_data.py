@@ -1,14 +1,14 @@
-"""Business-data verbs: ``reckon load``, ``reckon kpi set``, ``reckon spend set``,
-``reckon clock tick`` (the data pipeline of DESIGN.md "Who uses it").
+"""Business-data verbs: `reckon load`, `reckon kpi set`, `reckon spend set`,
+`reckon clock tick` (the data pipeline of DESIGN.md "Who uses it").
 
-``load`` reads Turtle (``.ttl``: straight into the BUSINESS graph, SHACL-validated),
-CSV or JSON (records with a column mapping, ``--map date=date,platform=channel,amount=spend``;
-unmapped fields are found under their usual names). ``--kind spend`` (default) sums the
-records per day and platform (``--aggregate daily``, the default, is what raw ad-platform
+`load` reads Turtle (`.ttl`: straight into the BUSINESS graph, SHACL-validated),
+CSV or JSON (records with a column mapping, `--map date=date,platform=channel,amount=spend`;
+unmapped fields are found under their usual names). `--kind spend` (default) sums the
+records per day and platform (`--aggregate daily`, the default, is what raw ad-platform
 exports with several rows per ad per day need) and replays them day by day: month-to-date
 spend per platform, CPA / ROAS month to date, clock at the end of each day (see
-``reckon.loaders.replay_daily``). ``--kind kpi`` sets one KPI per row (``metric``,
-``value``, optional ``platform``, ``date`` = as of).
+`reckon.loaders.replay_daily`). `--kind kpi` sets one KPI per row (`metric`,
+`value`, optional `platform`, `date` = as of).
 
 Exit codes: 0 ok; 1 Turtle data does not conform to the shapes; 2 input error (file,
 mapping, unknown platform / metric, bad number or date); 3 internal error.

@@ -1,17 +1,17 @@
-"""``reckon demo``: onboard the demo company from the shipped ``examples/`` and replay a
+"""`reckon demo`: onboard the demo company from the shipped `examples/` and replay a
 month of its daily spend and revenue, printing the context bundle whenever a derived
 status changes, then the explanation of the final budget status.
 
-The data (``examples/demo-spend-2026-03.csv``, written for the demo; see
-``examples/README.md``): Meta and Google daily spend, conversions and revenue for March
-2026. The onboarding file (``examples/acme.yaml``) seeds a Meta budget cap of $40,000 a
+The data (`examples/demo-spend-2026-03.csv`, written for the demo; see
+`examples/README.md`): Meta and Google daily spend, conversions and revenue for March
+2026. The onboarding file (`examples/acme.yaml`) seeds a Meta budget cap of $40,000 a
 month and a blended ROAS >= 3.0 target, so over the month the cap goes within_budget ->
 near_limit (>= 80 %) -> over_budget and the target met -> below. Everything is derived by
 the rules from the month-to-date spend records and KPIs the replay writes.
 
-Uses a fresh temporary data directory unless ``--data-dir`` (or ``$RECKON_DATA_DIR``) is
+Uses a fresh temporary data directory unless `--data-dir` (or `$RECKON_DATA_DIR`) is
 given. Works without sentence-transformers (the bundle falls back to the lexical
-embedder); ``--no-embeddings`` forces that fallback.
+embedder); `--no-embeddings` forces that fallback.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ CONVERSATION = "How is our Meta spend tracking against the monthly cap, and are 
 
 
 def _statuses(tenant: Any, ids: dict[str, str]) -> dict[str, tuple[str | None, Any]]:
-    """``label -> (status, value)`` of the budget cap and the targets."""
+    """`label -> (status, value)` of the budget cap and the targets."""
     out = {}
     for mid in ids.values():
         m = tenant.get(mid)
@@ -47,11 +47,11 @@ def _statuses(tenant: Any, ids: dict[str, str]) -> dict[str, tuple[str | None, A
 
 
 def run_demo(data_dir: Path, *, out: Console, tenant_id: str = "acme", budget_chars: int = 3000) -> dict[str, Any]:
-    """Run the demo into ``data_dir`` and print to ``out``.
+    """Run the demo into `data_dir` and print to `out`.
 
-    :returns: ``{"tenant": id, "days": [(date, {label: (status, value)})], "printed":
-        [dates whose bundle was printed], "explained": rendered explanation}``.
-    :raises TenantExists: when ``tenant_id`` exists in ``data_dir``.
+    :returns: `{"tenant": id, "days": [(date, {label: (status, value)})], "printed":
+        [dates whose bundle was printed], "explained": rendered explanation}`.
+    :raises TenantExists: when `tenant_id` exists in `data_dir`.
     """
     from pyoxigraph import NamedNode
 

@@ -1,12 +1,12 @@
-"""Memory verbs: ``reckon remember|update|supersede|restore|history|get|memories|forget``.
+"""Memory verbs: `reckon remember|update|supersede|restore|history|get|memories|forget`.
 
-The principal is built from ``--as PERSON`` (default ``ops``), ``--member-of TEAM``
-(repeatable) and ``--operator``. Subclass properties are given as repeated
-``--prop key=value`` (a key given twice makes a list value).
+The principal is built from `--as PERSON` (default `ops`), `--member-of TEAM`
+(repeatable) and `--operator`. Subclass properties are given as repeated
+`--prop key=value` (a key given twice makes a list value).
 
 Exit codes: 0 ok; 1 the memory does not conform to its SHACL shapes; 2 input error
-(bad field, unknown memory, not authorized, a conflict needing ``--replace`` or
-``--keep-both --conflict-id ID``, restore refused); 3 internal error.
+(bad field, unknown memory, not authorized, a conflict needing `--replace` or
+`--keep-both --conflict-id ID`, restore refused); 3 internal error.
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ JSON_OPT = typer.Option(False, "--json", help="Print the memory as JSON.")
 
 
 def parse_props(pairs: list[str]) -> dict[str, Any]:
-    """``["amount=40000", "avoidTerm=a", "avoidTerm=b"]`` -> ``{"amount": "40000",
-    "avoidTerm": ["a", "b"]}``.
+    """`["amount=40000", "avoidTerm=a", "avoidTerm=b"]` -> `{"amount": "40000",
+    "avoidTerm": ["a", "b"]}`.
 
-    :raises typer.Exit: (exit 2) for a pair without ``=``.
+    :raises typer.Exit: (exit 2) for a pair without `=`.
     """
     out: dict[str, Any] = {}
     for pair in pairs:
@@ -159,7 +159,7 @@ def update(
     as_json: bool = JSON_OPT,
 ) -> None:
     """Partial edit, three-state: an option not given leaves the field untouched,
-    ``--unset`` / ``--unset-prop`` remove, a value sets."""
+    `--unset` / `--unset-prop` remove, a value sets."""
     changes: dict[str, Any] = {}
     for name, value in (("label", label), ("content", content), ("kind", kind), ("importance", importance),
                         ("confidence", confidence)):
@@ -204,7 +204,7 @@ def supersede(
     member_of: list[str] = MEMBER_OF_OPT,
     as_json: bool = JSON_OPT,
 ) -> None:
-    """Replace a memory. With ``--by ID`` an existing memory takes its place; otherwise a
+    """Replace a memory. With `--by ID` an existing memory takes its place; otherwise a
     new memory is written whose fields default to the old one's (kind, scope, teams,
     owner, importance, subclass and properties), overridden by the options given."""
     t = open_tenant(tenant)

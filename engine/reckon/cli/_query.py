@@ -1,10 +1,10 @@
-"""Read verbs: ``reckon bundle``, ``reckon search``, ``reckon sparql``.
+"""Read verbs: `reckon bundle`, `reckon search`, `reckon sparql`.
 
-``sparql`` takes the query inline, as ``@FILE`` or ``-`` (stdin) and is read-only: an
+`sparql` takes the query inline, as `@FILE` or `-` (stdin) and is read-only: an
 update (INSERT, DELETE, LOAD, CLEAR, DROP ...) or a SERVICE clause is refused with exit 2.
-Output formats (``--format``): SELECT / ASK: ``table`` (default), ``csv`` and ``tsv``
-(SPARQL 1.1 Query Results CSV and TSV Formats), ``json`` (SPARQL 1.1 Query Results JSON
-Format); CONSTRUCT / DESCRIBE: ``table``, ``ttl`` (Turtle), ``nt`` (N-Triples).
+Output formats (`--format`): SELECT / ASK: `table` (default), `csv` and `tsv`
+(SPARQL 1.1 Query Results CSV and TSV Formats), `json` (SPARQL 1.1 Query Results JSON
+Format); CONSTRUCT / DESCRIBE: `table`, `ttl` (Turtle), `nt` (N-Triples).
 
 Exit codes: 0 ok; 2 input error (unknown tenant, query does not parse, update refused,
 a format that does not fit the query form); 3 internal error.
@@ -47,7 +47,7 @@ def bundle(
     budget: int = typer.Option(6000, "--budget", help="Maximum rendered length, characters."),
     as_json: bool = typer.Option(False, "--json", help="Print the bundle model as JSON."),
 ) -> None:
-    """Print the context bundle a new conversation of ``--as PERSON`` starts with."""
+    """Print the context bundle a new conversation of `--as PERSON` starts with."""
     t = open_tenant(tenant)
     text = read_text_arg(conversation) if conversation else ""
     b = t.context(principal(as_person, operator, member_of), conversation=text, budget_chars=budget)
@@ -71,7 +71,7 @@ def search(
     member_of: list[str] = MEMBER_OF_OPT,
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """Hybrid (keyword + vector) search over the active memories visible to ``--as``;
+    """Hybrid (keyword + vector) search over the active memories visible to `--as`;
     by default the long tail (importance 2-3)."""
     imp: Any
     if importance == "all":
@@ -156,7 +156,7 @@ def _json_term(t: Any) -> dict[str, Any]:
 
 
 def query_form(text: str) -> tuple[str, list[str]]:
-    """``("select" | "ask" | "graph", variable names in projection order)``, found by
+    """`("select" | "ask" | "graph", variable names in projection order)`, found by
     running the (already accepted) query over an empty in-memory store."""
     from pyoxigraph import QueryBoolean, QuerySolutions, Store
 
@@ -172,7 +172,7 @@ def query_form(text: str) -> tuple[str, list[str]]:
 
 
 def render_results(result: Any, form: str, variables: list[str], fmt: str) -> str:
-    """The text of a query result in ``fmt`` (see the module docstring).
+    """The text of a query result in `fmt` (see the module docstring).
 
     :raises typer.Exit: (exit 2) for a format that does not fit the query form.
     """

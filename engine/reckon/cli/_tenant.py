@@ -1,8 +1,8 @@
-"""Tenant verbs: ``reckon tenant create|list|delete|export|import|validate`` and
-``reckon onboard FILE.yaml``; shared helpers of the verb modules (engine, tenant option,
+"""Tenant verbs: `reckon tenant create|list|delete|export|import|validate` and
+`reckon onboard FILE.yaml`; shared helpers of the verb modules (engine, tenant option,
 principal).
 
-Exit codes: 0 ok; 1 ``tenant validate`` found a non-conformant memory or an inferred
+Exit codes: 0 ok; 1 `tenant validate` found a non-conformant memory or an inferred
 graph that differs from recomputation; 2 usage / input error (unknown tenant, bad file,
 onboarding file missing its objective, fact or preference); 3 internal error.
 """
@@ -36,19 +36,19 @@ def warn(*objects: Any, **kwargs: Any) -> None:
 
 
 def engine() -> Any:
-    """The :class:`reckon.api.Engine` over ``--data-dir``."""
+    """The :class:`reckon.api.Engine` over `--data-dir`."""
     from reckon.api import Engine
 
     return Engine(state.data_dir)
 
 
 def open_tenant(tenant_id: str) -> Any:
-    """An existing tenant (``UnknownTenant`` -> exit 2 through the runner)."""
+    """An existing tenant (`UnknownTenant` -> exit 2 through the runner)."""
     return engine().tenant(tenant_id)
 
 
 def principal(person: str, operator: bool, teams: list[str] | None = None) -> Any:
-    """The :class:`reckon.api.Principal` of ``--as PERSON [--operator] [--member-of TEAM]``."""
+    """The :class:`reckon.api.Principal` of `--as PERSON [--operator] [--member-of TEAM]`."""
     from reckon.api import Principal
 
     return Principal(person=person, teams=list(teams or []), role="operator" if operator else "member")
@@ -114,7 +114,7 @@ def tenant_export(
     wipe: bool = typer.Option(False, "--wipe", help="Verified extraction: export, verify the file, then delete the tenant."),
 ) -> None:
     """Export the asserted graphs (schema, memories, business) as TriG with a
-    ``# reckon-export-version`` header. ``--wipe`` needs ``--output``."""
+    `# reckon-export-version` header. `--wipe` needs `--output`."""
     import sys
 
     eng = engine()
@@ -155,8 +155,8 @@ def validate_tenant(t: Any) -> dict[str, Any]:
     the tenant's own shapes, and compare the stored inferred graph with materialization
     from scratch over the asserted graphs.
 
-    :returns: ``{"memories": n, "nodes": n, "violations": [dicts], "inferred_missing":
-        [triples as text], "inferred_extra": [...], "conforms": bool}``.
+    :returns: `{"memories": n, "nodes": n, "violations": [dicts], "inferred_missing":
+        [triples as text], "inferred_extra": [...], "conforms": bool}`.
     """
     from pyoxigraph import NamedNode
 
