@@ -326,3 +326,38 @@ def test_block_labels_from_ontology_labels():
     assert block_label("sourcing preference memory", "X") == "Sourcing preferences"
     assert block_label(None, "HeadlineRuleMemory") == "Headline rules"
     assert block_label("brand voice memory", "X") == "Brand voices"
+
+
+def test_search_follows_importance_updates_and_tier_lists(tenant):
+    m = put(tenant, fact("Invoices are due in 30 days", 2, content="invoice payment terms thirty days"))
+    assert [h.memory.id for h in tenant.search("invoice payment terms", principal=ANN)] == [m.id]
+    tenant.update(m.id, principal=DANA, importance=5)  # now preloaded, no longer in the long tail
+    assert tenant.search("invoice payment terms", principal=ANN) == []
+    assert m.id in tenant.context(ANN).ids()
+    assert [h.memory.id for h in tenant.search("invoice payment terms", principal=ANN, importance=[2, 5])] == [m.id]
+    assert tenant.search("invoice payment terms", principal=ANN, importance=[2, 3, 4]) == []
+
+
+class _BrokenEmbedder:
+    name = "broken"
+
+    def encode(self, texts):
+        from reckon.recall import EmbeddingUnavailable
+
+        raise EmbeddingUnavailable("no model here")
+
+
+def test_ranking_falls_back_to_importance_and_recency_without_embeddings(tenant, tmp_path):
+    from reckon.recall.bundle import TenantRecall
+
+    tenant._recall = TenantRecall(tenant.store, tenant.memory, embedder=_BrokenEmbedder(), directory=tmp_path / "idx")
+    old = put(tenant, fact("Office dog is called Biscuit", 4, content="the office dog Biscuit loves treats"))
+    crit = put(tenant, fact("Shipping partner is DHL", 5, content="parcels ship with DHL express couriers"))
+    new = put(tenant, fact("Printer is on floor two", 4, content="the printer lives on the second floor"))
+    b = tenant.context(ANN, ["who feeds the office dog Biscuit treats?"])
+    assert b.ranking.startswith("importance, then most recent")
+    assert [i.id for i in b.blocks[0].items] == [crit.id, new.id, old.id]
+    assert all(i.similarity is None for i in b.items())
+    # search still works by keyword
+    low = put(tenant, fact("Biscuit eats at noon", 3, content="dog lunch at noon"))
+    assert [h.memory.id for h in tenant.search("Biscuit noon", principal=ANN)] == [low.id]

@@ -472,7 +472,7 @@ def _execute(tenant: Tenant, name: str, a: dict[str, Any], principal: Principal)
         imp = a.get("importance")
         hits = tenant.search(a["query"], principal=principal, k=a.get("k", 10), kinds=a.get("kinds"),
                              scopes=a.get("scopes"), subclasses=a.get("subclasses"),
-                             importance=tuple(sorted(set(imp))) if imp else (2, 3))
+                             importance=sorted(set(imp)) if imp else (2, 3))
         return {"ok": True, "hits": [
             {"id": h.memory.id, "score": h.score, "label": h.memory.label, "content": h.memory.content,
              "kind": h.memory.kind, "scope": h.memory.scope, "importance": h.memory.importance,
