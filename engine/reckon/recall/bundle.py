@@ -36,22 +36,33 @@ caching across calls, seed §6: a memory written in one chat is visible in the n
     the general one's own author (who therefore knew the rule they were bending);
   - ``accidental`` otherwise: the agent should confirm with the user.
 
-* *budget* — the rendered text never exceeds ``budget_chars``. Items are dropped in this
-  order: High items before any Critical item; within a tier, from the least important
-  block first (context, facts, preferences, objectives, then subclass blocks), the
-  lowest-ranked (and overridden) first; business lines go after every High item and
-  before any Critical item. :attr:`ContextBundle.omitted` counts drops per block
-  (seed 002: "omitted counts").
+* *budget* — the rendered text never exceeds ``budget_chars`` (>= 500). Items are
+  dropped greedily in this order until it fits: High items before any Critical item;
+  within a tier, from the least important block first (context, facts, preferences,
+  objectives, then subclass blocks), the lowest-ranked (overridden ones count as lowest)
+  first; then business lines, then conflict lines, then Critical items the same way. A
+  conflict line whose two memories were both dropped goes with them.
+  :attr:`ContextBundle.omitted` counts drops per block label (plus ``business`` and
+  ``conflicts``) and the text ends with a line saying how many were omitted (seed 002:
+  "omitted counts"; seed 001: lower-priority blocks are dropped first under pressure).
 
-**Search** (:meth:`TenantRecall.search`): the long tail. Eligibility from the store
-(``rk:ActiveMemory``, visible to the principal: company + their teams + their own,
-importance tiers 2-3 by default), ranking by the recall index's hybrid pipeline (BM25 +
-embeddings, RRF, recency, MMR; :mod:`reckon.recall.rank`).
+**Search** (:meth:`TenantRecall.search`): the long tail. Eligibility from the store:
+every hit is read back from the snapshot and kept only if it is ``rk:ActiveMemory``,
+visible to the principal (company, their teams', their own) and in the requested tiers
+(2-3 by default) and kinds. Ranking by the recall index's hybrid pipeline (BM25 +
+embeddings, RRF, recency, MMR; :mod:`reckon.recall.rank`), over the documents whose index
+metadata (scope, owner, teams, importance, kind: kept current by the write hook) passes
+the same filters; rejected hits are replaced by asking the index for more.
 
 **Write path**: the facade calls :meth:`TenantRecall.on_write` / :meth:`on_remove` after
-each memory write, so embeddings are computed at write time. Memories written by another
-process (or before the index existed) are indexed on first read (repair), so the index is
-a cache of the store, never the source of eligibility.
+each memory write, so embeddings are computed at write time. When the store's generation
+moved since the last reconciliation (any write, including another process's), the next
+search indexes every active memory missing from the index (repair; one read of the
+active ids); the bundle repairs its own items. The
+index is a cache of the store, never the source of eligibility. Limitation: a change of
+importance / teams made by another process is seen by search only after this process
+re-indexes that memory (its next write through the facade, or a rebuild of the index
+directory); eligibility of what is returned is always checked against the store.
 """
 
 from __future__ import annotations
@@ -68,7 +79,7 @@ from typing import Any, Literal as TLiteral
 
 import numpy as np
 from pydantic import BaseModel, Field
-from pyoxigraph import Literal, NamedNode, Variable
+from pyoxigraph import NamedNode
 
 from reckon._errors import InvalidInput
 from reckon.memory import _rdf as R
