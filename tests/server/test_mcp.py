@@ -1,0 +1,150 @@
+"""MCP server: an MCP client (the ``mcp`` SDK) launches ``python -m reckon.cli mcp`` over
+stdio, lists the tools (schemas = ``Tenant.tool_definitions``), and calls remember,
+search, supersede and get_context; refused calls come back as tool results the model
+can correct (``isError`` + type, field, constraint), not protocol errors."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+from reckon.api._tools import TOOL_NAMES
+from tests.conftest import REPO
+
+TIMEOUT = 120  # seconds for a whole session (process start, imports, first reasoner load)
+
+
+@pytest.fixture(scope="module")
+def mcp_tenant(tmp_path_factory: pytest.TempPathFactory, _hashing_embedder: None):
+    from reckon.api import Engine
+
+    d = tmp_path_factory.mktemp("mcp")
+    eng = Engine(d)
+    t = eng.create_tenant("acme", company_name="Acme")
+    t.add_person("dana", "Dana", teams=["growth"])
+    return d, eng
+
+
+def _params(data_dir: Path, *extra: str):
+    from mcp import StdioServerParameters
+
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "TMPDIR")}
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "engine"), *filter(None, [os.environ.get("PYTHONPATH")])])
+    env["RECKON_EMBEDDER"] = "hashing"
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "reckon.cli", "--data-dir", str(data_dir), "mcp", "--tenant", "acme", *extra],
+        env=env, cwd=str(REPO),
+    )
+
+
+def test_stdio_client_lists_tools_and_calls_them(mcp_tenant):
+    from mcp import Client
+
+    data_dir, eng = mcp_tenant
+    tenant = eng.tenant("acme")
+    expected_schemas = {d["name"]: d["input_schema"] for d in tenant.tool_definitions(format="anthropic")}
+    out: dict[str, object] = {}
+
+    async def session() -> None:
+        with anyio.fail_after(TIMEOUT):
+            async with Client(_params(data_dir, "--as", "dana", "--member-of", "growth", "--operator"),
+                              read_timeout_seconds=TIMEOUT) as c:
+                tools = (await c.list_tools()).tools
+                out["names"] = [t.name for t in tools]
+                out["schemas"] = {t.name: t.input_schema for t in tools}
+                r = await c.call_tool("remember", {
+                    "label": "Ideal customer profile", "kind": "fact", "scope": "company", "importance": 3,
+                    "content": "We sell to small businesses with ten to fifty employees."})
+                out["remember"] = r
+                r = await c.call_tool("remember", {
+                    "label": "Meta monthly spend cap", "kind": "objective", "scope": "company", "importance": 5,
+                    "content": "Don't let Meta spend go over $40k this month.",
+                    "subclass": {"name": "BudgetConstraintMemory", "properties": {
+                        "platform": "meta", "amount": 40000, "currency": "USD", "period": "Monthly"}}})
+                out["budget"] = r
+                out["search"] = await c.call_tool("search", {"query": "small businesses employees"})
+                out["context"] = await c.call_tool("get_context", {"conversation": "how much can we spend on meta?"})
+                out["bad"] = await c.call_tool("remember", {"label": "x", "content": "y", "kind": "fact",
+                                                            "scope": "company", "importance": 9})
+                out["bad_subclass"] = await c.call_tool("remember", {
+                    "label": "Google cap", "content": "cap google", "kind": "objective", "scope": "company",
+                    "importance": 4, "subclass": {"name": "BudgetConstraintMemory", "properties": {
+                        "platform": "google", "amount": -5, "currency": "USD", "period": "Monthly"}}})
+
+    anyio.run(session)
+
+    assert out["names"] == list(TOOL_NAMES)
+    assert out["schemas"] == expected_schemas  # generated from the tenant's catalogue
+
+    rem = out["remember"]
+    assert rem.is_error is False and rem.structured_content["ok"] is True  # type: ignore[attr-defined]
+    icp_id = rem.structured_content["memory"]["id"]  # type: ignore[attr-defined]
+    # written by the server process, visible here through the store
+    assert tenant.get(icp_id).label == "Ideal customer profile" and tenant.get(icp_id).author == "dana"
+
+    budget = out["budget"].structured_content  # type: ignore[attr-defined]
+    assert budget["ok"] is True and budget["memory"]["subclass"] == "BudgetConstraintMemory", budget
+    assert tenant.get(budget["memory"]["id"]).properties["amount"] == 40000
+
+    hits = out["search"].structured_content["hits"]  # type: ignore[attr-defined]
+    assert hits and hits[0]["id"] == icp_id and hits[0]["score"] > 0
+
+    ctx = out["context"].structured_content  # type: ignore[attr-defined]
+    assert ctx["ok"] is True and budget["memory"]["id"] in ctx["ids"]
+    assert "Meta monthly spend cap" in ctx["text"] and icp_id not in ctx["ids"]  # Medium: search, not bundle
+    assert out["context"].content[0].text  # type: ignore[attr-defined]
+
+    bad = out["bad"]
+    assert bad.is_error is True  # type: ignore[attr-defined]
+    err = bad.structured_content["error"]  # type: ignore[attr-defined]
+    assert err["type"] == "invalid_input" and err["field"] == "importance" and err["constraint"] == "maximum"
+    bad = out["bad_subclass"]
+    assert bad.is_error is True  # type: ignore[attr-defined]
+    err = bad.structured_content["error"]  # type: ignore[attr-defined]
+    assert err["field"] and "amount" in err["field"] and err["constraint"]
+    assert [m.label for m in tenant.memories()].count("Google cap") == 0
+
+
+def test_member_principal_is_enforced_in_process(mcp_tenant):
+    """The in-process client (same server object, no subprocess): a member may not write
+    company memories, supersede is checked against ownership, and both come back as
+    correctable tool results."""
+    from mcp import Client
+
+    from reckon.api import Principal
+    from reckon.server.mcp import build_server
+
+    _, eng = mcp_tenant
+    tenant = eng.tenant("acme")
+    server = build_server(tenant, Principal(person="sam", teams=["growth"]))
+    out: dict[str, object] = {}
+
+    async def session() -> None:
+        with anyio.fail_after(TIMEOUT):
+            async with Client(server) as c:
+                out["company"] = await c.call_tool("remember", {"label": "No ads on Sunday", "content": "Never",
+                                                                "kind": "fact", "scope": "company", "importance": 4})
+                mine = await c.call_tool("remember", {"label": "Short answers", "content": "Bullet points please",
+                                                      "kind": "preference", "scope": "user", "importance": 4})
+                out["mine"] = mine
+                old = mine.structured_content["memory"]["id"]
+                out["supersede"] = await c.call_tool("supersede", {"old_id": old, "replacement": {
+                    "label": "Very short answers", "content": "One line answers please", "kind": "preference",
+                    "scope": "user", "importance": 4}})
+                out["unknown"] = await c.call_tool("forget_everything", {})
+
+    anyio.run(session)
+    err = out["company"].structured_content["error"]  # type: ignore[attr-defined]
+    assert out["company"].is_error and err["type"] == "not_authorized"  # type: ignore[attr-defined]
+    mine = out["mine"].structured_content["memory"]  # type: ignore[attr-defined]
+    assert mine["owner"] == "sam"
+    sup = out["supersede"].structured_content  # type: ignore[attr-defined]
+    assert sup["ok"] and sup["superseded"] == mine["id"]
+    assert tenant.get(mine["id"]).superseded_by == [sup["memory"]["id"]]
+    unknown = out["unknown"]
+    assert unknown.is_error and unknown.structured_content["error"]["type"] == "unknown_tool"  # type: ignore[attr-defined]
