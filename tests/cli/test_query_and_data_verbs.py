@@ -244,3 +244,39 @@ def test_console_script_process_exit_codes(tmp_path: Path) -> None:
     p = subprocess.run([sys.executable, "-c", code, "--data-dir", str(tmp_path), "sparql", "--tenant", "p1",
                         "CLEAR ALL"], capture_output=True, text=True, env=env)
     assert p.returncode == 2 and "error:" in p.stderr
+
+
+def test_load_kpi_rows(shop: tuple[Path, str, str], tmp_path: Path) -> None:
+    d, _, cpa = shop
+    f = tmp_path / "kpis.csv"
+    f.write_text("date,metric,value,platform\n2026-07-01,CPA,60,tiktok\n2026-07-02,CPA,45,tiktok\n")
+    r = run_cli(d, "load", "--tenant", "shop", str(f), "--kind", "kpi")
+    assert r.code == 0, r.err
+    assert "set 2 KPI values" in r.out
+    st = _status(d, cpa)
+    assert st["targetStatus"] == "met" and st["currentValue"] == 45
+    nometric = tmp_path / "nometric.csv"
+    nometric.write_text("date,platform,spend\n2026-07-01,tiktok,1\n")
+    r = run_cli(d, "load", "--tenant", "shop", str(nometric), "--kind", "kpi")
+    assert r.code == 2 and "metric and value" in r.err
+
+
+def test_delete_asks_for_confirmation(tmp_path: Path) -> None:
+    assert run_cli(tmp_path, "tenant", "create", "keepme").code == 0
+    r = run_cli(tmp_path, "tenant", "delete", "keepme", stdin="n\n")
+    assert r.code == 2 and "not deleted" in r.err
+    assert json.loads(run_cli(tmp_path, "tenant", "list", "--json").out) == ["keepme"]
+    assert run_cli(tmp_path, "tenant", "delete", "keepme", stdin="y\n").code == 0
+    assert json.loads(run_cli(tmp_path, "tenant", "list", "--json").out) == []
+
+
+def test_an_unexpected_exception_is_exit_3(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from reckon.api import Engine
+
+    def boom(self: Engine) -> list[str]:
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(Engine, "list_tenants", boom)
+    monkeypatch.delenv("RECKON_DEBUG", raising=False)
+    r = run_cli(tmp_path, "tenant", "list")
+    assert r.code == 3 and "internal error" in r.err and "disk on fire" in r.err
