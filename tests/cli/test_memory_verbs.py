@@ -151,3 +151,13 @@ def test_explain_a_tenant_status(acme: tuple[Path, dict[str, str]]) -> None:
     assert r.code == 2
     r = run_cli(d, "explain", *T, "--memory", ids["fact"], "--property", "mk:budgetStatus")
     assert r.code == 2 and "no inferred" in r.err
+
+
+def test_supersede_and_history_of_unknown_memory(acme: tuple[Path, dict[str, str]]) -> None:
+    d, ids = acme
+    r = run_cli(d, "supersede", "f" * 32, *T, *OP, "--label", "x")
+    assert r.code == 2 and "no memory" in r.err
+    assert run_cli(d, "history", "not-an-id", *T).code == 2
+    # --by combined with field options is a usage error
+    r = run_cli(d, "supersede", ids["fact"], *T, *OP, "--by", ids["preference"], "--label", "x")
+    assert r.code == 2 and "--by" in r.err

@@ -222,8 +222,14 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
 
 
 # --------------------------------------------------------------------------- demo
-def test_demo_shows_every_status_transition(tmp_path: Path) -> None:
-    r = run_cli(tmp_path, "demo", "--no-embeddings")
+def test_demo_shows_every_status_transition(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Also: the demo works without sentence-transformers (the recall layer falls back to
+    the lexical embedder), simulated by making the model extra look absent."""
+    import reckon.recall.embed as embed
+
+    monkeypatch.delenv("RECKON_EMBEDDER", raising=False)
+    monkeypatch.setattr(embed, "minilm_available", lambda: False)
+    r = run_cli(tmp_path, "demo")
     assert r.code == 0, r.err
     out = r.out
     for word in ("within_budget", "near_limit", "over_budget", "met", "below"):
@@ -231,8 +237,10 @@ def test_demo_shows_every_status_transition(tmp_path: Path) -> None:
     assert "within_budget -> near_limit" in out and "near_limit -> over_budget" in out and "met -> below" in out
     assert "# Memory context for dana" in out
     assert "budget-status-over" in out  # the explanation of the final budget status
-    # the data dir given was used (and kept)
+    # the data dir given was used (and kept); a second run there refuses to overwrite it
     assert "acme" in json.loads(run_cli(tmp_path, "tenant", "list", "--json").out)
+    again = run_cli(tmp_path, "demo")
+    assert again.code == 2 and "already exists" in again.err
 
 
 def test_console_script_process_exit_codes(tmp_path: Path) -> None:

@@ -142,3 +142,26 @@ def test_onboard_leaves_no_tenant_when_a_seed_is_invalid(tmp_path: Path) -> None
     assert r.code == 1  # shape violation
     assert "objective" in r.err and "amount" in r.err
     assert json.loads(run_cli(tmp_path, "tenant", "list", "--json").out) == []
+
+
+def test_validate_reports_an_inferred_graph_that_differs_from_recomputation(tmp_path: Path) -> None:
+    """A derived triple planted in the stored inferred graph (bypassing the store API) is
+    found by comparing with materialization from scratch: exit 1, the triple named."""
+    from pyoxigraph import NamedNode, Quad, Store
+
+    from reckon.store import INFERRED
+
+    assert run_cli(tmp_path, "tenant", "create", "drift").code == 0
+    assert run_cli(tmp_path, "tenant", "validate", "drift").code == 0
+    store = Store(str(tmp_path / "tenants" / "drift" / "store"))
+    store.add(Quad(NamedNode("urn:reckon:drift:company"), NamedNode("https://reckon.dev/ns/marketing#budgetStatus"),
+                   NamedNode("https://reckon.dev/ns/marketing#OverBudget"), INFERRED))
+    store.flush()
+    del store
+    r = run_cli(tmp_path, "tenant", "validate", "drift", "--json")
+    assert r.code == 1
+    report = json.loads(r.out)
+    assert report["conforms"] is False and report["violations"] == []
+    assert report["inferred_extra"] == [
+        "<urn:reckon:drift:company> <https://reckon.dev/ns/marketing#budgetStatus> "
+        "<https://reckon.dev/ns/marketing#OverBudget>"]
