@@ -369,12 +369,13 @@ def replay_daily(
     revenue) month to date are set as current KPIs (as of the end of the day), or unlinked while undefined; with
     ``company_kpis`` the same over all platforms as company-wide KPIs; then the clock is
     set to 23:59:59 UTC of that date. Spend records are written when they change.
+    Each day is ONE store transaction (readers see a whole day or none of it).
     ``on_day(state)`` is called after each day (statuses are derived by then).
 
     :param kpis: which of ``"CPA"``, ``"ROAS"`` to derive.
     :returns: one :class:`DayState` per date.
-    :raises InvalidInput: for an unknown platform or metric (nothing of that day is half
-        written: each value is one transaction; earlier days stay).
+    :raises InvalidInput: for an unknown platform or metric or a bad currency (nothing of
+        that day is written; earlier days stay).
     """
     want = {k.upper() for k in kpis}
     bad = want - {"CPA", "ROAS"}
@@ -387,6 +388,10 @@ def replay_daily(
     conv_platforms = {d.platform for d in daily if d.conversions is not None}
     rev_platforms = {d.platform for d in daily if d.revenue is not None}
 
+    from reckon.api import _business as B
+    from reckon.api._models import SpendInput, parse_model
+
+    parse_model(SpendInput, platform="any", amount=0, currency=currency)  # refuse a bad currency up front
     written_spend: dict[str, tuple[date, Decimal]] = {}
     written_kpi: dict[tuple[str, str | None], Decimal | None] = {}
     mtd: dict[str, dict[str, Decimal | None]] = {}
@@ -405,13 +410,16 @@ def replay_daily(
                 if v is not None:
                     m[name] = (m[name] or Decimal(0)) + v
         state = DayState(day=day, period_start=start)
+        as_of = datetime.combine(day, time(23, 59, 59), tzinfo=timezone.utc)
+        ops: list[Callable[[Any], Any]] = []
+        spend_done: dict[str, tuple[date, Decimal]] = {}
         for plat in sorted(mtd):
             amount = mtd[plat]["spend"] or Decimal(0)
             state.spend[plat] = amount
             if written_spend.get(plat) != (start, amount):
-                tenant.set_spend(plat, amount, period="monthly", period_start=start, currency=currency)
-                written_spend[plat] = (start, amount)
-        as_of = datetime.combine(day, time(23, 59, 59), tzinfo=timezone.utc)
+                ops.append(lambda txn, p=plat, a=amount: B.write_spend(
+                    txn, tenant.id, platform=p, amount=a, period="monthly", period_start=start, currency=currency))
+                spend_done[plat] = (start, amount)
         targets: list[tuple[str | None, Decimal, Decimal | None, Decimal | None]] = []
         for plat in sorted(mtd):
             m = mtd[plat]
@@ -436,13 +444,19 @@ def replay_daily(
                 state.kpis[key] = value
                 if value is None:
                     if written_kpi.get(key) is not None:  # was defined: unlink it
-                        clear_kpi(tenant, metric, plat)
+                        ops.append(lambda txn, mt=metric, p=plat: _clear_kpi(txn, tenant.id, mt, p))
                 else:
-                    tenant.set_kpi(metric, value, platform=plat, as_of=as_of)
-                written_kpi[key] = value
+                    ops.append(lambda txn, mt=metric, v=value, p=plat: B.write_kpi(
+                        txn, tenant.id, metric=mt, value=v, platform=p, period=None, as_of=as_of))
         if tick:
-            tenant.tick(as_of)
+            ops.append(lambda txn: B.write_clock(txn, as_of))
             state.clock = as_of
+        if ops:
+            with tenant.store.transaction() as txn:  # the whole day, or nothing of it
+                for op in ops:
+                    op(txn)
+        written_spend.update(spend_done)
+        written_kpi.update(state.kpis)
         states.append(state)
         if on_day is not None:
             on_day(state)
@@ -451,31 +465,36 @@ def replay_daily(
 
 def clear_kpi(tenant: Any, metric: str, platform: str | None = None) -> int:
     """Unlink the company's current KPI of ``metric`` (on ``platform``, or the company-wide
-    one) and drop its value node: the KPI is undefined. Returns how many were unlinked.
+    one) and drop its value node: the KPI is undefined. One transaction. Returns how many
+    were unlinked.
 
     :raises InvalidInput: for an unknown metric or platform.
     """
+    with tenant.store.transaction() as txn:
+        return _clear_kpi(txn, tenant.id, metric, platform)
+
+
+def _clear_kpi(txn: Any, tenant_id: str, metric: str, platform: str | None) -> int:
     from pyoxigraph import NamedNode, Quad
 
     from reckon.api._business import RDF_TYPE, Vocabulary, mk, rk
     from reckon.store import BUSINESS, MEMORIES
 
+    voc = Vocabulary(txn.view)
+    m = voc.resolve(mk("Metric"), metric, "metric")
+    plat = voc.resolve(mk("Platform"), platform, "platform") if platform is not None else None
     n = 0
-    with tenant.store.transaction() as txn:
-        voc = Vocabulary(txn.view)
-        m = voc.resolve(mk("Metric"), metric, "metric")
-        plat = voc.resolve(mk("Platform"), platform, "platform") if platform is not None else None
-        companies = [s for s in txn.view.subjects(RDF_TYPE, rk("Company"), MEMORIES) if isinstance(s, NamedNode)]
-        for company in companies:
-            for q in txn.quads(company, mk("currentKpi"), None, BUSINESS):
-                k = q.object
-                if txn.view.objects(k, mk("metric"), BUSINESS) != [m]:
-                    continue
-                if txn.view.objects(k, mk("platform"), BUSINESS) != ([plat] if plat else []):
-                    continue
-                txn.remove(Quad(company, mk("currentKpi"), k, BUSINESS))
-                txn.remove_pattern(k, None, None, BUSINESS)
-                n += 1
+    companies = [s for s in txn.view.subjects(RDF_TYPE, rk("Company"), MEMORIES) if isinstance(s, NamedNode)]
+    for company in companies:
+        for q in txn.quads(company, mk("currentKpi"), None, BUSINESS):
+            k = q.object
+            if txn.view.objects(k, mk("metric"), BUSINESS) != [m]:
+                continue
+            if txn.view.objects(k, mk("platform"), BUSINESS) != ([plat] if plat else []):
+                continue
+            txn.remove(Quad(company, mk("currentKpi"), k, BUSINESS))
+            txn.remove_pattern(k, None, None, BUSINESS)
+            n += 1
     return n
 
 

@@ -114,3 +114,24 @@ def test_replay_unlinks_an_undefined_kpi_at_a_new_month(tmp_path: Path, monkeypa
     assert [r["v"].value for r in rows] == ["10"]
     with pytest.raises(InvalidInput, match="kpis"):
         loaders.replay_daily(t, daily, kpis=["CTR"])
+
+
+def test_replay_writes_a_day_atomically(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A day with an unknown platform is refused whole: the other platform's spend and the
+    clock stay at the previous day."""
+    monkeypatch.setenv("RECKON_EMBEDDER", "hashing")
+    from reckon.api import Engine
+
+    t = Engine(tmp_path).create_tenant("a")
+    daily = [
+        loaders.DailyTotals(day=date(2023, 1, 1), platform="meta", spend=Decimal(10)),
+        loaders.DailyTotals(day=date(2023, 1, 2), platform="meta", spend=Decimal(20)),
+        loaders.DailyTotals(day=date(2023, 1, 2), platform="myspace", spend=Decimal(5)),
+    ]
+    gen = t.store.generation()
+    with pytest.raises(InvalidInput, match="platform"):
+        loaders.replay_daily(t, daily)
+    assert t.store.generation() == gen + 1  # day 1 only: one transaction
+    rows = t.sparql("PREFIX mk: <https://reckon.dev/ns/marketing#> PREFIX rk: <https://reckon.dev/ns/core#> "
+                    "SELECT ?a ?now WHERE { ?c mk:currentSpendRecord ?r . ?r mk:amount ?a . rk:clock rk:now ?now }")
+    assert [(r["a"].value, r["now"].value) for r in rows] == [("10", "2023-01-01T23:59:59Z")]
