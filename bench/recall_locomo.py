@@ -171,6 +171,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--conv", type=int, nargs="*", help="conversation indexes (default: all)")
     ap.add_argument("--cache", type=Path, default=None,
                     help="embedding cache file (.npz) to reuse between runs")
+    ap.add_argument("--encode-samples", type=int, default=50,
+                    help="questions encoded one by one to time query embedding (0 = skip)")
     args = ap.parse_args(argv)
     data = json.loads(args.data.read_text(encoding="utf-8"))
     convs = [data[i] for i in args.conv] if args.conv else data
@@ -212,6 +214,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"LoCoMo turn-level evidence recall ({args.data.name}, {len(convs)} conversations, "
           f"{nq} questions of categories 1-4), embedder {emb.name}")
     print()
+    print("Latency: one search on one conversation's index (BM25 rebuild excluded: warmed up),"
+          " with the query's embedding already cached (--cache); add the encoding time below.")
+    print()
     print("| system | R@5 | R@10 | R@25 | search p50 ms | p95 ms |")
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
     for s in systems:
@@ -231,6 +236,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {cid} | {row['BM25'][1]} | " + " | ".join(f"{row[s][0]:.1f}" for s in main_sys)
               + f" | {row['Reckon'][0] - row['RRF'][0]:+.1f} |")
     print()
+    if args.encode_samples:
+        qs_all = [q for c in convs for q, _ in questions_of(c)][: args.encode_samples]
+        emb.inner.encode(["warm up"])
+        enc = []
+        for q in qs_all:
+            t0 = time.perf_counter()
+            emb.inner.encode([q])
+            enc.append(time.perf_counter() - t0)
+        enc.sort()
+        print(f"MiniLM query encoding (one question, CPU): p50 {1000 * enc[len(enc) // 2]:.1f} ms, "
+              f"p95 {1000 * enc[min(len(enc) - 1, int(0.95 * len(enc)))]:.1f} ms over {len(enc)} questions")
+        print()
     print("Reckon components:", RECKON.components())
     print("Reckon documents: 'speaker: text' + '[shares a photo: <caption>]' when the turn has an "
           "image; embedded with the preceding turn of the same session as context.")
