@@ -22,7 +22,6 @@ import csv
 from collections import defaultdict
 from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
-from pathlib import Path
 
 import pytest
 
@@ -226,4 +225,3 @@ def test_twitter_has_no_cpa_kpi_and_the_inferred_graph_matches_recomputation(rep
     assert report["conforms"] is True
 
 
-_ = Path

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import typer
 
-from reckon.cli._app import app, console, err_console, fail
-from reckon.cli._tenant import say, warn, TENANT_OPT, open_tenant
+from reckon.cli._app import app, err_console, fail
+from reckon.cli._tenant import TENANT_OPT, open_tenant, say
 
 kpi_app = typer.Typer(help="Set current KPI values.", no_args_is_help=True)
 spend_app = typer.Typer(help="Set current spend records.", no_args_is_help=True)

@@ -16,8 +16,10 @@ from typing import Any
 
 import typer
 
-from reckon.cli._app import app, console, err_console, fail
-from reckon.cli._tenant import say, warn, AS_OPT, MEMBER_OF_OPT, OPERATOR_OPT, TENANT_OPT, open_tenant, principal, print_json
+from reckon.cli._app import app, fail
+from reckon.cli._tenant import (
+    AS_OPT, MEMBER_OF_OPT, OPERATOR_OPT, TENANT_OPT, open_tenant, principal, print_json, say, warn,
+)
 
 PROP_OPT = typer.Option([], "--prop", "-p", help="Subclass property KEY=VALUE; repeat (a repeated key makes a list).")
 JSON_OPT = typer.Option(False, "--json", help="Print the memory as JSON.")

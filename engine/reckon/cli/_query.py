@@ -21,7 +21,9 @@ from typing import Any
 import typer
 
 from reckon.cli._app import app, console, fail, read_text_arg
-from reckon.cli._tenant import say, warn, AS_OPT, MEMBER_OF_OPT, OPERATOR_OPT, TENANT_OPT, open_tenant, principal, print_json
+from reckon.cli._tenant import (
+    AS_OPT, MEMBER_OF_OPT, OPERATOR_OPT, TENANT_OPT, open_tenant, principal, print_json, say,
+)
 
 PREFIXES = {
     "rk": "https://reckon.dev/ns/core#",
