@@ -174,3 +174,30 @@ def test_token_cli_create_list_revoke(world):
     assert code == 2 and "no token" in err
     code, _, err = _cli(world.data_dir, "token", "create", "--tenant", "nope", "--as", "x")
     assert code == 2
+
+
+BAD_TENANT_IDS = ["ACME", "acme%2F..%2Fbeta", "%2e%2e", "acme%00", "beta%20", "a" * 80, "acme.beta", "-acme"]
+
+
+@pytest.mark.parametrize("tid", BAD_TENANT_IDS)
+def test_hostile_tenant_ids_in_the_url(world, tid):
+    """Never 2xx or 5xx: a token names its tenant, and an invalid id never reaches a path."""
+    for method, path in _tenant_routes(world.client.app):
+        url = path.replace("{tenant_id}", tid).replace("{memory_id}", world.ids["icp"])
+        r = world.client.request(method, url, params={"q": "x", "query": "ASK {}"}, headers=world.h("acme_ops"))
+        assert r.status_code in (403, 404, 405), (method, url, r.status_code, r.text)
+        r = world.client.request(method, url, params={"q": "x", "query": "ASK {}"})
+        assert r.status_code in (401, 404, 405), (method, url, r.status_code, r.text)
+
+
+def test_token_store_refuses_invalid_tenant_ids(world):
+    from reckon._errors import InvalidTenantId, UnknownTenant
+
+    ts = TokenStore(world.data_dir)
+    for tid in ("../beta", "ACME", ""):
+        with pytest.raises(InvalidTenantId):
+            ts.create(tid, person="x")
+    with pytest.raises(UnknownTenant):
+        ts.create("nope", person="x")
+    with pytest.raises(TokenError):
+        ts.verify("acme", "rkt_../x.000000000000.AAAAAAAAAAAAAAAAAAAAAAAA")
