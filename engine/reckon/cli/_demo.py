@@ -68,7 +68,7 @@ def run_demo(data_dir: Path, *, out: Console, tenant_id: str = "acme", budget_ch
     tenant = engine.tenant(result.tenant)
     spec = load_spec(spec_path)
     out.print(f"tenant [bold]{result.tenant}[/bold] ({spec.company_name}) in {data_dir}: "
-              f"{len(result.memories)} seed memories (objective, fact, preference, ...)")
+              f"{len(result.memories)} seed memories (objective, fact, preference, ...)", soft_wrap=True)
 
     records = loaders.read_csv(examples / DEMO_DATA)
     daily = loaders.aggregate_daily(records)
@@ -77,7 +77,7 @@ def run_demo(data_dir: Path, *, out: Console, tenant_id: str = "acme", budget_ch
     who = Principal(person=spec.operator, teams=list(person.teams) if person else [], role="operator")
     days = sorted({d.day for d in daily})
     out.print(f"replaying {len(days)} days of {', '.join(sorted({d.platform for d in daily}))} spend "
-              f"and revenue ({days[0]} .. {days[-1]}): month-to-date spend, ROAS, clock\n")
+              f"and revenue ({days[0]} .. {days[-1]}): month-to-date spend, ROAS, clock\n", soft_wrap=True)
 
     history: list[tuple[Any, dict[str, tuple[str | None, Any]]]] = []
     printed: list[Any] = []
