@@ -7,17 +7,20 @@ commands:
   status <memory iri>         print the budget status local name (or "none")
   loop <worker> <n>           n writes alternating set_spend / set_kpi with distinct
                               values; prints "<worker> <i>" after each returns
+  remember <worker> <n>       n tenant.remember calls (user scope of person <worker>);
+                              prints "<worker> <i> <memory id>" after each returns
 """
 
 from __future__ import annotations
 
 import sys
+import uuid
 from pathlib import Path
 
 HERE = Path(__file__).resolve()
 sys.path[:0] = [str(HERE.parents[2] / "engine"), str(HERE.parents[2])]
 
-from reckon.api import Engine  # noqa: E402
+from reckon.api import Engine, Principal  # noqa: E402
 
 
 def main() -> None:
@@ -38,6 +41,17 @@ def main() -> None:
             else:
                 tenant.set_kpi("ROAS", f"{worker}.{i}")
             print(f"{worker} {i}", flush=True)
+    elif cmd == "remember":
+        worker, n = args[0], int(args[1])
+        principal = Principal(person=f"w{worker}")
+        for i in range(n):
+            # unrelated random words, so the conflict judge sees no overlap between facts
+            words = [uuid.uuid4().hex[:10] for _ in range(4)]
+            m = tenant.remember(
+                kind="fact", scope="user", importance=3, source="agent_tool",
+                label=" ".join(words[:2]), content=" ".join(words[2:]), principal=principal,
+            )
+            print(f"{worker} {i} {m.id}", flush=True)
     else:  # pragma: no cover
         raise SystemExit(f"unknown command {cmd}")
     tenant.store.close()
