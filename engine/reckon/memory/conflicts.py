@@ -103,10 +103,33 @@ class LexicalJudge:
     :param threshold: cosine similarity at or above which two memories conflict.
     """
 
-    def __init__(self, threshold: float = 0.5) -> None:
+    def __init__(self, threshold: float = 0.5, *, cache_size: int = 100_000) -> None:
         if not 0.0 < threshold <= 1.0:
             raise ValueError("threshold must be in (0, 1]")
         self.threshold = threshold
+        self._cache: dict[str, tuple[Counter[str], float]] = {}
+        self._cache_size = cache_size
+
+    def _vector(self, text: str) -> tuple[Counter[str], float]:
+        """Word counts and their norm, memoised by text (candidates recur on every write)."""
+        hit = self._cache.get(text)
+        if hit is None:
+            c = Counter(tokens(text))
+            hit = (c, math.sqrt(sum(v * v for v in c.values())))
+            if len(self._cache) >= self._cache_size:
+                self._cache.clear()
+            self._cache[text] = hit
+        return hit
+
+    def similarity(self, a: str, b: str) -> float:
+        """Cosine similarity of word-count vectors (same as :func:`cosine`, memoised)."""
+        ca, na = self._vector(a)
+        cb, nb = self._vector(b)
+        if not na or not nb:
+            return 0.0
+        if len(ca) > len(cb):
+            ca, cb = cb, ca
+        return sum(v * cb.get(k, 0) for k, v in ca.items()) / (na * nb)
 
     def judge(self, new: Subject, candidates: Sequence[Subject]) -> list[str]:
         out: list[str] = []
@@ -118,7 +141,7 @@ class LexicalJudge:
                     if all(new.keys[k] == c.keys[k] for k in shared):
                         out.append(c.id)
                     continue
-            if cosine(new_text, f"{c.label} {c.content}") >= self.threshold:
+            if self.similarity(new_text, f"{c.label} {c.content}") >= self.threshold:
                 out.append(c.id)
         return out
 

@@ -442,7 +442,7 @@ class MemoryService:
         conflict_id: str | None,
     ) -> NamedNode:
         # -- dedup ------------------------------------------------------------
-        peers = self._peers(data.scope, owner, teams)
+        peers = self._peers(data.scope, owner, teams, klass)
         key = normalise_label(data.label)
         for pid, (a, _) in peers.items():
             if normalise_label(a[R.LABEL][0].value) == key and klass in a.get(R.A, []):
@@ -530,7 +530,7 @@ class MemoryService:
         return json.dumps(d, sort_keys=True, default=str)
 
     def _peers(
-        self, scope: str, owner: str | None, teams: list[str]
+        self, scope: str, owner: str | None, teams: list[str], klass: NamedNode | None = None
     ) -> dict[NamedNode, tuple[dict[Any, list[Any]], None]]:
         """Active memories with the same scope and stakeholder: same owner (user), the
         same team set (team), any (company)."""
@@ -555,8 +555,8 @@ class MemoryService:
                 if var in r and r[var] not in d[pred]:
                     d[pred].append(r[var])
             d[R.P_SCOPE] = [scope_iri]
-        subclassed = [m for m, d in nodes.items() if any(t != R.MEMORY for t in d[R.A])]
-        if subclassed:  # subclass nodes in full: the judge reads their identifying properties
+        subclassed = [m for m, d in nodes.items() if klass is not None and klass != R.MEMORY and klass in d[R.A]]
+        if subclassed:  # same-class nodes in full: the judge reads their identifying properties
             with self._view() as v:
                 for m in subclassed:
                     d = defaultdict(list)
@@ -785,8 +785,9 @@ class MemoryService:
                     )
             scope = R.IRI_SCOPE[a[R.P_SCOPE][0]]
             owner = a.get(R.P_OWNER)
+            klass = next((t for t in a.get(R.A, []) if t != R.MEMORY), R.MEMORY)
             peers = self._peers(scope, R.slug_of(owner[0].value) if owner else None,
-                                sorted(R.slug_of(t.value) for t in a.get(R.P_TEAM, [])))
+                                sorted(R.slug_of(t.value) for t in a.get(R.P_TEAM, [])), klass)
             peers.pop(m, None)
             klass = next((t for t in a.get(R.A, []) if t != R.MEMORY), R.MEMORY)
             cands = {pid: v for pid, v in peers.items() if klass == R.MEMORY or klass in v[0].get(R.A, [])}
