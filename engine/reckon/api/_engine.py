@@ -7,7 +7,7 @@ import shutil
 import threading
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from pyoxigraph import NamedNode, Quad
 
@@ -239,5 +239,3 @@ def _rename(term: Any, old: str, new: str) -> Any:
 def _rename_quad(q: Quad, old: str, new: str) -> Quad:
     return Quad(_rename(q.subject, old, new), _rename(q.predicate, old, new), _rename(q.object, old, new), q.graph_name)
 
-
-_ = Iterable

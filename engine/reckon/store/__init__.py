@@ -9,6 +9,16 @@ Public API (see /work/notes/API.md and DESIGN.md "The store")::
         .snapshot() / .exclusive()        batch reads / batch writes
         .dump() / .export_trig() / .import_trig() / .verify_export()
         .reasoner() / .rebuild_inferred()
+
+Not built yet: the second backend of DESIGN.md (SPARQL 1.1 Protocol + Graph Store
+Protocol to an ``oxigraph serve`` / Fuseki / GraphDB server, tenants sharded by a
+tenant -> endpoint map). The seam is where :class:`TenantStore` touches pyoxigraph's
+on-disk ``Store``: open/close under the lock, ``_gen_of`` (read the generation), the
+mirror load (``list(store)``) and the one ``update()`` per write. A remote backend would
+implement those four over HTTP (``httpx``); since ``flock`` does not span machines it
+would make the write conditional on the generation instead
+(``DELETE { gen n } INSERT { gen n+1 ... } WHERE { gen n }`` -- optimistic concurrency:
+retry after reloading when no row matched).
 """
 
 from reckon.store.graphs import ASSERTED, BUSINESS, INFERRED, MEMORIES, PUBLIC, SCHEMA

@@ -50,7 +50,6 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Protocol, Sequenc
 
 from pyoxigraph import (
     BlankNode,
-    DefaultGraph,
     Literal,
     NamedNode,
     Quad,
@@ -73,7 +72,6 @@ from reckon.store.sparql import (
     deskolemize,
     quads_to_data_block,
     skolemize,
-    term_to_sparql,
 )
 
 __all__ = [
@@ -926,5 +924,3 @@ def _rmtree(p: Path) -> None:
 
     shutil.rmtree(p, ignore_errors=True)
 
-
-_ = (DefaultGraph, term_to_sparql)
