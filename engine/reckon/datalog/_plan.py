@@ -29,6 +29,7 @@ Modes (the innermost statement of the generated loops):
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -344,6 +345,7 @@ class PlanCompiler:
             "_ED": _ED,
             "CTX": self.ctx,
             "AGG": _aggregate,
+            "ORDER_INDEX": _OrderIndex.build,
         }
         w = _Writer()
         self._subj: set[Variable] = set()  # variables bound from a subject / predicate position
@@ -420,6 +422,90 @@ class PlanCompiler:
             bound.clear()
             bound.update(saved)
 
+        def agg_final(e: Aggregate, corr: list[Variable] | set[Variable]) -> list[str]:
+            """Innermost lines of an aggregate body: append the value of ``e.expr``."""
+            if e.expr is None:
+                return ["_vals.append(1)"]
+            if isinstance(e.expr, Variable) and (
+                e.expr in corr or any(isinstance(x, TriplePattern) and e.expr in x.variables() for x in e.elements)
+            ):
+                return [f"_vals.append(T[{vn[e.expr]}])"]
+            # inner bound set is known only inside gen_inner: compile on all inner vars
+            inner_vars = sorted(expr_variables(e.expr), key=lambda v: slots[v])
+            fn = fresh_fn(_expr.compile_expr(e.expr, {v: i for i, v in enumerate(inner_vars)}))
+            row = "(" + "".join(f"T[{vn[v]}], " for v in inner_vars) + ")"
+            return [
+                "try:",
+                f"    _vals.append({fn}({row}, CTX))",
+                "except ExprError:",
+                "    _vals.append(None)",
+            ]
+
+        def gen_memo_aggregate(e: Aggregate, src: str, corr: list[Variable], memo: _Uncorrelated) -> None:
+            """An aggregate whose triple patterns read no outer variable: the inner join
+            (with the filters that read no outer variable) runs once per plan call and is
+            cached; each outer solution only evaluates the correlated filters over the
+            cached rows, or, for one order comparison under COUNT, bisects a sorted index
+            (:class:`_OrderIndex`)."""
+            needed = sorted(memo.needed, key=lambda v: slots[v])
+            name = w.tmp("agg")
+            params = ", ".join(vn[v] for v in corr)
+            outer_ind = w.ind
+            w.ind = 1
+            start = len(w.lines)
+            cell = f"{name}_m"
+            w.emit(f"{cell} = []")
+            # the uncorrelated join, once per plan call
+            w.open(f"def {name}_join():")
+            w.emit("_rows = []")
+            tup = "(" + "".join(f"{vn[v]}, " for v in needed) + ")"
+            gen_inner(memo.local, src, set(), [f"_rows.append({tup})"])
+            w.ind = 2
+            w.emit("return _rows")
+            w.ind = 1
+            w.open(f"def {name}({params}):")
+            w.open(f"if not {cell}:")
+            w.emit(f"{cell}.append({name}_join())")
+            fast = memo.order if AGGREGATE_STRATEGY == "index" else None
+            if fast is not None:
+                inner_e, op, outer_e = fast
+                fi = fresh_fn(_expr.compile_expr(inner_e, {v: i for i, v in enumerate(needed)}))
+                key_col = needed.index(e.expr) if isinstance(e.expr, Variable) else None
+                w.emit(f"{cell}.append(ORDER_INDEX({cell}[0], {fi}, {op!r}, {key_col!r}, {e.distinct!r}, T, CTX))")
+            w.ind -= 1
+            if fast is not None:
+                outer_vars = sorted(expr_variables(outer_e), key=lambda v: slots[v])
+                fo = fresh_fn(_expr.compile_expr(outer_e, {v: i for i, v in enumerate(outer_vars)}))
+                orow = "(" + "".join(f"T[{vn[v]}], " for v in outer_vars) + ")"
+                w.emit(f"_idx = {cell}[1]")
+                w.open("if _idx is not None:")
+                w.emit(f"_n = _idx.count({fo}, {orow}, CTX)")
+                w.open("if _n is not None:")
+                w.emit("return _n")
+                w.ind -= 2
+            w.emit("_vals = []")
+            saved = set(bound)
+            bound.clear()
+            bound.update(corr)
+            bound.update(needed)
+            w.open(f"for {tup} in {cell}[0]:" if needed else f"for _r in {cell}[0]:")
+            for f in memo.correlated:
+                gen_filter(f, bound)
+            for line in agg_final(e, set(corr)):
+                w.emit(line)
+            bound.clear()
+            bound.update(saved)
+            w.ind = 2
+            w.emit(f"return AGG({e.function!r}, {e.distinct!r}, {e.expr is None!r}, _vals, CTX)")
+            agg_lines = w.lines[start:]
+            del w.lines[start:]
+            hoist.extend(agg_lines)
+            w.ind = outer_ind
+            x = w.tmp("x")
+            w.emit(f"{x} = {name}({params})")
+            w.open(f"if {x} is not None:")
+            self._bind_value(w, e.var, x, bound, vn)
+
         for k in order:
             e = rule.body[k]
             if isinstance(e, TriplePattern):
@@ -465,6 +551,10 @@ class PlanCompiler:
                 src = "B" if rule.data else "F"
                 stores.add(src)
                 corr = sorted((_elem_vars(e) - {e.var}) & bound, key=lambda v: slots[v])
+                memo = None if AGGREGATE_STRATEGY == "nested" else _split_uncorrelated(e, set(corr))
+                if memo is not None:
+                    gen_memo_aggregate(e, src, corr, memo)
+                    continue
                 name = w.tmp("agg")
                 params = ", ".join(vn[v] for v in corr)
                 outer_ind = w.ind
@@ -472,24 +562,7 @@ class PlanCompiler:
                 start = len(w.lines)
                 w.open(f"def {name}({params}):")
                 w.emit("_vals = []")
-                if e.expr is None:
-                    final = ["_vals.append(1)"]
-                elif isinstance(e.expr, Variable) and (
-                    e.expr in corr or any(isinstance(x, TriplePattern) and e.expr in x.variables() for x in e.elements)
-                ):
-                    final = [f"_vals.append(T[{vn[e.expr]}])"]
-                else:
-                    # inner bound set is known only inside gen_inner: compile on all inner vars
-                    inner_vars = sorted(expr_variables(e.expr), key=lambda v: slots[v])
-                    fn = fresh_fn(_expr.compile_expr(e.expr, {v: i for i, v in enumerate(inner_vars)}))
-                    row = "(" + "".join(f"T[{vn[v]}], " for v in inner_vars) + ")"
-                    final = [
-                        "try:",
-                        f"    _vals.append({fn}({row}, CTX))",
-                        "except ExprError:",
-                        "    _vals.append(None)",
-                    ]
-                gen_inner(e.elements, src, set(corr), final)
+                gen_inner(e.elements, src, set(corr), agg_final(e, corr))
                 w.ind = 2
                 w.emit(f"return AGG({e.function!r}, {e.distinct!r}, {e.expr is None!r}, _vals, CTX)")
                 agg_lines = w.lines[start:]
@@ -743,7 +816,222 @@ def _has_bnode_in(t: Triple, bn: dict[BlankNode, int]) -> bool:
 
 # -- aggregates (Reckon extension, see model.Aggregate) ---------------------------
 
+AGGREGATE_STRATEGY = "index"
+"""How :class:`PlanCompiler` evaluates an ``AGGREGATE`` (read when a plan is compiled).
+
+* ``"nested"``: the reference: the inner body is evaluated once per outer solution,
+  with the outer solution's bindings (the model's definition, O(outer x inner));
+* ``"memo"``: when no inner triple pattern reads an outer variable (the correlation
+  is only through ``FILTER``s), the inner join and the filters that read no outer
+  variable run once per plan call; each outer solution evaluates the correlated
+  filters over the cached rows;
+* ``"index"`` (default): ``"memo"``, and when moreover the only correlated filter is
+  one order comparison (``<``, ``<=``, ``>``, ``>=``) of an inner-only expression with
+  an outer-only expression under ``COUNT``, the compared inner values are sorted once
+  and each outer solution is answered by bisection (:class:`_OrderIndex`), O((outer +
+  inner) log inner); outer values it cannot order exactly fall back to ``"memo"``.
+
+All three give the same results (``tests/datalog/test_aggregate_strategies.py``).
+"""
+
+_ORDER_OPS = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
+_NONDETERMINISTIC = frozenset({"RAND", "BNODE", "UUID", "STRUUID"})
+
+
+@dataclass
+class _Uncorrelated:
+    """An aggregate body split for memoisation (:func:`_split_uncorrelated`).
+
+    :ivar local: the triple patterns and the filters reading no outer variable, in
+        source order (the join evaluated once).
+    :ivar correlated: the filters reading an outer variable, in source order.
+    :ivar needed: inner variables the correlated filters and the aggregated expression
+        read (the columns of the cached rows).
+    :ivar order: ``(inner expression, operator, outer expression)`` with the inner
+        side on the left when the only correlated filter is one order comparison of
+        an inner-only with an outer-only expression under ``COUNT``; else ``None``.
+    """
+
+    local: tuple[object, ...]
+    correlated: tuple[Filter, ...]
+    needed: set[Variable]
+    order: tuple[object, str, object] | None
+
+
+def _calls(e: object) -> Iterable[str]:
+    if isinstance(e, Call):
+        if isinstance(e.name, str):
+            yield e.name.upper()
+        for a in e.args:
+            yield from _calls(a)
+
+
+def _split_uncorrelated(e: Aggregate, corr: set[Variable]) -> _Uncorrelated | None:
+    """The memoisable form of aggregate ``e`` whose outer (correlated) variables are
+    ``corr``, or ``None`` when an inner triple pattern reads one of them, a filter reads
+    a variable no earlier pattern binds (its value depends on evaluation order), or an
+    expression is not deterministic (``RAND``, ``BNODE``, ``UUID``, ``STRUUID``)."""
+    seen: set[Variable] = set()
+    local: list[object] = []
+    correlated: list[Filter] = []
+    for x in e.elements:
+        if isinstance(x, TriplePattern):
+            vs = x.variables()
+            if vs & corr:
+                return None
+            seen |= vs
+            local.append(x)
+        elif isinstance(x, Filter):
+            vs = expr_variables(x.expr)
+            if not vs <= seen | corr or _NONDETERMINISTIC & set(_calls(x.expr)):
+                return None
+            (correlated if vs & corr else local).append(x)  # type: ignore[arg-type]
+        else:
+            return None
+    needed: set[Variable] = set()
+    for f in correlated:
+        needed |= expr_variables(f.expr) - corr
+    if e.expr is not None:
+        vs = expr_variables(e.expr)
+        if not vs <= seen | corr or _NONDETERMINISTIC & set(_calls(e.expr)):
+            return None
+        needed |= vs - corr
+    order = None
+    if (
+        e.function.upper() == "COUNT"
+        and len(correlated) == 1
+        and (e.expr is None or (isinstance(e.expr, Variable) and e.expr in seen))
+    ):
+        c = correlated[0].expr
+        if isinstance(c, Call) and isinstance(c.name, str) and c.name in _ORDER_OPS and len(c.args) == 2:
+            a, b = c.args
+            va, vb = expr_variables(a), expr_variables(b)
+            if not (va & corr) and vb and vb <= corr:
+                order = (a, c.name, b)
+            elif not (vb & corr) and va and va <= corr:
+                order = (b, _ORDER_OPS[c.name], a)
+    return _Uncorrelated(tuple(local), tuple(correlated), needed, order)
+
+
+def _order_key(t: object) -> tuple[object, object] | None:
+    """``(class, key)`` such that two literals of one class compare in SPARQL
+    (``expr._value_cmp``, SPARQL 1.1 section 17.3 operator mapping) exactly as their
+    keys compare in Python; ``None`` for a term outside the classes handled:
+
+    * ``"exact"``: ``xsd:integer`` (and derived types) and ``xsd:decimal`` (int /
+      ``Decimal``, compared exactly, as SPARQL does without promotion);
+    * ``"float"`` / ``"double"``: one floating-point type, NaN excluded (unordered);
+    * ``"string"``: simple literals / ``xsd:string`` (code point order);
+    * ``"boolean"``;
+    * ``("temporal", kind)``: one of ``xsd:dateTime`` (and dateTimeStamp), ``xsd:date``,
+      ``xsd:time``, keyed by the instant (a missing timezone is taken as Z, as
+      ``expr`` does).
+    """
+    if type(t) is not Literal:
+        return None
+    k, v = _expr._info(t)
+    if k == _expr.K_INT or k == _expr.K_DEC:
+        return "exact", v
+    if k == _expr.K_FLOAT or k == _expr.K_DOUBLE:
+        return (None if v != v else ("float" if k == _expr.K_FLOAT else "double", v))
+    if k == _expr.K_STRING:
+        return "string", v
+    if k == _expr.K_BOOL:
+        return "boolean", v
+    if k == _expr.K_TEMPORAL:
+        return ("temporal", v[0]), v[1]
+    return None
+
+
+class _OrderIndex:
+    """The sorted inner values of an ``AGGREGATE`` whose only correlated filter is
+    ``FILTER(inner op outer)`` under ``COUNT`` (see :data:`AGGREGATE_STRATEGY`).
+
+    Every inner value is computed once; an inner row whose value raises an evaluation
+    error, or is not a literal, fails the filter for every outer value and is dropped.
+    For ``COUNT(DISTINCT ?x)`` each ``?x`` is keyed by its smallest value (``<``, ``<=``:
+    the passing rows are a prefix) or its largest (``>``, ``>=``: a suffix).
+    """
+
+    __slots__ = ("cls", "keys", "op")
+
+    def __init__(self, cls: object, keys: list[Any], op: str) -> None:
+        self.cls = cls
+        self.keys = keys
+        self.op = op
+
+    @classmethod
+    def build(
+        cls, rows: list[tuple[int, ...]], inner: Any, op: str, key_col: int | None, distinct: bool,
+        terms: list[Any], ctx: _expr.EvalContext,
+    ) -> _OrderIndex | None:
+        """The index over ``rows`` (term-id tuples; ``inner(row_of_terms, ctx)`` is the
+        compared inner value), or ``None`` when the values are not all of one class of
+        :func:`_order_key` (then every outer solution takes the general path)."""
+        klass: object = None
+        best: dict[int, Any] = {}
+        vals: list[Any] = []
+        low = op in ("<", "<=")
+        per_key = distinct and key_col is not None
+        for row in rows:
+            try:
+                x = inner(tuple(terms[i] for i in row), ctx)
+            except _expr.ExprError:
+                continue
+            if type(x) is not Literal:
+                continue
+            got = _order_key(x)
+            if got is None:
+                return None
+            c, k = got
+            if klass is None:
+                klass = c
+            elif c != klass:
+                return None
+            if per_key:
+                o = row[key_col]  # type: ignore[index]
+                old = best.get(o)
+                if old is None or (k < old if low else k > old):
+                    best[o] = k
+            else:
+                vals.append(k)
+        keys = sorted(best.values() if per_key else vals)
+        return cls(klass, keys, op)
+
+    def count(self, outer: Any, row: tuple[Any, ...], ctx: _expr.EvalContext) -> Literal | None:
+        """``COUNT`` for the outer solution ``row`` (terms of ``outer``'s variables), or
+        ``None`` when its value is not of the index's class (take the general path)."""
+        keys = self.keys
+        if not keys:
+            return _ZERO
+        try:
+            y = outer(row, ctx)
+        except _expr.ExprError:
+            return _ZERO  # the filter is an error for every inner row
+        if type(y) is not Literal:
+            return _ZERO
+        got = _order_key(y)
+        if got is None or got[0] != self.cls:
+            return None
+        k = got[1]
+        op = self.op
+        if op == "<":
+            n = bisect_left(keys, k)
+        elif op == "<=":
+            n = bisect_right(keys, k)
+        elif op == ">":
+            n = len(keys) - bisect_right(keys, k)
+        else:
+            n = len(keys) - bisect_left(keys, k)
+        return Literal(n)
+
+
 _ZERO = Literal(0)
+_VA, _VB = Variable("a"), Variable("b")
+_ADD = _expr.compile_expr(Call("+", (_VA, _VB)), {_VA: 0, _VB: 1})
+_LT = _expr.compile_expr(Call("<", (_VA, _VB)), {_VA: 0, _VB: 1})
+_GT = _expr.compile_expr(Call(">", (_VA, _VB)), {_VA: 0, _VB: 1})
+_DIV = _expr.compile_expr(Call("/", (_VA, _VB)), {_VA: 0, _VB: 1})
 
 
 def _aggregate(function: str, distinct: bool, star: bool, values: list[Any], ctx: _expr.EvalContext) -> object | None:
@@ -752,6 +1040,7 @@ def _aggregate(function: str, distinct: bool, star: bool, values: list[Any], ctx
     COUNT over no solutions is 0, SUM is 0; MIN / MAX / AVG over no solutions is an
     error; an evaluation error inside SUM / MIN / MAX / AVG is an error; COUNT(expr)
     counts the solutions where ``expr`` has a value (SPARQL 1.1 section 18.5.1).
+    The accumulating operators are compiled once (module level).
     """
     fn = function.upper()
     if fn == "COUNT":
@@ -771,26 +1060,25 @@ def _aggregate(function: str, distinct: bool, star: bool, values: list[Any], ctx
         if fn == "SUM":
             acc: Any = _ZERO
             for v in values:
-                acc = _expr.evaluate(Call("+", (acc, v)), {}, ctx)
+                acc = _ADD((acc, v), ctx)
             return acc
         if not values:
             return None
         if fn in ("MIN", "MAX"):
-            op = "<" if fn == "MIN" else ">"
+            op = _LT if fn == "MIN" else _GT
             best = values[0]
             for v in values[1:]:
-                if _expr.ebv(_expr.evaluate(Call(op, (v, best)), {}, ctx)):
+                if _expr.ebv(op((v, best), ctx)):
                     best = v
             return best
         if fn == "AVG":
             acc = _ZERO
             for v in values:
-                acc = _expr.evaluate(Call("+", (acc, v)), {}, ctx)
-            return _expr.evaluate(Call("/", (acc, Literal(len(values)))), {}, ctx)
+                acc = _ADD((acc, v), ctx)
+            return _DIV((acc, Literal(len(values))), ctx)
     except _expr.ExprError:
         return None
     return None
-
 
 
 def instantiate(t: object, binding: dict[Variable, int], dic: TermDictionary) -> int | None:
