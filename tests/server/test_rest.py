@@ -209,3 +209,59 @@ def test_openapi_lists_the_routes(world):
     sparql_types = set(paths["/tenants/{tenant_id}/sparql"]["get"]["responses"]["200"]["content"])
     assert {"application/sparql-results+json", "application/sparql-results+xml", "text/csv",
             "text/tab-separated-values", "text/turtle"} <= sparql_types
+
+
+def test_list_memories_shows_only_visible_ones(world):
+    r = world.client.get("/tenants/acme/memories", headers=world.h("acme_analyst"))
+    assert r.status_code == 200
+    ids = {m["id"] for m in r.json()}
+    tenant = world.engine.tenant("acme")
+    company = {m.id for m in tenant.memories() if m.scope == "company"}
+    assert company <= ids and world.ids["sam_pref"] not in ids
+    assert all(m["scope"] == "company" for m in r.json())  # ana has no memories and no teams
+    r = world.client.get("/tenants/acme/memories", params={"scope": "user"}, headers=world.h("acme_sam"))
+    assert world.ids["sam_pref"] in {m["id"] for m in r.json()} and {m["owner"] for m in r.json()} == {"sam"}
+    r = world.client.get("/tenants/acme/memories", params={"subclass": "BudgetConstraintMemory"},
+                         headers=world.h("acme_ops"))
+    assert world.ids["budget"] in {m["id"] for m in r.json()}
+    assert {m["subclass"] for m in r.json()} == {"BudgetConstraintMemory"}
+
+
+def test_history_restore_delete(world):
+    ops = world.h("acme_ops")
+    a = world.client.post("/tenants/acme/memories", headers=ops, json={
+        "kind": "fact", "scope": "company", "importance": 3, "source": "operator",
+        "label": "Office address", "content": "The office is at 1 Harbour Street."}).json()
+    b = world.client.post(f"/tenants/acme/memories/{a['id']}/supersede", headers=ops, json={"replacement": {
+        "kind": "fact", "scope": "company", "importance": 3, "source": "operator",
+        "label": "Office address (moved)", "content": "The office moved to 9 Mill Lane."}}).json()
+    h = world.client.get(f"/tenants/acme/memories/{b['id']}/history", headers=ops)
+    assert h.status_code == 200
+    assert [e["id"] for e in h.json()] == [e.id for e in world.engine.tenant("acme").history(b["id"])]
+    assert {a["id"], b["id"]} <= {e["id"] for e in h.json()}
+    r = world.client.post(f"/tenants/acme/memories/{a['id']}/restore", headers=world.h("acme_sam"))
+    assert r.status_code == 403  # operators only
+    r = world.client.post(f"/tenants/acme/memories/{a['id']}/restore", headers=ops)
+    assert r.status_code == 409 and r.json()["error"]["type"] == "restore_refused"  # b is live
+    assert world.client.delete(f"/tenants/acme/memories/{b['id']}", headers=world.h("acme_sam")).status_code == 403
+    assert world.client.delete(f"/tenants/acme/memories/{b['id']}", headers=ops).status_code == 204
+    assert world.client.get(f"/tenants/acme/memories/{b['id']}", headers=ops).status_code == 404
+    r = world.client.post(f"/tenants/acme/memories/{a['id']}/restore", headers=ops)
+    assert r.status_code == 200, r.text
+    assert r.json()["active"] is True and world.engine.tenant("acme").get(a["id"]).active
+
+
+def test_write_metrics_count_the_writes_served(world):
+    before = world.client.get("/tenants/acme/metrics", headers=world.h("acme_ops", Accept="application/json"))
+    w0 = before.json()["writes"].get("remember", {"count": 0, "derivations": 0})
+    n0 = w0["count"]
+    _remember(world, "acme_sam", label="Preferred chart type", content="Bar charts over pie charts.")
+    _remember(world, "acme_sam", label="Refused", content="x", importance=0)  # refused: counted, not derived
+    after = world.client.get("/tenants/acme/metrics", headers=world.h("acme_ops", Accept="application/json")).json()
+    w = after["writes"]["remember"]
+    assert w["count"] == n0 + 1 and w["seconds_sum"] > 0  # the 422 is refused before the route runs
+    assert w["derivations"] == w0["derivations"] + 1
+    assert 0 <= w["derivation_seconds_sum"] <= w["seconds_sum"]
+    text = world.client.get("/tenants/acme/metrics", headers=world.h("acme_ops")).text
+    assert f'reckon_write_seconds_count{{tenant="acme",route="remember"}} {n0 + 1}' in text
+    assert 'reckon_derivation_seconds_sum{tenant="acme",route="remember"}' in text

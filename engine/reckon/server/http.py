@@ -7,7 +7,11 @@ at ``/openapi.json``, interactive docs at ``/docs``):
 =====================================================  ===================================
 ``GET|POST /tenants/{id}/sparql``                      SPARQL 1.1 Protocol query operation
 ``POST /tenants/{id}/memories``                        remember
+``GET /tenants/{id}/memories``                         memories visible to the token (filters)
 ``GET /tenants/{id}/memories/{memory_id}``             one memory (if visible to the token)
+``GET /tenants/{id}/memories/{memory_id}/history``     its supersession chain
+``POST /tenants/{id}/memories/{memory_id}/restore``    undo a supersession (operator)
+``DELETE /tenants/{id}/memories/{memory_id}``          delete (operator)
 ``PATCH /tenants/{id}/memories/{memory_id}``           update (JSON ``null`` removes a field)
 ``POST /tenants/{id}/memories/{memory_id}/supersede``  supersede
 ``GET /tenants/{id}/search?q=...``                     hybrid search (the long tail)
@@ -82,7 +86,7 @@ from reckon._errors import (
     UnknownMemory,
     UnknownTenant,
 )
-from reckon.memory.models import Kind, Memory, Scope, Source
+from reckon.memory.models import HistoryEntry, Kind, Memory, Scope, Source
 from reckon.recall.bundle import ContextBundle
 from reckon.server.auth import TokenError, TokenForbidden, TokenRecord, TokenStore
 
@@ -214,8 +218,12 @@ class MetricsOut(BaseModel):
     generation: int = Field(description="Committed writes since creation.")
     memories: list[dict[str, Any]] = Field(description="[{kind, scope, active, count}]")
     reasoner: dict[str, Any] = Field(description="Last derivation: seconds, derived facts, strata, rounds.")
-    writes: dict[str, dict[str, float]] = Field(description="Per write route of this server process: count and "
-                                                            "seconds_sum (validation + reasoning + commit).")
+    writes: dict[str, dict[str, int | float]] = Field(description="Per write route of this server process: count (refused writes "
+                                                            "included), "
+                                                            "seconds_sum (validation + reasoning + commit), "
+                                                            "derivations and derivation_seconds_sum (the "
+                                                            "reasoner's incremental apply of the committed "
+                                                            "ones).")
 
 
 # ---------------------------------------------------------------------------------------
@@ -350,20 +358,36 @@ class WriteTimes:
         self._data: dict[str, dict[str, list[float]]] = {}
 
     @contextmanager
-    def timed(self, tenant: str, route: str) -> Iterator[None]:
+    def timed(self, tenant: Any, route: str) -> Iterator[None]:
+        """Time one write of ``tenant`` (a :class:`reckon.api.Tenant`); on success also
+        record the reasoner's derivation time of that write (``Reasoner.stats["seconds"]``,
+        read right after the commit)."""
         t0 = time.perf_counter()
+        ok = False
         try:
             yield
+            ok = True
         finally:
             dt = time.perf_counter() - t0
+            derive = None
+            if ok:
+                try:
+                    derive = float((getattr(tenant.store.reasoner(), "stats", {}) or {}).get("seconds", 0.0))
+                except Exception:  # noqa: BLE001 - metrics never fail a committed write
+                    derive = None
             with self._lock:
-                c = self._data.setdefault(tenant, {}).setdefault(route, [0.0, 0.0])
+                c = self._data.setdefault(tenant.id, {}).setdefault(route, [0.0, 0.0, 0.0, 0.0])
                 c[0] += 1
                 c[1] += dt
+                if derive is not None:
+                    c[2] += 1
+                    c[3] += derive
 
     def of(self, tenant: str) -> dict[str, dict[str, float]]:
         with self._lock:
-            return {r: {"count": int(c[0]), "seconds_sum": c[1]} for r, c in self._data.get(tenant, {}).items()}
+            return {r: {"count": int(c[0]), "seconds_sum": c[1], "derivations": int(c[2]),
+                        "derivation_seconds_sum": c[3]}
+                    for r, c in self._data.get(tenant, {}).items()}
 
 
 def tenant_metrics(tenant: Any, writes: WriteTimes) -> MetricsOut:
@@ -419,6 +443,12 @@ def prometheus_text(metrics: list[MetricsOut]) -> str:
            [({"tenant": m.tenant, "route": r}, float(c["seconds_sum"])) for m in metrics for r, c in m.writes.items()])
     family("reckon_write_seconds_count", "counter", "Writes served.",
            [({"tenant": m.tenant, "route": r}, int(c["count"])) for m in metrics for r, c in m.writes.items()])
+    family("reckon_derivation_seconds_sum", "counter",
+           "Seconds the reasoner spent deriving (incremental apply) in the writes served.",
+           [({"tenant": m.tenant, "route": r}, float(c["derivation_seconds_sum"])) for m in metrics
+            for r, c in m.writes.items()])
+    family("reckon_derivation_seconds_count", "counter", "Derivations timed.",
+           [({"tenant": m.tenant, "route": r}, int(c["derivations"])) for m in metrics for r, c in m.writes.items()])
     return "\n".join(out) + "\n"
 
 
@@ -622,7 +652,7 @@ def create_app(engine: Any, *, tokens: TokenStore | None = None, title: str = "R
                          422: {"model": ErrorBody, "description": "Invalid field or shape violation."}, **_ERRORS})
     def remember(body: RememberBody, c: Ctx = Depends(ctx)) -> Memory:
         fields = body.model_dump(exclude_none=True)
-        with writes.timed(c.tenant.id, "remember"):
+        with writes.timed(c.tenant, "remember"):
             return c.tenant.remember(principal=c.principal, **fields)  # type: ignore[no-any-return]
 
     @app.get("/tenants/{tenant_id}/memories/{memory_id}", summary="Get a memory", tags=["memories"],
@@ -638,7 +668,7 @@ def create_app(engine: Any, *, tokens: TokenStore | None = None, title: str = "R
                responses={422: {"model": ErrorBody, "description": "Invalid field or shape violation."}, **_ERRORS})
     def update_memory(memory_id: str, body: PatchBody, c: Ctx = Depends(ctx)) -> Memory:
         changes = body.model_dump(exclude_unset=True)
-        with writes.timed(c.tenant.id, "update"):
+        with writes.timed(c.tenant, "update"):
             return c.tenant.update(memory_id, principal=c.principal, **changes)  # type: ignore[no-any-return]
 
     @app.post("/tenants/{tenant_id}/memories/{memory_id}/supersede", summary="Supersede a memory",
@@ -648,8 +678,39 @@ def create_app(engine: Any, *, tokens: TokenStore | None = None, title: str = "R
         if (body.replacement is None) == (body.new_id is None):
             raise InvalidInput("give exactly one of replacement or new_id", field="replacement")
         new: Any = body.new_id if body.new_id is not None else body.replacement.model_dump(exclude_none=True)  # type: ignore[union-attr]
-        with writes.timed(c.tenant.id, "supersede"):
+        with writes.timed(c.tenant, "supersede"):
             return c.tenant.supersede(memory_id, new, principal=c.principal)  # type: ignore[no-any-return]
+
+    @app.get("/tenants/{tenant_id}/memories", summary="List memories visible to the token", tags=["memories"],
+             response_model=list[Memory], responses=_ERRORS)
+    def list_memories(
+        kind: Kind | None = Query(None), scope: Scope | None = Query(None),
+        subclass: str | None = Query(None, description="A memory class (instances of subclasses match too)."),
+        active_only: bool = Query(True), c: Ctx = Depends(ctx),
+    ) -> list[Memory]:
+        ms = c.tenant.memories(active_only=active_only, kind=kind, scope=scope, subclass=subclass)
+        return [m for m in ms if _visible(m, c.principal)]
+
+    @app.get("/tenants/{tenant_id}/memories/{memory_id}/history", summary="Supersession chain of a memory",
+             tags=["memories"], response_model=list[HistoryEntry], responses=_ERRORS)
+    def memory_history(memory_id: str, c: Ctx = Depends(ctx)) -> list[HistoryEntry]:
+        get_memory(memory_id, c)  # 404 unless visible
+        return c.tenant.history(memory_id)  # type: ignore[no-any-return]
+
+    @app.post("/tenants/{tenant_id}/memories/{memory_id}/restore", summary="Restore a superseded memory "
+              "(operator)", tags=["memories"], response_model=Memory,
+              responses={409: {"model": ErrorBody, "description": "restore_refused: its replacement is live."},
+                         **_ERRORS})
+    def restore_memory(memory_id: str, c: Ctx = Depends(ctx)) -> Memory:
+        with writes.timed(c.tenant, "restore"):
+            return c.tenant.restore(memory_id, principal=c.principal)  # type: ignore[no-any-return]
+
+    @app.delete("/tenants/{tenant_id}/memories/{memory_id}", summary="Delete a memory (operator)",
+                tags=["memories"], status_code=204, response_class=Response, responses=_ERRORS)
+    def delete_memory(memory_id: str, c: Ctx = Depends(ctx)) -> Response:
+        with writes.timed(c.tenant, "delete"):
+            c.tenant.delete(memory_id, principal=c.principal)
+        return Response(status_code=204)
 
     # ------------------------------------------------------------------ recall
     @app.get("/tenants/{tenant_id}/search", summary="Search memories (hybrid: BM25 + embeddings)",
