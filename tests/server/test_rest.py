@@ -265,3 +265,32 @@ def test_write_metrics_count_the_writes_served(world):
     text = world.client.get("/tenants/acme/metrics", headers=world.h("acme_ops")).text
     assert f'reckon_write_seconds_count{{tenant="acme",route="remember"}} {n0 + 1}' in text
     assert 'reckon_derivation_seconds_sum{tenant="acme",route="remember"}' in text
+
+
+def test_concurrent_writes_and_reads(world):
+    """Requests run in the server's thread pool: concurrent writes to one tenant are
+    serialized by the store, reads in between see committed states only."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    topics = ["apple orchard harvest", "violin concert tickets", "rocket engine thrust", "glacier hiking boots",
+              "quantum lattice spin", "saffron rice recipe", "marathon training plan", "oak furniture polish"]
+
+    def write(topic: str):
+        return world.client.post("/tenants/acme/memories", headers=world.h("acme_sam"), json={
+            "kind": "context", "scope": "user", "importance": 2, "label": topic.title(), "content": topic})
+
+    def read(_: int):
+        return world.client.get("/tenants/acme/sparql", headers=world.h("acme_ops"), params={
+            "query": "SELECT (COUNT(*) AS ?n) WHERE { ?m a <https://reckon.dev/ns/core#Memory> }"})
+
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        wf = [pool.submit(write, t) for t in topics]
+        rf = [pool.submit(read, i) for i in range(6)]
+        writes = [f.result(timeout=120) for f in wf]
+        reads = [f.result(timeout=120) for f in rf]
+    assert [r.status_code for r in writes] == [201] * len(topics), [r.text for r in writes if r.status_code != 201]
+    assert all(r.status_code == 200 for r in reads)
+    ids = {r.json()["id"] for r in writes}
+    tenant = world.engine.tenant("acme")
+    assert ids <= {m.id for m in tenant.memories(scope="user")}
+    assert {tenant.get(i).content for i in ids} == set(topics)
