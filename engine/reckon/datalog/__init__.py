@@ -6,3 +6,22 @@ Pipeline (each stage imports only the ones before it)::
     model -> diagnostics -> srl / dlog (parse) -> wellformed -> stratify
           -> expr -> evaluate (semi-naive) -> maintain (DRed) -> explain
 """
+
+from reckon.datalog.evaluate import Delta, Limits, Reasoner, materialize
+from reckon.datalog.loader import load_rules
+from reckon.datalog.srl import parse_srl
+from reckon.datalog.stratify import check_program, stratify
+
+# Note: the package attribute ``stratify`` is the function (it shadows the submodule of
+# the same name as an attribute); ``from reckon.datalog.stratify import ...`` still
+# imports from the module.
+__all__ = [
+    "Delta",
+    "Limits",
+    "Reasoner",
+    "check_program",
+    "load_rules",
+    "materialize",
+    "parse_srl",
+    "stratify",
+]

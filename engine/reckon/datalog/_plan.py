@@ -466,18 +466,26 @@ class PlanCompiler:
             w.open(f"def {name}({params}):")
             w.open(f"if not {cell}:")
             w.emit(f"{cell}.append({name}_join())")
+            w.ind -= 1
             fast = memo.order if AGGREGATE_STRATEGY == "index" else None
             if fast is not None:
+                # plans that start from a bound head or a tiny delta usually call the
+                # aggregate once: they build the index only on a second call and scan
+                # the cached rows before that
                 inner_e, op, outer_e = fast
                 fi = fresh_fn(_expr.compile_expr(inner_e, {v: i for i, v in enumerate(needed)}))
                 key_col = needed.index(e.expr) if isinstance(e.expr, Variable) else None
-                w.emit(f"{cell}.append(ORDER_INDEX({cell}[0], {fi}, {op!r}, {key_col!r}, {e.distinct!r}, T, CTX))")
-            w.ind -= 1
-            if fast is not None:
+                build = f"{cell}.append(ORDER_INDEX({cell}[0], {fi}, {op!r}, {key_col!r}, {e.distinct!r}, T, CTX))"
+                if mode in ("exists", "rows", "old", "new1"):
+                    w.open(f"elif len({cell}) == 1:")
+                else:
+                    w.ind += 1
+                w.emit(build)
+                w.ind -= 1
                 outer_vars = sorted(expr_variables(outer_e), key=lambda v: slots[v])
                 fo = fresh_fn(_expr.compile_expr(outer_e, {v: i for i, v in enumerate(outer_vars)}))
                 orow = "(" + "".join(f"T[{vn[v]}], " for v in outer_vars) + ")"
-                w.emit(f"_idx = {cell}[1]")
+                w.emit(f"_idx = {cell}[1] if len({cell}) == 2 else None")
                 w.open("if _idx is not None:")
                 w.emit(f"_n = _idx.count({fo}, {orow}, CTX)")
                 w.open("if _n is not None:")
@@ -929,7 +937,9 @@ def _order_key(t: object) -> tuple[object, object] | None:
     """
     if type(t) is not Literal:
         return None
-    k, v = _expr._info(t)
+    k, v = _expr._INFO.get(t) or _expr._info(t)
+    if k == _expr.K_STRING:
+        return "string", v
     if k == _expr.K_INT or k == _expr.K_DEC:
         return "exact", v
     if k == _expr.K_FLOAT or k == _expr.K_DOUBLE:
@@ -973,21 +983,22 @@ class _OrderIndex:
         vals: list[Any] = []
         low = op in ("<", "<=")
         per_key = distinct and key_col is not None
+        order_key = _order_key
         for row in rows:
             try:
-                x = inner(tuple(terms[i] for i in row), ctx)
+                x = inner(tuple([terms[i] for i in row]), ctx)
             except _expr.ExprError:
                 continue
             if type(x) is not Literal:
                 continue
-            got = _order_key(x)
+            got = order_key(x)
             if got is None:
                 return None
             c, k = got
-            if klass is None:
+            if c != klass:
+                if klass is not None:
+                    return None
                 klass = c
-            elif c != klass:
-                return None
             if per_key:
                 o = row[key_col]  # type: ignore[index]
                 old = best.get(o)

@@ -35,7 +35,9 @@ change of the base graph ``G0``:
      a hub fact with many derivations does not drag the whole closure along;
   2. rederive: every removed fact matching a head of the stratum is checked against
      the rules of this and lower strata with the head bound to the fact (one body match
-     suffices) and put back if some rule still derives it;
+     suffices) and put back if some rule still derives it; the affected rules are not
+     checked (step 3 re-evaluates them in full: a capped aggregate's removed members
+     would otherwise each cost one evaluation of the aggregate);
   3. insert: the affected rules' instances in the new state, then semi-naive
      propagation from every added fact (lower strata, base graph, rederived) to
      fixpoint, each rule with one body atom over the delta.
@@ -173,14 +175,15 @@ class _Maintainer:
             self._checks[upto] = got
         return got
 
-    def derivable(self, f: Fact, upto: int) -> bool:
-        """Some rule of strata ``<= upto`` derives ``f`` in the current state."""
+    def derivable(self, f: Fact, upto: int, skip: frozenset[int] = frozenset()) -> bool:
+        """Some rule of strata ``<= upto`` whose index is not in ``skip`` derives ``f``
+        in the current state."""
         if upto < 0:
             return False
         comp = self.r._compiler
         st = self.state
         for info, j, pid in self._check_list(upto):
-            if pid is not None and pid != f[1]:
+            if (pid is not None and pid != f[1]) or info.index in skip:
                 continue
             plan = comp.plan(info, None, "exists", j)
             if plan is not None and plan.fn(st.full, st.base, f[0], f[1], f[2]):
@@ -347,7 +350,8 @@ class _Maintainer:
                 dp = delta.spo
                 new: set[Fact] = set()
                 for info, k, pid in atoms:
-                    if pid is not None and pid not in dp:
+                    # an affected rule's old instances are all seeds already
+                    if (pid is not None and pid not in dp) or info.index in excluded:
                         continue
                     comp.plan(info, k, "old").fn(full, delta, base, new)  # type: ignore[union-attr]
                 push(new)
@@ -380,10 +384,12 @@ class _Maintainer:
                     full.remove(f)
             for f in unsafe - minus:
                 self.remove(f)
-        # 2. rederive removed facts that match a head of this stratum
+        # 2. rederive removed facts that match a head of this stratum (the affected
+        #    rules are skipped: step 3 evaluates them in full in the new state anyway)
         heads = sinfo.heads
         cands = [f for f in self.net.minus if heads is None or f[1] in heads]
-        back = [f for f in cands if self.derivable(f, si)]
+        skip = frozenset(info.index for info in affected)
+        back = [f for f in cands if self.derivable(f, si, skip)]
         if back:
             self.add(back)
         # 3. insert: affected rules in the new state, then semi-naive propagation
@@ -403,13 +409,17 @@ class _Maintainer:
         seeds += self.add(fresh)
         rounds = 0
         n0 = len(full)
+        # an affected run-once rule was just evaluated in full over its inputs, which
+        # are final (a run-once rule reads only lower strata): no delta variant of it
+        # can derive anything new
+        done = {info.index for info in affected if info.once}
         while seeds:
             delta = FactStore(seeds)
             dp = delta.spo
             new = set()
             culprit = ""
             for info, k, pid in atoms:
-                if pid is not None and pid not in dp:
+                if (pid is not None and pid not in dp) or info.index in done:
                     continue
                 before = len(new)
                 comp.plan(info, k, "new1").fn(full, delta, base, new)  # type: ignore[union-attr]
