@@ -17,6 +17,8 @@ from reckon._errors import ConflictPending, InvalidInput, RestoreRefused, Unknow
 from reckon.api import Engine, Principal
 from reckon.datalog.evaluate import Reasoner
 
+pytestmark = pytest.mark.slow  # hypothesis sequences over fresh tenants
+
 OPS = Principal.operator(person="ops")
 ANN = Principal(person="ann")
 T0 = datetime(2026, 3, 1, tzinfo=timezone.utc)
