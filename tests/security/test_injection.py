@@ -14,11 +14,11 @@ from __future__ import annotations
 import pytest
 from pyoxigraph import NamedNode
 
-pytestmark = pytest.mark.slow  # 75 writes through the Tenant API incl. recall indexing
-
 from reckon._errors import InvalidInput, ShapeViolation, UnknownMemory
 from reckon.api import Engine, Principal
 from reckon.memory import _rdf as R
+
+pytestmark = pytest.mark.slow  # 75 writes through the Tenant API incl. recall indexing
 
 PAYLOADS = [
     '"',
