@@ -294,3 +294,16 @@ def test_concurrent_writes_and_reads(world):
     tenant = world.engine.tenant("acme")
     assert ids <= {m.id for m in tenant.memories(scope="user")}
     assert {tenant.get(i).content for i in ids} == set(topics)
+
+
+def test_tool_call_route(world):
+    r = world.client.post("/tenants/acme/tools/search", json={"query": "small businesses employees"},
+                          headers=world.h("acme_sam"))
+    assert r.status_code == 200 and r.json()["ok"] is True
+    assert r.json()["hits"][0]["id"] == world.ids["icp"]
+    r = world.client.post("/tenants/acme/tools/remember", json={"label": "x", "content": "y", "kind": "fact",
+                                                                "scope": "company", "importance": 4},
+                          headers=world.h("acme_sam"))
+    assert r.status_code == 200 and r.json()["ok"] is False and r.json()["error"]["type"] == "not_authorized"
+    r = world.client.post("/tenants/acme/tools/get_context", json={}, headers=world.h("acme_sam"))
+    assert r.status_code == 200 and world.ids["budget"] in r.json()["ids"]

@@ -17,6 +17,7 @@ at ``/openapi.json``, interactive docs at ``/docs``):
 ``GET /tenants/{id}/search?q=...``                     hybrid search (the long tail)
 ``GET /tenants/{id}/bundle``                           the context bundle of the token's person
 ``GET /tenants/{id}/tools``                            LLM tool definitions
+``POST /tenants/{id}/tools/{name}``                    one LLM tool call (body: the arguments)
 ``GET /tenants/{id}/metrics``, ``GET /metrics``        memories per kind and scope, reasoning
                                                        and write times (Prometheus text or JSON)
 =====================================================  ===================================
@@ -494,6 +495,11 @@ def _error_response(exc: ReckonError) -> JSONResponse:
     return JSONResponse(status_code=status, content={"error": err})
 
 
+@contextmanager
+def _nothing() -> Iterator[None]:
+    yield
+
+
 def _visible(m: Memory, p: Any) -> bool:
     """Whether principal ``p`` may read memory ``m``: operators all; members company
     memories, their teams' and their own."""
@@ -754,6 +760,15 @@ def create_app(engine: Any, *, tokens: TokenStore | None = None, title: str = "R
              responses=_ERRORS)
     def tools(format: TLiteral["openai", "anthropic"] = Query("openai"), c: Ctx = Depends(ctx)) -> Any:
         return c.tenant.tool_definitions(format=format)
+
+    @app.post("/tenants/{tenant_id}/tools/{name}", summary="Call an LLM tool as the token's person",
+              tags=["recall"], responses=_ERRORS)
+    def call_tool(name: str, arguments: dict[str, Any], c: Ctx = Depends(ctx)) -> dict[str, Any]:
+        """Run one tool call through ``Tenant.handle_tool_call``: always 200 with
+        ``{"ok": true, ...}`` or ``{"ok": false, "error": {type, field, constraint,
+        message}}`` -- the tool-call protocol, a result the model can correct."""
+        with writes.timed(c.tenant, f"tool:{name}") if name in ("remember", "supersede") else _nothing():
+            return c.tenant.handle_tool_call(name, arguments, c.principal)  # type: ignore[no-any-return]
 
     # ------------------------------------------------------------------ metrics
     def _metrics_response(request: Request, tenant: Any) -> Response:
