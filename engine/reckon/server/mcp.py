@@ -32,8 +32,11 @@ def build_server(tenant: Any, principal: Any, *, name: str = "reckon") -> Any:
 
     Tool calls run in a worker thread (the store and reasoner are synchronous).
     """
-    import mcp_types as types
-    from mcp.server import Server
+    try:
+        import mcp_types as types
+        from mcp.server import Server
+    except ImportError as exc:  # mcp 1.x has another server API
+        raise ImportError(f"reckon's MCP server needs the mcp SDK 2.x (pip install 'mcp>=2.3,<3'): {exc}") from exc
 
     def _tools() -> list[Any]:
         defs = tenant.tool_definitions(format="anthropic")
