@@ -148,3 +148,37 @@ def test_member_principal_is_enforced_in_process(mcp_tenant):
     assert tenant.get(mine["id"]).superseded_by == [sup["memory"]["id"]]
     unknown = out["unknown"]
     assert unknown.is_error and unknown.structured_content["error"]["type"] == "unknown_tool"  # type: ignore[attr-defined]
+
+
+def test_subclass_added_in_turtle_appears_in_the_mcp_tools(tmp_path, _hashing_embedder):
+    """A memory class added as a Turtle module (ontology + SHACL shape, no code) is listed
+    in the MCP remember tool's schema and accepted by a call."""
+    from mcp import Client
+
+    from reckon.api import Engine, Principal
+    from reckon.server.mcp import build_server
+    from tests.api.test_tools import MODULE
+
+    mod = tmp_path / "creative.ttl"
+    mod.write_text(MODULE)
+    tenant = Engine(tmp_path / "data", modules=[mod]).create_tenant("creative")
+    tenant.add_person("dana", "Dana")
+    server = build_server(tenant, Principal.operator("dana"))
+    out: dict[str, object] = {}
+
+    async def session() -> None:
+        with anyio.fail_after(TIMEOUT):
+            async with Client(server) as c:
+                tools = {t.name: t for t in (await c.list_tools()).tools}
+                out["variants"] = [v["title"] for v in
+                                   tools["remember"].input_schema["properties"]["subclass"]["oneOf"]]
+                out["call"] = await c.call_tool("remember", {
+                    "label": "Short headlines", "content": "At most 8 words", "kind": "preference",
+                    "scope": "company", "importance": 4,
+                    "subclass": {"name": "HeadlineRuleMemory", "properties": {"max_words": 8, "channels": ["search"]}}})
+
+    anyio.run(session)
+    assert "HeadlineRuleMemory" in out["variants"]  # type: ignore[operator]
+    res = out["call"].structured_content  # type: ignore[attr-defined]
+    assert res["ok"] is True, res
+    assert tenant.get(res["memory"]["id"]).properties["maxWords"] == 8
