@@ -226,3 +226,12 @@ def test_update_param_refused_even_next_to_a_query(world):
     r = world.client.get("/tenants/acme/sparql", params={"query": LABELS, "update": "CLEAR ALL"},
                          headers=world.h("acme_ops"))
     assert r.status_code == 400 and r.json()["error"]["field"] == "update"
+
+
+def test_post_body_not_utf8_and_wrong_media_type(world):
+    h = world.h("acme_ops")
+    r = world.client.post("/tenants/acme/sparql", content=b"SELECT * WHERE { ?s ?p '\xff' }",
+                          headers={**h, "Content-Type": "application/sparql-query"})
+    assert r.status_code == 400 and r.json()["error"]["field"] == "body"
+    r = world.client.post("/tenants/acme/sparql", json={"query": LABELS}, headers=h)
+    assert r.status_code == 415 and r.json()["error"]["type"] == "unsupported_media_type"

@@ -630,15 +630,19 @@ def create_app(engine: Any, *, tokens: TokenStore | None = None, title: str = "R
                       "type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}}}}})
     async def sparql_post(request: Request, c: Ctx = Depends(ctx)) -> Response:
         ctype = (request.headers.get("content-type") or "").split(";")[0].strip().lower()
-        body = await request.body()
+        try:
+            body = (await request.body()).decode("utf-8")
+        except UnicodeDecodeError:
+            raise ApiError(400, "invalid_input", "the request body is not UTF-8", field="body",
+                           constraint="encoding") from None
         url_params = parse_qs(request.url.query, keep_blank_values=True)
         if ctype == "application/sparql-update":
             _sparql_checks(c, {"update": [""]})
         if ctype == "application/sparql-query":
             _sparql_checks(c, url_params)
-            query = body.decode("utf-8", errors="strict")
+            query = body
         elif ctype == "application/x-www-form-urlencoded":
-            form = parse_qs(body.decode("utf-8"), keep_blank_values=True)
+            form = parse_qs(body, keep_blank_values=True)
             _sparql_checks(c, {**url_params, **form})
             query = _one_query(form)
         else:
