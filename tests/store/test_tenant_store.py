@@ -243,3 +243,50 @@ def test_snapshot_cannot_be_upgraded_to_a_write(store: TenantStore) -> None:
 def test_opening_a_missing_directory_is_a_store_error(tmp_path: Path) -> None:
     with pytest.raises(StoreError):
         TenantStore(tmp_path / "nope")
+
+
+@pytest.mark.parametrize("damage", ["delete", "truncate-mid-record", "garbage"])
+def test_a_damaged_journal_falls_back_to_a_full_reload(store: TenantStore, damage: str) -> None:
+    other = TenantStore(store.path, reasoner_factory=ToyReasoner)
+    assert other.generation() == 1
+    other.release()
+    for i in range(3):
+        with store.transaction() as txn:
+            txn.add(Quad(n(f"j{i}"), TYPE, n("A"), MEMORIES))
+    store.release()
+    journal = store.path / "journal"
+    assert journal.stat().st_size > 0
+    if damage == "delete":
+        journal.unlink()
+    elif damage == "truncate-mid-record":
+        journal.write_bytes(journal.read_bytes()[:-7])
+    else:
+        journal.write_bytes(b"not a journal")
+    assert other.generation() == 4
+    assert other.asserted() == store.asserted()
+    assert other.inferred() == store.inferred()
+    # the next writer starts a clean journal that readers can replay again
+    with other.transaction() as txn:
+        txn.add(Quad(n("k"), TYPE, n("B"), MEMORIES))
+    other.release()
+    assert store.generation() == 5
+    assert Triple(n("k"), TYPE, n("C")) in store.inferred()
+
+
+def test_readers_catch_up_from_the_journal(store: TenantStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    other = TenantStore(store.path, reasoner_factory=ToyReasoner)
+    assert other.generation() == 1
+    other.release()
+    for i in range(3):
+        with store.transaction() as txn:
+            txn.add(Quad(n(f"j{i}"), TYPE, n("A"), MEMORIES))
+    store.release()
+    import reckon.store.tenant_store as ts
+
+    def no_open(*a, **k):  # type: ignore[no-untyped-def]
+        raise AssertionError("the reader should not need to open the store")
+
+    monkeypatch.setattr(ts.Store, "read_only", no_open)
+    assert other.generation() == 4
+    assert other.asserted() == store.asserted()
+    assert other.inferred() == store.inferred()

@@ -23,6 +23,11 @@ Design (DESIGN.md "The store", "Measured facts about our dependencies"):
   union of the asserted graphs as triples (a triple in two asserted graphs is one base
   fact; it leaves the base only when it is gone from every asserted graph). Its
   inferred graph is kept equal to the ``INFERRED`` named graph.
+* **Journal.** After each commit the writer appends the exact update text to
+  ``<tenant>/journal``; another process whose mirror is behind replays those texts
+  instead of copying the whole store (copying 11k quads costs ~260 ms under load, a
+  read-only open 20-40 ms). A missing or torn record falls back to a full reload, and
+  the next writer starts a fresh journal; it is emptied past 8 MB.
 * **Blank nodes** are stored as Skolem IRIs (:data:`~reckon.store.graphs.SKOLEM_PREFIX`)
   because an update cannot name an existing blank node; the reasoner and exports see
   blank nodes.
@@ -404,7 +409,8 @@ class TenantStore:
                     self._rw = Store(str(self.path / "store"))
                 except OSError as e:
                     raise StoreError(f"cannot open the store of tenant {self.tenant_id!r}: {e}") from e
-                self._sync_from(self._rw)
+                if self._sync_from(self._rw):
+                    _reset_journal(self.path)  # it missed a step: start a clean one
                 self._fresh = True
             assert self._st.mirror is not None
             yield StoreView(self._st.mirror)
@@ -421,7 +427,9 @@ class TenantStore:
         with self._lock.hold(exclusive=False):
             if not self._fresh:
                 hint = _read_hint(self.path)
-                if self._st.mirror is None or hint is None or hint != self._st.gen:
+                if self._st.mirror is None or hint is None or (
+                    hint != self._st.gen and not self._catch_up(hint)
+                ):
                     try:
                         ro = Store.read_only(str(self.path / "store"))
                     except OSError as e:
@@ -443,14 +451,37 @@ class TenantStore:
         """Let other processes in now: drop a lingering lock and close the store."""
         self._lock.release()
 
-    def _sync_from(self, store: Store) -> None:
+    def _sync_from(self, store: Store) -> bool:
+        """Bring the mirror to the store's generation; True when it was reloaded whole."""
         disk_gen = _gen_of(store)
         if self._st.mirror is not None and disk_gen == self._st.gen:
-            return
+            return False
+        if self._catch_up(disk_gen):
+            return False
         mirror = Store()
         mirror.extend(list(store))
         self._st.mirror = mirror
         self._st.gen = disk_gen
+        return True
+
+    def _catch_up(self, target: int) -> bool:
+        """Bring the mirror from its generation to ``target`` by replaying the journal
+        (the exact update texts other processes committed). False when the journal does
+        not hold every step (then the caller reloads the whole store)."""
+        st = self._st
+        if st.mirror is None or target < st.gen:
+            return False
+        entries = _read_journal(self.path, st.gen + 1, target)
+        if entries is None:
+            return False
+        try:
+            for text in entries:
+                st.mirror.update(text)
+        except (OSError, SyntaxError, ValueError, RuntimeError):
+            st.mirror, st.gen = None, -1
+            return False
+        st.gen = target
+        return True
 
     def _sync_reasoner(self) -> ReasonerLike:
         st = self._st
@@ -601,6 +632,7 @@ class TenantStore:
         st.gen = new_gen
         st.reasoner_gen = new_gen
         st.inferred_in_sync = True
+        _append_journal(self.path, new_gen, text)
         _write_hint(self.path, new_gen)
         commit = Commit(
             generation=new_gen,
@@ -883,6 +915,62 @@ def _gen_of(store: Store) -> int:
     for q in store.quads_for_pattern(STORE_NODE, GENERATION, None, META):
         return int(q.object.value)
     raise StoreError("tenant store has no generation counter (not a Reckon tenant store?)")
+
+
+JOURNAL_MAX_BYTES = 8 << 20
+"""The journal is emptied when it would grow past this; readers then reload in full."""
+
+
+def _append_journal(path: Path, gen: int, text: str) -> None:
+    """Append ``gen``'s update text to ``<tenant>/journal`` (under the exclusive lock,
+    after the store committed). Records: ``b"%020d %020d\\n" % (gen, n)`` then ``n`` bytes.
+    A missing or torn record only makes readers reload the whole store."""
+    data = text.encode()
+    record = f"{gen:020d} {len(data):020d}\n".encode() + data
+    try:
+        fd = os.open(path / "journal", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            size = os.fstat(fd).st_size
+            if size + len(record) > JOURNAL_MAX_BYTES:
+                os.ftruncate(fd, 0)
+                size = 0
+            os.pwrite(fd, record, size)
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+
+
+def _reset_journal(path: Path) -> None:
+    try:
+        os.truncate(path / "journal", 0)
+    except OSError:
+        pass
+
+
+def _read_journal(path: Path, first: int, last: int) -> list[str] | None:
+    """Update texts of generations ``first..last`` in order, or None if one is missing."""
+    try:
+        data = (path / "journal").read_bytes()
+    except OSError:
+        return None
+    found: dict[int, str] = {}
+    i = 0
+    while i + 42 <= len(data):
+        try:
+            gen = int(data[i:i + 20])
+            n = int(data[i + 21:i + 41])
+        except ValueError:
+            break
+        body = data[i + 42:i + 42 + n]
+        if len(body) != n or data[i + 41:i + 42] != b"\n":
+            break
+        if first <= gen <= last:
+            found[gen] = body.decode()
+        i += 42 + n
+    if any(g not in found for g in range(first, last + 1)):
+        return None
+    return [found[g] for g in range(first, last + 1)]
 
 
 def _read_hint(path: Path) -> int | None:
