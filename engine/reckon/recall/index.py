@@ -485,7 +485,7 @@ class RecallIndex:
     def _bm25_by_row(self, query: str | list[str], kw: KeywordIndex | None = None) -> np.ndarray:
         kw = kw or self._kw
         ids, s = kw.scores(query)
-        key = (kw.rebuilds, self._mutations)
+        key = (kw.generation, self._mutations)
         cached = self._kw_rows.get(id(kw))
         if cached is None or cached[0] != key:
             rows = np.fromiter((self._row[i] for i in ids), dtype=np.int64, count=len(ids))
