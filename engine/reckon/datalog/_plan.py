@@ -25,6 +25,13 @@ Modes (the innermost statement of the generated loops):
 * ``"exists"``: head template bound to a given fact; return whether the body has a
   solution (DRed rederivation);
 * ``"rows"``: head template bound; yield each body solution (explanations).
+
+Aggregates (Reckon extension, :class:`~reckon.datalog.model.Aggregate`) compile to a
+nested function called per outer solution. When no inner triple pattern reads an outer
+variable, the inner join runs once per plan call and is cached; a ``COUNT`` whose only
+correlated filter is one order comparison is then answered by bisection over the sorted
+inner values (:data:`AGGREGATE_STRATEGY`, :class:`_OrderIndex`): O(n log n) instead of
+O(n^2) for "how many candidates rank ahead of this one".
 """
 
 from __future__ import annotations
