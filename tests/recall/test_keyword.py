@@ -1,0 +1,117 @@
+"""KeywordIndex: hand-computed BM25 values, incremental bookkeeping, ids layout."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from reckon.recall.keyword import KeywordIndex, tokenize
+
+
+def lucene_bm25(tf: int, df: int, n: int, dl: int, avgdl: float, k1: float = 1.2, b: float = 0.75) -> float:
+    """Kamphuis et al. 2020, Lucene variant, written out independently of the module."""
+    idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+    return idf * tf / (tf + k1 * (1 - b + b * dl / avgdl))
+
+
+def scores_by_id(kw: KeywordIndex, q: str | list[str]) -> dict[str, float]:
+    ids, s = kw.scores(q)
+    return dict(zip(ids, s.tolist(), strict=True))
+
+
+def test_tokenize_lowercases_drops_stopwords_and_possessive() -> None:
+    assert tokenize("Caroline's new painting of the Sunrise!") == ["caroline", "new", "painting", "sunrise"]
+    assert tokenize("the of and") == []
+
+
+def test_scores_match_the_lucene_formula_by_hand() -> None:
+    kw = KeywordIndex()
+    kw.add_many([("a", "red apple red"), ("b", "green apple"), ("c", "blue sky today")])
+    # lengths 3, 2, 3 -> avgdl 8/3; df(red)=1, df(apple)=2
+    s = scores_by_id(kw, "red apple")
+    avgdl = 8 / 3
+    assert s["a"] == pytest.approx(lucene_bm25(2, 1, 3, 3, avgdl) + lucene_bm25(1, 2, 3, 3, avgdl), rel=1e-6)
+    assert s["b"] == pytest.approx(lucene_bm25(1, 2, 3, 2, avgdl), rel=1e-6)
+    assert s["c"] == 0.0
+
+
+def test_a_write_changes_n_avgdl_and_df_of_every_score() -> None:
+    kw = KeywordIndex(k1=1.5, b=0.5)
+    kw.add_many([("a", "red apple"), ("b", "green apple")])
+    before = scores_by_id(kw, "apple")
+    assert before["a"] == pytest.approx(lucene_bm25(1, 2, 2, 2, 2.0, 1.5, 0.5), rel=1e-6)
+    kw.add("c", "apple pie with cream and sugar")  # tokens: apple pie cream sugar
+    after = scores_by_id(kw, "apple")
+    assert after["a"] == pytest.approx(lucene_bm25(1, 3, 3, 2, 8 / 3, 1.5, 0.5), rel=1e-6)
+    assert after["c"] == pytest.approx(lucene_bm25(1, 3, 3, 4, 8 / 3, 1.5, 0.5), rel=1e-6)
+    assert after["a"] != before["a"]
+    kw.add("c", "plum")  # update: apple leaves c, length 1
+    s = scores_by_id(kw, "apple")
+    assert s["c"] == 0.0 and s["a"] == pytest.approx(lucene_bm25(1, 2, 3, 2, 5 / 3, 1.5, 0.5), rel=1e-6)
+    assert kw.document_frequencies(["apple", "plum", "pie"]) == {"apple": 2, "plum": 1, "pie": 0}
+
+
+def test_repeated_query_token_counts_twice_and_unknown_tokens_score_zero() -> None:
+    kw = KeywordIndex()
+    kw.add_many([("a", "red apple"), ("b", "green pear")])
+    once = scores_by_id(kw, ["apple"])["a"]
+    assert scores_by_id(kw, ["apple", "apple", "kiwi"])["a"] == pytest.approx(2 * once, rel=1e-6)
+    ids, s = kw.scores("kiwi mango")
+    assert sorted(ids) == ["a", "b"] and not s.any()
+    ids, s = kw.scores("")
+    assert len(ids) == 2 and not s.any()
+
+
+def test_empty_document_counts_as_length_one() -> None:
+    kw = KeywordIndex()
+    kw.add_many([("a", "red apple"), ("e", "the of and")])
+    assert kw.tokens("e") == [] and len(kw) == 2
+    # N = 2, avgdl = (2 + 1) / 2
+    assert scores_by_id(kw, "apple")["a"] == pytest.approx(lucene_bm25(1, 1, 2, 2, 1.5), rel=1e-6)
+
+
+def test_remove_moves_last_document_and_keeps_scores_exact() -> None:
+    kw = KeywordIndex()
+    kw.add_many([(f"d{i}", f"topic{i % 3} shared word{i}") for i in range(10)])
+    kw.remove("d2")
+    kw.remove("d2")  # absent: no error
+    kw.remove("nope")
+    assert len(kw) == 9 and "d2" not in kw and "d9" in kw
+    fresh = KeywordIndex()
+    fresh.add_many([(f"d{i}", f"topic{i % 3} shared word{i}") for i in range(10) if i != 2])
+    for q in ("topic2 word9", "shared", "word2"):
+        assert scores_by_id(kw, q) == scores_by_id(fresh, q)
+    assert not any(scores_by_id(kw, "word2").values())
+    kw.remove("d9")  # the document that was moved into d2's slot
+    assert scores_by_id(kw, "word9") == {f"d{i}": 0.0 for i in range(9) if i != 2}
+    for i in range(10):
+        kw.remove(f"d{i}")
+    ids, s = kw.scores("shared")
+    assert ids == [] and s.shape == (0,) and kw.document_frequencies(["shared"]) == {"shared": 0}
+
+
+def test_generation_changes_only_when_the_ids_layout_changes() -> None:
+    kw = KeywordIndex()
+    kw.add_many([("a", "red apple"), ("b", "green pear")])
+    ids0, _ = kw.scores("apple")
+    g = kw.generation
+    kw.add("a", "yellow apple")  # update in place: same layout
+    ids1, s = kw.scores("yellow")
+    assert kw.generation == g and ids1 == ids0 and s[ids1.index("a")] > 0
+    kw.add("c", "blue plum")
+    ids2, _ = kw.scores("plum")
+    assert kw.generation == g + 1 and set(ids2) == {"a", "b", "c"}
+    kw.remove("a")
+    ids3, _ = kw.scores("plum")
+    assert kw.generation == g + 2 and set(ids3) == {"b", "c"} and kw.rebuilds == kw.generation
+
+
+def test_returned_ids_are_a_copy() -> None:
+    kw = KeywordIndex()
+    kw.add("a", "red apple")
+    ids, _ = kw.scores("apple")
+    ids.append("zzz")
+    assert kw.scores("apple")[0] == ["a"]
+    assert np.asarray(kw.scores("apple")[1]).dtype == np.float32
