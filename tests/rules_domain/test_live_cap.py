@@ -93,10 +93,16 @@ def test_live_context_is_the_top_50_of_2000_candidates(big):
 
 
 def test_rank_keys_sort_in_ranking_order(big):
-    """If every candidate has an rk:liveRankKey, then sorting the keys as strings gives
-    the documented ranking of all 2,000 candidates."""
+    """If every candidate has a rank node with an rk:liveRankKey, then sorting the keys as
+    strings gives the documented ranking of all 2,000 candidates."""
     r, cands = big
-    keys = {t.subject.value: t.object.value for t in r.inferred() if t.predicate.value == RK + "liveRankKey"}
+    inferred = r.inferred()
+    node_of = {t.object.value: t.subject for t in inferred if t.predicate.value == RK + "rankOf"}
+    key_of = {t.subject: t.object.value for t in inferred if t.predicate.value == RK + "liveRankKey"}
+    keys = {m: key_of[node] for m, node in node_of.items()}
+    assert len(key_of) == len(node_of) == 2000
+    # the key is not a property of the memory (its derived status stays as it was)
+    assert not any(t.predicate.value == RK + "liveRankKey" and t.subject.value in cands for t in inferred)
     assert set(keys) == set(cands)
     assert sorted(keys, key=keys.__getitem__) == ranked(cands)
 
