@@ -115,3 +115,40 @@ def test_returned_ids_are_a_copy() -> None:
     ids.append("zzz")
     assert kw.scores("apple")[0] == ["a"]
     assert np.asarray(kw.scores("apple")[1]).dtype == np.float32
+
+
+def test_recall_index_keyword_scores_follow_rows_after_interleaved_writes() -> None:
+    """RecallIndex maps KeywordIndex scores to its rows, with or without the same layout."""
+    from datetime import datetime, timezone
+
+    from reckon.recall import HashingEmbedder, RankConfig, RecallIndex
+
+    now = datetime(2026, 3, 1, tzinfo=timezone.utc)
+    ix = RecallIndex(None, embedder=HashingEmbedder(), config=RankConfig())
+    texts = {f"m{i}": f"topic{i % 4} note{i} shared" for i in range(30)}
+    for k, t in texts.items():
+        ix.add(k, t, time=now)
+    for i in range(0, 30, 4):
+        ix.remove(f"m{i}")
+        del texts[f"m{i}"]
+    ix.update("m5", text="topic9 rewritten")
+    texts["m5"] = "topic9 rewritten"
+    ix.add("m99", "topic1 late arrival", time=now)
+    texts["m99"] = "topic1 late arrival"
+
+    fresh = KeywordIndex()
+    fresh.add_many(texts.items())
+    want = scores_by_id(fresh, "topic1 topic9 shared")
+
+    def got() -> dict[str, float]:
+        row_scores = ix._bm25_by_row("topic1 topic9 shared")
+        return {k: float(row_scores[ix._row[k]]) for k in texts}
+
+    assert got() == want and want["m5"] > 0 and want["m99"] > 0
+    # a keyword index whose ids are in another order than the rows: remapped, same scores
+    shuffled = KeywordIndex()
+    shuffled.add_many(sorted(texts.items(), reverse=True))
+    ix._kw = shuffled
+    assert shuffled.scores("x")[0] != ix._row_ids
+    assert got() == want
+    assert [h.id for h in ix.search("topic9", now=now, config=RankConfig(use_vector=False))] == ["m5"]

@@ -485,6 +485,8 @@ class RecallIndex:
     def _bm25_by_row(self, query: str | list[str], kw: KeywordIndex | None = None) -> np.ndarray:
         kw = kw or self._kw
         ids, s = kw.scores(query)
+        if len(ids) == self._n and ids == self._row_ids:
+            return s  # same layout (both append new ids and swap-remove): no remap
         key = (kw.generation, self._mutations)
         cached = self._kw_rows.get(id(kw))
         if cached is None or cached[0] != key:
