@@ -152,3 +152,14 @@ def test_recall_index_keyword_scores_follow_rows_after_interleaved_writes() -> N
     assert shuffled.scores("x")[0] != ix._row_ids
     assert got() == want
     assert [h.id for h in ix.search("topic9", now=now, config=RankConfig(use_vector=False))] == ["m5"]
+
+
+def test_memoised_contributions_follow_writes_and_parameter_changes() -> None:
+    kw = KeywordIndex()
+    kw.add_many([("a", "red apple"), ("b", "green apple pie")])
+    first = scores_by_id(kw, "apple")
+    assert scores_by_id(kw, "apple") == first  # memoised, same values
+    kw.add("c", "plum")  # N and avgdl change: apple's idf and length norm change
+    assert scores_by_id(kw, "apple")["a"] == pytest.approx(lucene_bm25(1, 2, 3, 2, 2.0), rel=1e-6)
+    kw.k1, kw.b = 2.0, 0.0
+    assert scores_by_id(kw, "apple")["b"] == pytest.approx(lucene_bm25(1, 2, 3, 3, 2.0, 2.0, 0.0), rel=1e-6)

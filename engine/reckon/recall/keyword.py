@@ -92,6 +92,9 @@ class KeywordIndex:
         self._total = 0  # sum of document lengths
         self._postings: dict[str, dict[int, int]] = {}  # term -> {slot: tf}
         self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # term -> (slots, tf)
+        # term -> (slots, float32 BM25 contributions), valid until the next write
+        self._scored: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._scored_params = (k1, b)
         self._layout_dirty = True
         self.generation = 0
 
@@ -156,11 +159,13 @@ class KeywordIndex:
             self._layout_dirty = True
 
     def _post(self, slot: int, toks: list[str]) -> None:
+        self._scored.clear()  # N / avgdl / df changed: every contribution is stale
         for t, tf in Counter(toks).items():
             self._postings.setdefault(t, {})[slot] = tf
             self._arrays.pop(t, None)
 
     def _unpost(self, slot: int, toks: list[str]) -> None:
+        self._scored.clear()
         for t in set(toks):
             p = self._postings[t]
             del p[slot]
@@ -185,7 +190,9 @@ class KeywordIndex:
     def scores(self, query: str | Sequence[str]) -> tuple[list[str], np.ndarray]:
         """BM25 score of every indexed document for ``query``.
 
-        Cost: O(N) to allocate the result plus O(df) per query token; no rebuild.
+        Cost: O(N) to allocate the result plus O(df) per query token; no rebuild. A
+        term's float32 contributions are memoised until the next write (or a change of
+        :attr:`k1` / :attr:`b`).
 
         :param query: text (tokenised with :func:`tokenize`) or a token list (a token
             given twice counts twice).
@@ -204,16 +211,22 @@ class KeywordIndex:
                 return [], out
             avgdl = self._total / n
             k1, b = self.k1, self.b
+            if self._scored_params != (k1, b):
+                self._scored.clear()
+                self._scored_params = (k1, b)
             for t in toks:
-                arr = self._term_arrays(t)
-                if arr is None:
-                    continue
-                slots, tf = arr
-                df = len(slots)
-                idf = float(np.float32(math.log(1 + (n - df + 0.5) / (df + 0.5))))
-                dl = self._dl[slots]
-                s = idf * (tf / (k1 * ((1 - b) + b * dl / avgdl) + tf))
-                out[slots] += s.astype(np.float32)
+                hit = self._scored.get(t)
+                if hit is None:
+                    arr = self._term_arrays(t)
+                    if arr is None:
+                        continue
+                    slots, tf = arr
+                    df = len(slots)
+                    idf = float(np.float32(math.log(1 + (n - df + 0.5) / (df + 0.5))))
+                    dl = self._dl[slots]
+                    s = idf * (tf / (k1 * ((1 - b) + b * dl / avgdl) + tf))
+                    hit = self._scored[t] = (slots, s.astype(np.float32))
+                out[hit[0]] += hit[1]
             return list(self._ids), out
 
     def document_frequencies(self, tokens: Iterable[str]) -> dict[str, int]:
