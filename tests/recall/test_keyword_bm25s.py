@@ -54,7 +54,9 @@ def by_id(kw: KeywordIndex, query: list[str]) -> dict[str, float]:
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops=ops, queries=queries, kb=params)
-def test_scores_equal_bm25s_rebuilt_after_random_writes(ops, queries, kb) -> None:  # type: ignore[no-untyped-def]
+def test_scores_equal_bm25s_rebuilt_after_random_writes(
+    ops: list[tuple[str, str, str]], queries: list[list[str]], kb: tuple[float, float]
+) -> None:
     k1, b = kb
     kw = KeywordIndex(k1=k1, b=b)
     corpus: dict[str, str] = {}

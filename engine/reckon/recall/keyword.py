@@ -65,9 +65,9 @@ class KeywordIndex:
     its own terms, so writes never trigger a rebuild.
 
     Scoring is the Lucene variant of BM25 (Kamphuis et al. 2020, ECIR, "Which BM25 Do
-    You Mean?"), exactly as ``bm25s`` 0.2+ computes it with ``method="lucene"`` (its
-    default), so scores are bit-identical to ``bm25s`` rebuilt on the current corpus
-    (the differential test in ``tests/recall/test_keyword_bm25s.py`` checks this)::
+    You Mean?"), exactly as ``bm25s`` (checked against 0.3.16) computes it with
+    ``method="lucene"`` (its default), so scores are bit-identical to ``bm25s`` rebuilt
+    on the current corpus (``tests/recall/test_keyword_bm25s.py`` checks this)::
 
         idf(t)      = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))          (stored as float32)
         s(t, d)     = idf(t) * tf / (tf + k1 * (1 - b + b * |d| / avgdl)) (float64, then float32)
@@ -79,6 +79,10 @@ class KeywordIndex:
     :param k1: BM25 term-frequency saturation (default 1.2; Robertson & Zaragoza's
         recommended range 1.2-2.0).
     :param b: BM25 length normalisation in [0, 1] (default 0.75).
+
+    Attribute ``generation`` counts the changes of the ids layout returned by
+    :meth:`scores` (bumped at the first query after a new id or a removal; an update in
+    place keeps it): callers may cache an id -> position map keyed on it.
     """
 
     def __init__(self, k1: float = 1.2, b: float = 0.75) -> None:
