@@ -843,6 +843,23 @@ def read_export(source: str | Path | bytes) -> list[Quad]:
 
 
 # ---------------------------------------------------------------------- helpers
+DEFAULT_PREFIXES = "".join(
+    f"PREFIX {p}: <{ns}> "
+    for p, ns in (
+        ("rdf", "http://www.w3.org/1999/02/22-rdf-syntax-ns#"),
+        ("rdfs", "http://www.w3.org/2000/01/rdf-schema#"),
+        ("xsd", "http://www.w3.org/2001/XMLSchema#"),
+        ("owl", "http://www.w3.org/2002/07/owl#"),
+        ("sh", "http://www.w3.org/ns/shacl#"),
+        ("rk", "https://reckon.dev/ns/core#"),
+        ("mk", "https://reckon.dev/ns/marketing#"),
+        ("rc", "https://reckon.dev/ns/recruiting#"),
+    )
+)
+"""Prefixes every read-only query may use without declaring them (rdf, rdfs, xsd, owl,
+sh, and Reckon's rk / mk / rc)."""
+
+
 def _run_query(
     mirror: Store,
     sparql: str,
@@ -850,6 +867,9 @@ def _run_query(
     union: bool,
 ) -> QueryResult:
     check_read_only(sparql)
+    # Well-known prefixes are predeclared on the query's first line (line numbers in
+    # error messages stay those of the text given); a PREFIX in the query overrides them.
+    sparql = DEFAULT_PREFIXES + sparql
     subs = None
     if substitutions:
         subs = {}
@@ -875,9 +895,22 @@ def _run_query(
             return rows
         return list(result)
     except SyntaxError as e:
-        raise classify_parse_failure(sparql, e) from e
+        raise classify_parse_failure(sparql, _unshift_position(e)) from e
     except (OSError, RuntimeError, ValueError) as e:
         raise InvalidInput(f"SPARQL query failed: {e}", field="query") from e
+
+
+def _unshift_position(e: SyntaxError) -> SyntaxError:
+    """Report parse positions in the caller's text, not after the predeclared prefixes."""
+    import re
+
+    def fix(m: "re.Match[str]") -> str:
+        line, col = int(m.group(1)), int(m.group(2))
+        if line == 1:
+            col = max(1, col - len(DEFAULT_PREFIXES))
+        return f"error at {line}:{col}"
+
+    return SyntaxError(re.sub(r"error at (\d+):(\d+)", fix, str(e), count=1))
 
 
 def _check_asserted(quad: Quad) -> Quad:
