@@ -26,11 +26,14 @@ def test_every_rule_has_an_iri_and_an_if_then_comment(name):
 
 
 def test_module_rules_stratify_with_closed_rules_on_top(ruleset):
+    """Stratum 0: every monotone rule; stratum 1: the run-once SET rules (utilisation and
+    the live rank key); stratum 2: the live-context cap, whose aggregate reads the keys."""
     strata = stratify(ruleset)
-    assert len(strata) == 2
-    once = {r.id.value.rsplit("#", 1)[-1] for r in strata[1].once}
-    assert once == {"live-context-cap", "budget-utilisation"}
-    assert not strata[0].once and not strata[1].general
+    assert len(strata) == 3
+    names = [{r.id.value.rsplit("#", 1)[-1] for r in s.once} for s in strata]
+    assert names[1] == {"live-rank-key", "budget-utilisation"}
+    assert names[2] == {"live-context-cap"}
+    assert not strata[0].once and not strata[1].general and not strata[2].general
 
 
 def test_negations_and_aggregates_read_only_asserted_or_lower_predicates(ruleset):
