@@ -33,7 +33,7 @@ from reckon._errors import (
 )
 from reckon.memory import _rdf as R
 from reckon.memory import authz
-from reckon.memory.conflicts import ConflictJudge, LexicalJudge, Subject, conflict_digest
+from reckon.memory.conflicts import ConflictJudge, LexicalJudge, Subject, conflict_digest, tokens
 from reckon.memory.models import (
     Conflict,
     HistoryEntry,
@@ -78,6 +78,101 @@ def _now() -> datetime:
     return datetime.now(timezone.utc)
 
 
+class _PeerEntry:
+    """One active memory as the write path's dedup / conflict reads see it."""
+
+    __slots__ = ("a", "groups", "label_key", "toks", "first_type")
+
+    def __init__(self, a: dict[Any, list[Any]]) -> None:
+        self.a = a
+        self.label_key = normalise_label(a[R.LABEL][0].value)
+        content = a.get(R.P_CONTENT)
+        self.toks = frozenset(tokens(f"{a[R.LABEL][0].value} {content[0].value if content else ''}"))
+        types = [t for t in a.get(R.A, []) if isinstance(t, NamedNode)]
+        self.first_type = types[0] if types else R.MEMORY
+        groups = []
+        for s in a.get(R.P_SCOPE, []):
+            if s == _USER:
+                groups.extend((s, o) for o in a.get(R.P_OWNER, []))
+            elif s == _TEAM:
+                if a.get(R.P_TEAM):
+                    groups.append((s, frozenset(a[R.P_TEAM])))
+            else:
+                groups.append((s,))
+        self.groups = groups
+
+    def partial(self, scope_iri: NamedNode) -> dict[Any, list[Any]]:
+        """The fields the peers query used to read (type, label, content, team, scope)."""
+        d: dict[Any, list[Any]] = defaultdict(list)
+        for p in (R.A, R.LABEL, R.P_CONTENT, R.P_TEAM):
+            if p in self.a:
+                d[p] = list(dict.fromkeys(self.a[p]))
+        d[R.P_SCOPE] = [scope_iri]
+        return d
+
+
+_USER = R.SCOPE_IRI["user"]
+_TEAM = R.SCOPE_IRI["team"]
+
+
+class _PeerIndex:
+    """Active memories of a tenant grouped by (scope, stakeholder), as of one store
+    generation: normalised label -> memories (dedup) and token -> memories (conflict
+    candidates of the lexical judge). Built from the store mirror; brought forward by
+    re-reading only the memories that known commits touched."""
+
+    def __init__(self, gen: int) -> None:
+        self.gen = gen
+        self.entries: dict[NamedNode, _PeerEntry] = {}
+        self.groups: dict[tuple[Any, ...], set[NamedNode]] = defaultdict(set)
+        self.by_label: dict[tuple[Any, ...], set[NamedNode]] = defaultdict(set)
+        self.by_token: dict[tuple[Any, ...], set[NamedNode]] = defaultdict(set)
+
+    def _drop(self, m: NamedNode) -> None:
+        e = self.entries.pop(m, None)
+        if e is None:
+            return
+        for g in e.groups:
+            for d, k in ((self.groups, g), (self.by_label, (g, e.label_key))):
+                s = d.get(k)
+                if s is not None:
+                    s.discard(m)
+                    if not s:
+                        del d[k]
+            for tok in e.toks:
+                k = (g, tok)
+                s = self.by_token.get(k)
+                if s is not None:
+                    s.discard(m)
+                    if not s:
+                        del self.by_token[k]
+
+    def refresh(self, m: Any, view: Any) -> None:
+        """Re-read memory ``m`` from ``view`` (drop it when it is no active memory)."""
+        self._drop(m)
+        if not isinstance(m, NamedNode) or not view.contains(Quad(m, R.A, R.ACTIVE, R.INFERRED)):
+            return
+        a: dict[Any, list[Any]] = defaultdict(list)
+        for q in view.quads(m, None, None, R.MEMORIES):
+            a[q.predicate].append(q.object)
+        if not a.get(R.P_SCOPE) or not a.get(R.A) or not a.get(R.LABEL):
+            return
+        e = _PeerEntry(dict(a))
+        self.entries[m] = e
+        for g in e.groups:
+            self.groups[g].add(m)
+            self.by_label[(g, e.label_key)].add(m)
+            for tok in e.toks:
+                self.by_token[(g, tok)].add(m)
+
+    @classmethod
+    def build(cls, gen: int, view: Any) -> "_PeerIndex":
+        idx = cls(gen)
+        for q in view.quads(None, R.A, R.ACTIVE, R.INFERRED):
+            idx.refresh(q.subject, view)
+        return idx
+
+
 class MemoryService:
     """Memory operations of one tenant, over a :class:`reckon.store.TenantStore`.
 
@@ -104,6 +199,9 @@ class MemoryService:
         self._schema: R.SchemaView | None = None
         self._schema_rows: tuple[str, list[Triple]] | None = None
         self._tl = threading.local()
+        self._peer_index: _PeerIndex | None = None
+        self._commits: dict[int, Any] = {}  # generation -> Commit of this service's writes
+        self._commits_lock = threading.Lock()
 
     def _query(self, sparql: str, substitutions: dict[Any, Any] | None = None) -> Any:
         """Read through the open transaction's view when inside one (the store's own
@@ -132,6 +230,10 @@ class MemoryService:
                 yield txn
             finally:
                 self._tl.txn = None
+        commit = getattr(txn, "commit", None)
+        if commit is not None and isinstance(getattr(commit, "generation", None), int):
+            with self._commits_lock:
+                self._commits[commit.generation] = commit
 
     # ------------------------------------------------------------------------------
     # schema and validation
@@ -158,6 +260,7 @@ class MemoryService:
         """Forget the cached schema (after the tenant's SCHEMA graph changed)."""
         self._schema = None
         self._schema_rows = None
+        self._peer_index = None
         if hasattr(self._validator, "reset"):
             self._validator.reset()  # type: ignore[union-attr]
 
@@ -442,12 +545,21 @@ class MemoryService:
         conflict_id: str | None,
     ) -> NamedNode:
         # -- dedup ------------------------------------------------------------
-        peers = self._peers(data.scope, owner, teams, klass)
         key = normalise_label(data.label)
-        for pid, (a, _) in peers.items():
-            if normalise_label(a[R.LABEL][0].value) == key and klass in a.get(R.A, []):
-                self._dedup_update(txn, pid, self._node(pid)[0], data, principal)
-                return pid
+        group = self._group(data.scope, owner, teams)
+        peers: dict[NamedNode, tuple[dict[Any, list[Any]], None]] | None = None
+        if group is None:
+            peers = self._peers(data.scope, owner, teams, klass)
+            for pid, (a, _) in peers.items():
+                if normalise_label(a[R.LABEL][0].value) == key and klass in a.get(R.A, []):
+                    self._dedup_update(txn, pid, self._node(pid)[0], data, principal)
+                    return pid
+        else:
+            idx, gkey = group
+            for pid in sorted(idx.by_label.get((gkey, key), ()), key=lambda n: n.value):
+                if klass in idx.entries[pid].a.get(R.A, []):
+                    self._dedup_update(txn, pid, self._node(pid)[0], data, principal)
+                    return pid
 
         # -- new node --------------------------------------------------------
         m = R.memory_iri(self.tenant, uuid.uuid4().hex)
@@ -485,7 +597,10 @@ class MemoryService:
                 self._check_supersedable(principal, old, oa)
                 replaced.append(old)
         else:
-            candidates = {pid: v for pid, v in peers.items() if klass == R.MEMORY or klass in v[0].get(R.A, [])}
+            if peers is not None:
+                candidates = {pid: v for pid, v in peers.items() if klass == R.MEMORY or klass in v[0].get(R.A, [])}
+            else:
+                candidates = self._candidates(group, data, klass)
             hits = self._judge(m, klass, data, triples, candidates)
             if hits:
                 silent = data.source == "extraction" and data.kind == "context"
@@ -529,12 +644,116 @@ class MemoryService:
         d["owner"], d["teams"] = owner, teams
         return json.dumps(d, sort_keys=True, default=str)
 
+    # -- the peer index (dedup / conflict candidates) ------------------------------
+    def _affected(self, old: int, new: int) -> set[Any] | None:
+        """Subjects whose peer entry may differ between generations ``old`` and ``new``,
+        from the commits this process knows of (this service's own writes and the
+        store's last commit); ``None`` when a commit in between is unknown (another
+        writer or process) or changed the schema."""
+        if new < old:
+            return None
+        with self._commits_lock:
+            known = dict(self._commits)
+            for g in [g for g in self._commits if g <= new]:
+                del self._commits[g]
+        last = getattr(self.store, "last_commit", None)
+        if last is not None and isinstance(getattr(last, "generation", None), int):
+            known.setdefault(last.generation, last)
+        out: set[Any] = set()
+        for g in range(old + 1, new + 1):
+            c = known.get(g)
+            if c is None:
+                return None
+            for q in (*c.added, *c.removed):
+                if q.graph_name == R.MEMORIES:
+                    out.add(q.subject)
+                elif q.graph_name == R.SCHEMA:
+                    return None
+            for t in (*c.inferred_added, *c.inferred_removed):
+                if t.predicate == R.A and t.object == R.ACTIVE:
+                    out.add(t.subject)
+        return out
+
+    def _index(self) -> _PeerIndex | None:
+        """The peer index at the open transaction's generation (``None`` outside a
+        transaction or over a store without generations). Another writer's commit
+        (unknown to this process) rebuilds it from the mirror."""
+        txn = getattr(self._tl, "txn", None)
+        gen_of = getattr(self.store, "generation", None)
+        if txn is None or gen_of is None:
+            return None
+        gen = gen_of()
+        idx, self._peer_index = self._peer_index, None  # a failure below leaves no half-updated index
+        view = txn.view
+        if idx is not None and idx.gen != gen:
+            affected = self._affected(idx.gen, gen)
+            if affected is None:
+                idx = None
+            else:
+                for m in affected:
+                    idx.refresh(m, view)
+                idx.gen = gen
+        if idx is None:
+            with self._commits_lock:
+                self._commits = {g: c for g, c in self._commits.items() if g > gen}
+            idx = _PeerIndex.build(gen, view)
+        self._peer_index = idx
+        return idx
+
+    def _group(self, scope: str, owner: str | None, teams: list[str]) -> tuple[_PeerIndex, tuple[Any, ...]] | None:
+        """The peer index and the (scope, stakeholder) group key, or ``None`` to read peers by query."""
+        idx = self._index()
+        if idx is None:
+            return None
+        scope_iri = R.SCOPE_IRI[scope]
+        if scope == "user":
+            return idx, (scope_iri, self._person(owner)) if owner is not None else ("none",)
+        if scope == "team":
+            return idx, (scope_iri, frozenset(self._team(t) for t in teams)) if teams else ("none",)
+        return idx, (scope_iri,)
+
+    def _candidates(
+        self, group: tuple[_PeerIndex, tuple[Any, ...]], data: MemoryInput, klass: NamedNode
+    ) -> dict[NamedNode, tuple[dict[Any, list[Any]], None]]:
+        """Conflict candidates from the index: same-class peers for a subclass memory;
+        otherwise every peer, or for the lexical judge only peers sharing a word token
+        (its cosine is 0 < threshold for the others)."""
+        idx, gkey = group
+        members = idx.groups.get(gkey, set())
+        scope_iri = gkey[0]
+        out: dict[NamedNode, tuple[dict[Any, list[Any]], None]] = {}
+        if klass != R.MEMORY:
+            for pid in members:
+                e = idx.entries[pid]
+                if klass in e.a.get(R.A, []):
+                    out[pid] = (e.a, None)
+            return out
+        judge = self.judge
+        if type(judge) is LexicalJudge and judge.threshold > 0:
+            pool: set[NamedNode] = set()
+            for tok in set(tokens(f"{data.label} {data.content}")):
+                pool |= idx.by_token.get((gkey, tok), set())
+        else:
+            pool = members
+        for pid in pool:
+            out[pid] = (idx.entries[pid].partial(scope_iri), None)
+        return out
+
     def _peers(
         self, scope: str, owner: str | None, teams: list[str], klass: NamedNode | None = None
     ) -> dict[NamedNode, tuple[dict[Any, list[Any]], None]]:
         """Active memories with the same scope and stakeholder: same owner (user), the
         same team set (team), any (company)."""
         scope_iri = R.SCOPE_IRI[scope]
+        group = self._group(scope, owner, teams)
+        if group is not None:
+            idx, gkey = group
+            out = {}
+            for pid in idx.groups.get(gkey, set()):
+                e = idx.entries[pid]
+                full = klass is not None and klass != R.MEMORY and klass in e.a.get(R.A, [])
+                out[pid] = (e.a if full else e.partial(scope_iri), None)
+            return out
         subs: dict[Variable, Any] = {Variable("scope"): scope_iri}
         if scope == "user":
             if owner is None:
