@@ -235,3 +235,15 @@ def test_post_body_not_utf8_and_wrong_media_type(world):
     assert r.status_code == 400 and r.json()["error"]["field"] == "body"
     r = world.client.post("/tenants/acme/sparql", json={"query": LABELS}, headers=h)
     assert r.status_code == 415 and r.json()["error"]["type"] == "unsupported_media_type"
+
+
+def test_predeclared_prefixes_work_over_http_like_in_python(world):
+    """Regression: the endpoint parsed the query a second time without the predeclared
+    prefixes (rk:, rdfs: ...) and answered 500 to README's own example queries."""
+    q = "SELECT ?m ?label WHERE { ?m a rk:ActiveMemory ; rdfs:label ?label } ORDER BY ?m"
+    r = _get(world, q, "application/sparql-results+json")
+    assert r.status_code == 200, r.text
+    got = [(b["m"]["value"], b["label"]["value"]) for b in json.loads(r.content)["results"]["bindings"]]
+    rows = world.engine.tenant("acme").sparql(q)
+    assert got == [(row["m"].value, row["label"].value) for row in rows]
+    assert got  # the fixture tenant has active memories

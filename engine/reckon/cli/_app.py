@@ -115,7 +115,27 @@ def run(argv: list[str]) -> int:
     except ReckonError as exc:
         err_console.print(f"[red]error:[/red] {type(exc).__name__}: {escape(str(exc))}", soft_wrap=True)
         return EXIT_INPUT
-    except Exception as exc:  # click usage errors and real bugs
+    except UnicodeDecodeError as exc:  # a file given by the user is not UTF-8 text
+        err_console.print(f"[red]error:[/red] input is not UTF-8 text: {escape(str(exc))}", soft_wrap=True)
+        return EXIT_INPUT
+    except OSError as exc:  # a path given by the user cannot be read or written
+        where = f" {exc.filename}" if getattr(exc, "filename", None) else ""
+        err_console.print(
+            f"[red]error:[/red] cannot access{escape(where)}: {escape(exc.strerror or str(exc))}",
+            soft_wrap=True,
+        )
+        return EXIT_INPUT
+    except Exception as exc:  # click usage errors, option validation and real bugs
+        from pydantic import ValidationError
+
+        if isinstance(exc, ValidationError):  # e.g. an empty --as building the Principal
+            first = exc.errors()[0] if exc.errors() else {}
+            field = ".".join(str(x) for x in first.get("loc", ())) or exc.title
+            err_console.print(
+                f"[red]error:[/red] invalid {escape(field)}: {escape(str(first.get('msg', exc)))}",
+                soft_wrap=True,
+            )
+            return EXIT_INPUT
         # click's exceptions, or typer's vendored copy of click (typer >= 0.26: typer._click)
         names = {c.__name__ for c in type(exc).__mro__}
         if "ClickException" in names:

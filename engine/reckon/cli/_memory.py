@@ -5,8 +5,8 @@ The principal is built from `--as PERSON` (default `ops`), `--member-of TEAM`
 `--prop key=value` (a key given twice makes a list value).
 
 Exit codes: 0 ok; 1 the memory does not conform to its SHACL shapes; 2 input error
-(bad field, unknown memory, not authorized, a conflict needing `--replace` or
-`--keep-both --conflict-id ID`, restore refused); 3 internal error.
+(bad field, unknown memory, not authorized, a conflict needing `--replace --conflict-id ID`
+or `--keep-both --conflict-id ID`, restore refused); 3 internal error.
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ def _write(fn: Any, **kwargs: Any) -> Any:
     except ConflictPending as c:
         warn(f"conflict: {c}", markup=False)
         warn(f"  would replace: {', '.join(c.candidates)}", markup=False)
-        raise fail(f"confirm with --replace, or --keep-both --conflict-id {c.conflict_id}") from None
+        raise fail(f"confirm with --replace --conflict-id {c.conflict_id}, or --keep-both --conflict-id {c.conflict_id}") from None
 
 
 @app.command("remember")
@@ -120,7 +120,7 @@ def remember(
     teams: list[str] = typer.Option([], "--team", help="Team of a team-scope memory; repeat."),
     owner: str = typer.Option(None, "--owner", help="Owner of a user-scope memory (default: --as)."),
     supersedes: list[str] = typer.Option([], "--supersedes", help="Id of a memory this one replaces; repeat."),
-    replace: bool = typer.Option(False, "--replace", help="Confirm a pending conflict: supersede the candidates."),
+    replace: bool = typer.Option(False, "--replace", help="Confirm a pending conflict: supersede the candidates (needs --conflict-id)."),
     keep_both: bool = typer.Option(False, "--keep-both", help="Confirm a pending conflict: keep both (needs --conflict-id)."),
     conflict_id: str = typer.Option(None, "--conflict-id", help="The id printed with the pending conflict."),
     as_person: str = AS_OPT,

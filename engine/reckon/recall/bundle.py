@@ -200,14 +200,20 @@ class BundleItem(BaseModel):
     overrides: list[str] = Field(default_factory=list)
 
     def line(self, max_chars: int = _MAX_ITEM_CHARS) -> str:
-        """The item as one Markdown list line (content shortened to ``max_chars``)."""
-        content = self.content.strip()
-        if content and content != self.label:
+        """The item as one Markdown list line (content shortened to ``max_chars``).
+
+        Label and content are folded onto the one line (every run of whitespace,
+        newlines and Unicode line separators included, becomes one space), so text a
+        user or an agent stored can never open a section of its own in the prompt.
+        """
+        label = _one_line(self.label)
+        content = _one_line(self.content)
+        if content and content != label:
             if len(content) > max_chars:
                 content = content[: max_chars - 1].rstrip() + "…"
-            text = f"{self.label}: {content}"
+            text = f"{label}: {content}"
         else:
-            text = self.label
+            text = label
         who = [self.importance_name, self.scope]
         if self.scope == "team" and self.teams:
             who[-1] = f"team {', '.join(self.teams)}"
@@ -225,6 +231,11 @@ class BundleItem(BaseModel):
         if self.overridden_by:
             out += f" — OVERRIDDEN by [{self.overridden_by}] (more specific scope)"
         return out
+
+
+def _one_line(text: str) -> str:
+    """``text`` with every whitespace run (``\\n``, ``\\r``, U+2028 ...) folded to one space."""
+    return " ".join(text.split())
 
 
 class BundleBlock(BaseModel):

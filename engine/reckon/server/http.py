@@ -74,6 +74,7 @@ from pyoxigraph import (
     serialize,
 )
 
+from reckon.store.tenant_store import DEFAULT_PREFIXES
 from reckon._errors import (
     ConflictPending,
     InvalidInput,
@@ -292,7 +293,7 @@ def _query_form(query: str) -> tuple[str, list[str]]:
     """``("select", variable names)``, ``("ask", [])`` or ``("graph", [])`` (CONSTRUCT /
     DESCRIBE), by running the query on an empty in-memory dataset (cheap; pyoxigraph
     result objects are thread-bound, so none outlives this call)."""
-    shape = Store().query(query)
+    shape = Store().query(DEFAULT_PREFIXES + query)  # the same predeclared prefixes as Tenant.sparql
     try:
         if isinstance(shape, QuerySolutions):
             return "select", [v.value for v in shape.variables]
