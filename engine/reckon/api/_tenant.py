@@ -206,14 +206,14 @@ class Tenant:
     def remember(self, **fields: Any) -> Any:
         """Store a new memory; see ``MemoryService.remember`` (API.md for the fields).
         The recall index embeds it at write time. :returns: ``Memory``."""
-        m = self.memory.remember(**fields)
+        m = _checked(self.memory.remember, **fields)
         self._indexed(m, fields.get("supersedes"))
         return m
 
     def update(self, memory_id: str, *, principal: Any, **changes: Any) -> Any:
         """Three-state partial edit (absent = untouched, ``None`` = remove, value = set);
         see ``MemoryService.update``. :returns: ``Memory``."""
-        m = self.memory.update(memory_id, principal=principal, **changes)
+        m = _checked(self.memory.update, memory_id, principal=principal, **changes)
         self._indexed(m)
         return m
 
@@ -245,7 +245,7 @@ class Tenant:
 
     def memories(self, **filters: Any) -> Any:
         """Memories of the tenant (``active_only``, ``kind``, ``scope``, ``subclass``)."""
-        return self.memory.memories(**filters)
+        return _checked(self.memory.memories, **filters)
 
     # ------------------------------------------------------------------ recall (reckon.recall.bundle)
     @property
@@ -279,7 +279,7 @@ class Tenant:
     def search(self, query: str, *, principal: Any, **options: Any) -> Any:
         """Hybrid search over active visible memories (importance 2-3 by default); see
         ``TenantRecall.search``. :returns: list of ``SearchHit``."""
-        return self.recall.search(query, principal=principal, **options)
+        return _checked(self.recall.search, query, principal=principal, **options)
 
     def tool_definitions(self, format: str = "openai") -> Any:
         """LLM tool definitions (remember, search, supersede, get_context); see
@@ -294,3 +294,21 @@ class Tenant:
         from reckon.api._tools import handle_tool_call
 
         return handle_tool_call(self, name, arguments, principal)
+
+
+def _checked(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """Call ``fn`` after checking the arguments against its signature, so a missing or
+    unknown argument raises :class:`InvalidInput` naming it (every public call raises a
+    ``ReckonError``), not a bare ``TypeError``.
+
+    :raises InvalidInput: when the arguments do not fit ``fn``'s signature.
+    """
+    import inspect
+    import re
+
+    try:
+        inspect.signature(fn).bind(*args, **kwargs)
+    except TypeError as exc:
+        m = re.search(r"'(\w+)'", str(exc))
+        raise InvalidInput(f"{fn.__name__}(): {exc}", field=m.group(1) if m else None) from None
+    return fn(*args, **kwargs)
