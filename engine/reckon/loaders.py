@@ -168,9 +168,19 @@ def _number(value: Any, name: str, where: str) -> Decimal:
         d = Decimal(repr(value)) if isinstance(value, float) else Decimal(str(value).strip().replace(",", ""))
     except InvalidOperation:
         raise InvalidInput(f"{where}: {name}: not a number: {value!r}", field=name) from None
-    if not d.is_finite():
-        raise InvalidInput(f"{where}: {name}: not a finite number: {value!r}", field=name)
+    if not d.is_finite() or abs(d) >= _MAX_MAGNITUDE:
+        raise InvalidInput(f"{where}: {name}: not a finite number below 1e15: {value!r}", field=name)
+    if d < 0 and name in _NON_NEGATIVE:
+        raise InvalidInput(f"{where}: {name}: must be >= 0, got {value!r}", field=name)
     return d
+
+
+_MAX_MAGNITUDE = Decimal("1e15")
+"""Amounts and counts at or above this are refused (they overflow binary floats' exact
+range and are never real ad-platform values)."""
+_NON_NEGATIVE = frozenset(_NUMERIC)
+"""Spend, conversions, revenue, clicks and impressions cannot be negative (the same rule
+``Tenant.set_spend`` / ``set_kpi`` apply)."""
 
 
 def _resolve_columns(header: Sequence[str], mapping: Mapping[str, str], where: str) -> dict[str, int]:
@@ -246,6 +256,11 @@ def read_csv(path: str | Path, mapping: Mapping[str, str] | None = None, *, plat
             if not any(cell.strip() for cell in row):
                 continue
             where = f"{p}:{n}"
+            if len(row) < len(header):
+                raise InvalidInput(
+                    f"{where}: {len(row)} cells, the header has {len(header)} (a short row is not read as zeros)",
+                    field="path",
+                )
 
             def get(f: str, row: list[str] = row) -> Any:
                 i = cols[f]
