@@ -81,28 +81,27 @@ def _now() -> datetime:
 class _PeerEntry:
     """One active memory as the write path's dedup / conflict reads see it."""
 
-    __slots__ = ("a", "groups", "label_key", "toks", "first_type")
+    __slots__ = ("a", "full", "groups", "label_key", "toks")
 
-    def __init__(self, a: dict[Any, list[Any]]) -> None:
-        self.a = a
+    def __init__(self, a: dict[Any, list[Any]], groups: list[tuple[Any, ...]], full: bool = True) -> None:
+        self.a = a  # asserted triples: all of them when ``full``, else the peers query's fields
+        self.full = full
+        self.groups = groups  # the (scope, stakeholder) groups of the index it is listed in
         self.label_key = normalise_label(a[R.LABEL][0].value)
         content = a.get(R.P_CONTENT)
         self.toks = frozenset(tokens(f"{a[R.LABEL][0].value} {content[0].value if content else ''}"))
-        types = [t for t in a.get(R.A, []) if isinstance(t, NamedNode)]
-        self.first_type = types[0] if types else R.MEMORY
-        groups = []
-        for s in a.get(R.P_SCOPE, []):
-            if s == _USER:
-                groups.extend((s, o) for o in a.get(R.P_OWNER, []))
-            elif s == _TEAM:
-                if a.get(R.P_TEAM):
-                    groups.append((s, frozenset(a[R.P_TEAM])))
-            else:
-                groups.append((s,))
-        self.groups = groups
+
+    def node(self, m: NamedNode, view: Any) -> dict[Any, list[Any]]:
+        """All asserted triples of the memory (read from ``view`` once, on first need)."""
+        if not self.full:
+            a: dict[Any, list[Any]] = defaultdict(list)
+            for q in view.quads(m, None, None, R.MEMORIES):
+                a[q.predicate].append(q.object)
+            self.a, self.full = dict(a), True
+        return self.a
 
     def partial(self, scope_iri: NamedNode) -> dict[Any, list[Any]]:
-        """The fields the peers query used to read (type, label, content, team, scope)."""
+        """The fields the peers query reads (type, label, content, team, scope)."""
         d: dict[Any, list[Any]] = defaultdict(list)
         for p in (R.A, R.LABEL, R.P_CONTENT, R.P_TEAM):
             if p in self.a:
@@ -115,14 +114,32 @@ _USER = R.SCOPE_IRI["user"]
 _TEAM = R.SCOPE_IRI["team"]
 
 
+def _groups_of(a: dict[Any, list[Any]]) -> list[tuple[Any, ...]]:
+    """(scope, stakeholder) group keys of a memory: (user scope, owner) per owner, (team
+    scope, team set), (scope,) otherwise."""
+    out: list[tuple[Any, ...]] = []
+    for s in a.get(R.P_SCOPE, []):
+        if s == _USER:
+            out.extend((s, o) for o in a.get(R.P_OWNER, []))
+        elif s == _TEAM:
+            if a.get(R.P_TEAM):
+                out.append((s, frozenset(a[R.P_TEAM])))
+        else:
+            out.append((s,))
+    return out
+
+
 class _PeerIndex:
-    """Active memories of a tenant grouped by (scope, stakeholder), as of one store
-    generation: normalised label -> memories (dedup) and token -> memories (conflict
-    candidates of the lexical judge). Built from the store mirror; brought forward by
+    """Active memories of a tenant by (scope, stakeholder) group, as of one store
+    generation: normalised label -> memories (dedup) and word token -> memories
+    (conflict candidates of the lexical judge). A group is read (by the peers query)
+    the first time a write needs it, then kept; the index is brought forward by
     re-reading only the memories that known commits touched."""
 
     def __init__(self, gen: int) -> None:
         self.gen = gen
+        self.complete = False  # every group listed (built whole from the mirror)
+        self.built: set[tuple[Any, ...]] = set()
         self.entries: dict[NamedNode, _PeerEntry] = {}
         self.groups: dict[tuple[Any, ...], set[NamedNode]] = defaultdict(set)
         self.by_label: dict[tuple[Any, ...], set[NamedNode]] = defaultdict(set)
@@ -133,22 +150,24 @@ class _PeerIndex:
         if e is None:
             return
         for g in e.groups:
-            for d, k in ((self.groups, g), (self.by_label, (g, e.label_key))):
-                s = d.get(k)
-                if s is not None:
-                    s.discard(m)
-                    if not s:
+            keys = [(self.groups, g), (self.by_label, (g, e.label_key))]
+            keys += [(self.by_token, (g, tok)) for tok in e.toks]
+            for d, k in keys:
+                members = d.get(k)
+                if members is not None:
+                    members.discard(m)
+                    if not members:
                         del d[k]
-            for tok in e.toks:
-                k = (g, tok)
-                s = self.by_token.get(k)
-                if s is not None:
-                    s.discard(m)
-                    if not s:
-                        del self.by_token[k]
+
+    def _join(self, m: NamedNode, e: _PeerEntry, g: tuple[Any, ...]) -> None:
+        self.groups[g].add(m)
+        self.by_label[(g, e.label_key)].add(m)
+        for tok in e.toks:
+            self.by_token[(g, tok)].add(m)
 
     def refresh(self, m: Any, view: Any) -> None:
-        """Re-read memory ``m`` from ``view`` (drop it when it is no active memory)."""
+        """Re-read memory ``m`` from ``view``: listed in its built groups when it is an
+        active memory, else dropped."""
         self._drop(m)
         if not isinstance(m, NamedNode) or not view.contains(Quad(m, R.A, R.ACTIVE, R.INFERRED)):
             return
@@ -157,20 +176,43 @@ class _PeerIndex:
             a[q.predicate].append(q.object)
         if not a.get(R.P_SCOPE) or not a.get(R.A) or not a.get(R.LABEL):
             return
-        e = _PeerEntry(dict(a))
-        self.entries[m] = e
-        for g in e.groups:
-            self.groups[g].add(m)
-            self.by_label[(g, e.label_key)].add(m)
-            for tok in e.toks:
-                self.by_token[(g, tok)].add(m)
+        groups = [g for g in _groups_of(a) if self.complete or g in self.built]
+        if groups:
+            e = _PeerEntry(dict(a), groups)
+            self.entries[m] = e
+            for g in groups:
+                self._join(m, e, g)
 
     @classmethod
     def build(cls, gen: int, view: Any) -> "_PeerIndex":
+        """Every group at once from the mirror: one pattern read per indexed predicate."""
         idx = cls(gen)
-        for q in view.quads(None, R.A, R.ACTIVE, R.INFERRED):
-            idx.refresh(q.subject, view)
+        active = {q.subject for q in view.quads(None, R.A, R.ACTIVE, R.INFERRED)}
+        nodes: dict[Any, dict[Any, list[Any]]] = {}
+        for p in (R.A, R.LABEL, R.P_CONTENT, R.P_SCOPE, R.P_OWNER, R.P_TEAM):
+            for q in view.quads(None, p, None, R.MEMORIES):
+                if q.subject in active:
+                    nodes.setdefault(q.subject, {}).setdefault(p, []).append(q.object)
+        for m, a in nodes.items():
+            if isinstance(m, NamedNode) and a.get(R.P_SCOPE) and a.get(R.A) and a.get(R.LABEL):
+                groups = _groups_of(a)
+                if groups:
+                    e = idx.entries[m] = _PeerEntry(a, groups, full=False)
+                    for g in groups:
+                        idx._join(m, e, g)
+        idx.complete = True
         return idx
+
+    def add_group(self, g: tuple[Any, ...], nodes: dict[NamedNode, dict[Any, list[Any]]]) -> None:
+        """List the group's members (``nodes``: memory -> peers-query fields)."""
+        self.built.add(g)
+        for m, a in nodes.items():
+            e = self.entries.get(m)
+            if e is None:
+                e = self.entries[m] = _PeerEntry(dict(a), [g], full=False)
+            elif g not in e.groups:
+                e.groups.append(g)
+            self._join(m, e, g)
 
 
 class MemoryService:
@@ -200,6 +242,7 @@ class MemoryService:
         self._schema_rows: tuple[str, list[Triple]] | None = None
         self._tl = threading.local()
         self._peer_index: _PeerIndex | None = None
+        self._index_built = False  # built whole once; later rebuilds go group by group
         self._commits: dict[int, Any] = {}  # generation -> Commit of this service's writes
         self._commits_lock = threading.Lock()
 
@@ -696,7 +739,11 @@ class MemoryService:
         if idx is None:
             with self._commits_lock:
                 self._commits = {g: c for g, c in self._commits.items() if g > gen}
-            idx = _PeerIndex.build(gen, view)
+            if self._index_built:  # after another writer's commit: groups are re-read when needed
+                idx = _PeerIndex(gen)
+            else:  # first use: every group in one pass over the mirror
+                idx = _PeerIndex.build(gen, view)
+                self._index_built = True
         self._peer_index = idx
         return idx
 
@@ -707,10 +754,16 @@ class MemoryService:
             return None
         scope_iri = R.SCOPE_IRI[scope]
         if scope == "user":
-            return idx, (scope_iri, self._person(owner)) if owner is not None else ("none",)
-        if scope == "team":
-            return idx, (scope_iri, frozenset(self._team(t) for t in teams)) if teams else ("none",)
-        return idx, (scope_iri,)
+            g = (scope_iri, self._person(owner)) if owner is not None else ("none",)
+        elif scope == "team":
+            g = (scope_iri, frozenset(self._team(t) for t in teams)) if teams else ("none",)
+        else:
+            g = (scope_iri,)
+        if not idx.complete and g not in idx.built:
+            self._peer_index = None  # until the group is listed
+            idx.add_group(g, {m: d for m, (d, _) in self._query_peers(scope, owner, teams).items()})
+            self._peer_index = idx
+        return idx, g
 
     def _candidates(
         self, group: tuple[_PeerIndex, tuple[Any, ...]], data: MemoryInput, klass: NamedNode
@@ -723,10 +776,11 @@ class MemoryService:
         scope_iri = gkey[0]
         out: dict[NamedNode, tuple[dict[Any, list[Any]], None]] = {}
         if klass != R.MEMORY:
+            view = self._tl.txn.view
             for pid in members:
                 e = idx.entries[pid]
                 if klass in e.a.get(R.A, []):
-                    out[pid] = (e.a, None)
+                    out[pid] = (e.node(pid, view), None)
             return out
         judge = self.judge
         if type(judge) is LexicalJudge and judge.threshold > 0:
@@ -752,8 +806,25 @@ class MemoryService:
             for pid in idx.groups.get(gkey, set()):
                 e = idx.entries[pid]
                 full = klass is not None and klass != R.MEMORY and klass in e.a.get(R.A, [])
-                out[pid] = (e.a if full else e.partial(scope_iri), None)
+                out[pid] = (e.node(pid, self._tl.txn.view) if full else e.partial(scope_iri), None)
             return out
+        nodes = self._query_peers(scope, owner, teams)
+        subclassed = [m for m, (d, _) in nodes.items() if klass is not None and klass != R.MEMORY and klass in d[R.A]]
+        if subclassed:  # same-class nodes in full: the judge reads their identifying properties
+            with self._view() as v:
+                for m in subclassed:
+                    d = defaultdict(list)
+                    for qd in v.quads(m, None, None, R.MEMORIES):
+                        d[qd.predicate].append(qd.object)
+                    nodes[m] = (d, None)
+        return nodes
+
+    def _query_peers(
+        self, scope: str, owner: str | None, teams: list[str]
+    ) -> dict[NamedNode, tuple[dict[Any, list[Any]], None]]:
+        """The peers query: type, label, content, team and scope of the active memories
+        of a (scope, stakeholder) group."""
+        scope_iri = R.SCOPE_IRI[scope]
         subs: dict[Variable, Any] = {Variable("scope"): scope_iri}
         if scope == "user":
             if owner is None:
@@ -774,14 +845,6 @@ class MemoryService:
                 if var in r and r[var] not in d[pred]:
                     d[pred].append(r[var])
             d[R.P_SCOPE] = [scope_iri]
-        subclassed = [m for m, d in nodes.items() if klass is not None and klass != R.MEMORY and klass in d[R.A]]
-        if subclassed:  # same-class nodes in full: the judge reads their identifying properties
-            with self._view() as v:
-                for m in subclassed:
-                    d = defaultdict(list)
-                    for qd in v.quads(m, None, None, R.MEMORIES):
-                        d[qd.predicate].append(qd.object)
-                    nodes[m] = d
         if scope == "team":
             want = {self._team(t) for t in teams}
             nodes = {k: v for k, v in nodes.items() if set(v.get(R.P_TEAM, [])) == want}
