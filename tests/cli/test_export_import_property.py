@@ -13,7 +13,7 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pyoxigraph import CanonicalizationAlgorithm, Dataset, NamedNode, Quad, Triple
+from pyoxigraph import CanonicalizationAlgorithm, Dataset, Literal, NamedNode, Quad, Triple
 
 from tests.cli.conftest import run_cli
 
@@ -47,6 +47,9 @@ def _rename(term, old: str, new: str):  # type: ignore[no-untyped-def]
         return NamedNode(new + term.value[len(old):])
     if isinstance(term, Triple):
         return Triple(_rename(term.subject, old, new), _rename(term.predicate, old, new), _rename(term.object, old, new))
+    if isinstance(term, Literal) and old in term.value and term.language is None:
+        # derived keys embed IRIs as text (rk:liveRankKey's tie-break): renamed with them
+        return Literal(term.value.replace(old, new), datatype=term.datatype)
     return term
 
 
@@ -56,7 +59,7 @@ def _canon(quads) -> set:  # type: ignore[no-untyped-def]
     return set(ds)
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                 HealthCheck.too_slow])
 @given(spec=TENANT)
 def test_export_then_import_is_isomorphic(spec: dict, tmp_path_factory) -> None:  # type: ignore[no-untyped-def]
