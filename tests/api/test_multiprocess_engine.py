@@ -139,7 +139,8 @@ def test_sigkill_during_remember_loses_no_acknowledged_memory(engine: Engine) ->
             break
         acked.append(line.split()[2])
     os.kill(victim.pid, signal.SIGKILL)
-    rest, _ = victim.communicate(timeout=60)
+    victim.wait(timeout=60)
+    rest = victim.stdout.read()  # same buffered reader as readline() (communicate would skip its buffer)
     acked += [line.split()[2] for line in rest.splitlines() if len(line.split()) == 3]
     out, err = other.communicate(timeout=600)
     assert other.returncode == 0, err

@@ -593,7 +593,8 @@ class TenantStore:
             except BaseException:
                 self._invalidate_reasoner()
                 raise
-            st.base = (st.base - base_del) | base_ins
+            st.base -= base_del  # in place: a copy of the whole base costs ~30 ms at 120k triples
+            st.base |= base_ins
             if st.inferred_in_sync:
                 ins_inf = set(delta.added)
                 rem_inf = set(delta.removed)
