@@ -591,18 +591,29 @@ class MemoryService:
         key = normalise_label(data.label)
         group = self._group(data.scope, owner, teams)
         peers: dict[NamedNode, tuple[dict[Any, list[Any]], None]] | None = None
+        same_label: list[NamedNode] = []
         if group is None:
             peers = self._peers(data.scope, owner, teams, klass)
-            for pid, (a, _) in peers.items():
-                if normalise_label(a[R.LABEL][0].value) == key and klass in a.get(R.A, []):
-                    self._dedup_update(txn, pid, self._node(pid)[0], data, principal)
-                    return pid
+            same_label = [
+                pid for pid, (a, _) in peers.items()
+                if normalise_label(a[R.LABEL][0].value) == key and klass in a.get(R.A, [])
+            ]
         else:
             idx, gkey = group
-            for pid in sorted(idx.by_label.get((gkey, key), ()), key=lambda n: n.value):
-                if klass in idx.entries[pid].a.get(R.A, []):
-                    self._dedup_update(txn, pid, self._node(pid)[0], data, principal)
-                    return pid
+            same_label = [
+                pid for pid in sorted(idx.by_label.get((gkey, key), ()), key=lambda n: n.value)
+                if klass in idx.entries[pid].a.get(R.A, [])
+            ]
+        # A restatement updates in place; a different person's (or a different source's)
+        # new text under the same label is not silently written over a memory a human may
+        # have meant to keep: it becomes a conflict candidate (ask-before-overwrite, seed §9).
+        forced: list[NamedNode] = []
+        for pid in same_label:
+            current = self._node(pid)[0]
+            if self._restates(current, data, principal):
+                self._dedup_update(txn, pid, current, data, principal)
+                return pid
+            forced.append(pid)
 
         # -- new node --------------------------------------------------------
         m = R.memory_iri(self.tenant, uuid.uuid4().hex)
@@ -645,6 +656,11 @@ class MemoryService:
             else:
                 candidates = self._candidates(group, data, klass)
             hits = self._judge(m, klass, data, triples, candidates)
+            if forced:
+                candidates = dict(candidates)  # never mutate the peer index's mapping
+                for pid in forced:
+                    candidates.setdefault(pid, (self._node(pid)[0], None))
+                hits = sorted(set(hits) | set(forced), key=lambda n: n.value)
             if hits:
                 silent = data.source == "extraction" and data.kind == "context"
                 cid = conflict_digest(self._canonical(data, owner, teams), [h.value for h in hits])
@@ -901,6 +917,28 @@ class MemoryService:
                 field="supersedes",
             )
 
+    def _restates(self, current: dict[Any, list[Any]], data: MemoryInput, principal: Principal) -> bool:
+        """Whether writing ``data`` over the same-label memory ``current`` is a restatement
+        (updated in place, dedup) rather than a possible overwrite (a conflict).
+
+        A restatement: the same text (whitespace and case aside); or its author or owner
+        writing from the same source; or auto-captured (extraction) over auto-captured.
+        """
+        def norm(text: str) -> str:
+            return " ".join(text.split()).casefold()
+
+        old_content = current.get(R.P_CONTENT, [Literal("")])[0].value
+        if norm(old_content) == norm(data.content):
+            return True
+        old_source = current.get(R.P_SOURCE, [None])[0]
+        same_source = old_source == R.SOURCE_IRI[data.source]
+        if same_source and data.source == "extraction":
+            return True
+        me = self._person(principal.person)
+        author = current.get(R.P_AUTHOR, [None])[0]
+        owner = current.get(R.P_OWNER, [None])[0]
+        return same_source and me in (author, owner)
+
     def _dedup_update(
         self, txn: Any, m: NamedNode, asserted: dict[Any, list[Any]], data: MemoryInput, principal: Principal,
     ) -> None:
@@ -1025,6 +1063,16 @@ class MemoryService:
             if old == target:
                 raise InvalidInput("supersedes: a memory cannot supersede itself", field="supersedes")
             self._check_supersedable(principal, old, oa)
+            # the replacement gains the (derived) supersedes pointer and is returned to the
+            # caller: it must be a memory the principal could supersede too (own it, or be an
+            # operator for team/company memories) — never someone else's private memory
+            t_owner = ta.get(R.P_OWNER)
+            authz.check_supersede(
+                principal,
+                memory_id=target.value.rsplit(":", 1)[-1],
+                scope=R.IRI_SCOPE[ta[R.P_SCOPE][0]],
+                owner=R.slug_of(t_owner[0].value) if t_owner else None,
+            )
             # refuse cycles: walk the newer memory's chain
             cur, seen = ta.get(R.P_SUPERSEDED_BY, []), set()
             while cur:
