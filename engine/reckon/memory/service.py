@@ -476,10 +476,31 @@ class MemoryService:
         with self._view() as v:
             return [q.object for g in (R.SCHEMA, R.MEMORIES, R.BUSINESS) for q in v.quads(iri, R.A, None, g)]
 
+    def _derived_predicates(self) -> frozenset[str]:
+        """IRIs of predicates some rule of the tenant's program derives (rule heads):
+        a writer never asserts them (memory-layout: derived triples live only in the
+        inferred graph), else a stored "status" could contradict the derived one."""
+        try:
+            rs = getattr(self.store.reasoner(), "ruleset", None)
+        except Exception:  # noqa: BLE001 - no reasoner: nothing is derived
+            rs = None
+        if rs is None:
+            return frozenset()
+        return frozenset(
+            tp.p.value for r in rs.rules for tp in r.head if isinstance(tp.p, NamedNode)
+        ) - {R.A.value}
+
     def _subclass_triples(self, m: NamedNode, klass: NamedNode, properties: dict[str, Any]) -> list[Triple]:
         out = []
+        derived = self._derived_predicates() if properties else frozenset()
         for name, value in properties.items():
             spec = self.schema.resolve_property(klass, name)
+            if spec.iri in derived:
+                raise InvalidInput(
+                    f"properties.{name}: {spec.local} is derived by the rules from live data; "
+                    f"it cannot be written",
+                    field=f"properties.{name}",
+                )
             for term in self.schema.to_terms(spec, value):
                 out.append(Triple(m, NamedNode(spec.iri), term))
         return out
@@ -1020,8 +1041,15 @@ class MemoryService:
                         if p.value in specs:
                             new[p] = []
                     continue
+                derived = self._derived_predicates()
                 for pname, pval in value.items():
                     spec = self.schema.resolve_property(klass, pname)
+                    if spec.iri in derived:
+                        raise InvalidInput(
+                            f"properties.{pname}: {spec.local} is derived by the rules from live data; "
+                            f"it cannot be written",
+                            field=f"properties.{pname}",
+                        )
                     p = NamedNode(spec.iri)
                     new[p] = [] if pval is None else self.schema.to_terms(spec, pval)
         now = R.dt_literal(self._clock())
