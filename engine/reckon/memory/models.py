@@ -127,6 +127,29 @@ def _aware(value: datetime | None) -> datetime | None:
     return value.astimezone(timezone.utc)
 
 
+
+def _check_not_blank(v: str | None) -> str | None:
+    """Field validator shared by :class:`MemoryInput` and :class:`MemoryPatch`."""
+    if v is not None and not v.strip():
+        raise ValueError("must not be blank")
+    return v
+
+
+def _check_strict_int(v: Any) -> Any:
+    """Importance is an integer: refuse booleans and non-integral floats before coercion."""
+    if isinstance(v, bool) or (isinstance(v, float) and not v.is_integer()):
+        raise ValueError("importance must be an integer 1-5")
+    return v
+
+
+def _check_teams(v: list[str] | None) -> list[str] | None:
+    """Team ids: non-empty, de-duplicated, sorted."""
+    if v is None:
+        return None
+    if any(not t for t in v):
+        raise ValueError("team ids must be non-empty")
+    return sorted(set(v))
+
 class MemoryInput(BaseModel):
     """A new memory as the caller states it (seed §3, §5).
 
@@ -151,33 +174,10 @@ class MemoryInput(BaseModel):
     teams: list[str] | None = None
     owner: str | None = None
 
-    @field_validator("label", "content")
-    @classmethod
-    def _not_blank(cls, v: str) -> str:
-        if not v.strip():
-            raise ValueError("must not be blank")
-        return v
-
-    @field_validator("importance", mode="before")
-    @classmethod
-    def _strict_int(cls, v: Any) -> Any:
-        if isinstance(v, bool) or (isinstance(v, float) and not v.is_integer()):
-            raise ValueError("importance must be an integer 1-5")
-        return v
-
-    @field_validator("expires_at")
-    @classmethod
-    def _utc(cls, v: datetime | None) -> datetime | None:
-        return _aware(v)
-
-    @field_validator("teams")
-    @classmethod
-    def _teams(cls, v: list[str] | None) -> list[str] | None:
-        if v is None:
-            return None
-        if any(not t for t in v):
-            raise ValueError("team ids must be non-empty")
-        return sorted(set(v))
+    _not_blank = field_validator("label", "content")(classmethod(lambda cls, v: _check_not_blank(v)))
+    _strict_int = field_validator("importance", mode="before")(classmethod(lambda cls, v: _check_strict_int(v)))
+    _utc = field_validator("expires_at")(classmethod(lambda cls, v: _aware(v)))
+    _teams = field_validator("teams")(classmethod(lambda cls, v: _check_teams(v)))
 
     @field_validator("owner")
     @classmethod
@@ -227,33 +227,10 @@ class MemoryPatch(BaseModel):
     properties: dict[str, PropertyValue | None] | None = None
     teams: list[str] | None = None
 
-    @field_validator("label", "content")
-    @classmethod
-    def _not_blank(cls, v: str | None) -> str | None:
-        if v is not None and not v.strip():
-            raise ValueError("must not be blank")
-        return v
-
-    @field_validator("importance", mode="before")
-    @classmethod
-    def _strict_int(cls, v: Any) -> Any:
-        if isinstance(v, bool) or (isinstance(v, float) and not v.is_integer()):
-            raise ValueError("importance must be an integer 1-5")
-        return v
-
-    @field_validator("expires_at")
-    @classmethod
-    def _utc(cls, v: datetime | None) -> datetime | None:
-        return _aware(v)
-
-    @field_validator("teams")
-    @classmethod
-    def _teams(cls, v: list[str] | None) -> list[str] | None:
-        if v is None:
-            return None
-        if any(not t for t in v):
-            raise ValueError("team ids must be non-empty")
-        return sorted(set(v))
+    _not_blank = field_validator("label", "content")(classmethod(lambda cls, v: _check_not_blank(v)))
+    _strict_int = field_validator("importance", mode="before")(classmethod(lambda cls, v: _check_strict_int(v)))
+    _utc = field_validator("expires_at")(classmethod(lambda cls, v: _aware(v)))
+    _teams = field_validator("teams")(classmethod(lambda cls, v: _check_teams(v)))
 
     @model_validator(mode="after")
     def _required_not_removed(self) -> "MemoryPatch":
