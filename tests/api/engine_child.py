@@ -20,6 +20,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve()
 sys.path[:0] = [str(HERE.parents[2] / "engine"), str(HERE.parents[2])]
 
+from reckon import ConflictPending  # noqa: E402
 from reckon.api import Engine, Principal  # noqa: E402
 
 
@@ -47,10 +48,12 @@ def main() -> None:
         for i in range(n):
             # unrelated random words, so the conflict judge sees no overlap between facts
             words = [uuid.uuid4().hex[:10] for _ in range(4)]
-            m = tenant.remember(
-                kind="fact", scope="user", importance=3, source="agent_tool",
-                label=" ".join(words[:2]), content=" ".join(words[2:]), principal=principal,
-            )
+            fields = dict(kind="fact", scope="user", importance=3, source="agent_tool",
+                          label=" ".join(words[:2]), content=" ".join(words[2:]), principal=principal)
+            try:
+                m = tenant.remember(**fields)
+            except ConflictPending as c:  # hex words can still share sub-tokens: keep both
+                m = tenant.remember(**fields, conflict_resolution="keep_both", conflict_id=c.conflict_id)
             print(f"{worker} {i} {m.id}", flush=True)
     else:  # pragma: no cover
         raise SystemExit(f"unknown command {cmd}")
