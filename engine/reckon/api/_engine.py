@@ -95,8 +95,9 @@ class Engine:
         if ruleset is None:
             return None
         from reckon.datalog.evaluate import Reasoner
+        from reckon.store.terms import canonical_term
 
-        return lambda: Reasoner(ruleset)
+        return lambda: Reasoner(ruleset, canonical=canonical_term)
 
     def schema_quads(self) -> list[Quad]:
         """Quads of the SCHEMA graph of a new tenant: shipped ontology + shapes and the

@@ -111,8 +111,10 @@ class Tenant:
         :param value: the value in the metric's unit (stored as ``xsd:decimal``).
         :param platform: ``"meta"``, ``"google"`` ...; ``None`` = company-wide.
         :param period: optional mk:Period (``"monthly"`` ...).
-        :param as_of: observation time (UTC; naive = UTC; default now).
-        :raises InvalidInput: for an unknown metric / platform / period or a bad value.
+        :param as_of: observation time (time-zone-aware; stored in UTC; default now).
+        :raises InvalidInput: for an unknown metric / platform / period, a value that is
+            not a finite decimal below 1e15 in magnitude with at most 18 fractional
+            digits, or a naive ``as_of``.
         """
         k = parse_model(KpiInput, metric=metric, value=value, platform=platform, period=period, as_of=as_of)
         when = k.as_of or datetime.now().astimezone()
@@ -133,9 +135,10 @@ class Tenant:
         """Set the current spend of a platform for a period (replacing the previous
         record of the same platform, period and currency).
 
-        :param amount: spend >= 0 in ``currency`` (stored as ``xsd:decimal``).
-        :raises InvalidInput: for an unknown platform / period, a negative amount or a
-            currency that is not three upper-case letters.
+        :param amount: spend in ``currency``, 0 <= amount < 1e15 with at most 18 fractional
+            digits (stored as ``xsd:decimal``, canonical: ``"34000.10"`` -> ``34000.1``).
+        :raises InvalidInput: for an unknown platform / period, an amount out of that
+            range or a currency that is not three upper-case letters.
         """
         sp = parse_model(SpendInput, platform=platform, amount=amount, period=period,
                          period_start=period_start, currency=currency)
@@ -165,16 +168,21 @@ class Tenant:
             B.write_subscription(txn, self.id, plan=s.plan, status=s.status, seats=s.seats)
         return txn.commit
 
-    def tick(self, now: datetime) -> Commit | None:
-        """Set the in-graph clock ``rk:clock rk:now`` (exactly one value; naive = UTC).
-        Expiry and every clock-dependent status are re-derived.
+    def tick(self, now: datetime, *, allow_backwards: bool = False) -> Commit | None:
+        """Set the in-graph clock ``rk:clock rk:now`` (exactly one value, stored in UTC).
+        Expiry and every clock-dependent status are re-derived. Setting the current
+        value again changes nothing.
 
-        :raises InvalidInput: when ``now`` is not a ``datetime``.
+        :param now: a time-zone-aware ``datetime`` (any offset).
+        :param allow_backwards: allow a value earlier than the current clock (a
+            correction); otherwise that is refused.
+        :raises InvalidInput: when ``now`` is not a ``datetime``, is naive (no time zone),
+            or is earlier than the current clock without ``allow_backwards``.
         """
         if not isinstance(now, datetime):
             raise InvalidInput(f"tick: now must be a datetime, not {type(now).__name__}", field="now")
         with self.store.transaction() as txn:
-            B.write_clock(txn, now)
+            B.write_clock(txn, now, allow_backwards=allow_backwards)
         return txn.commit
 
     def add_team(self, team_id: str, name: str | None = None) -> NamedNode:

@@ -33,14 +33,9 @@ app.add_typer(clock_app, name="clock")
 
 
 def _when(text: str | None, option: str) -> datetime | None:
-    if text is None:
-        return None
-    try:
-        if len(text) == 10:
-            return datetime.combine(date.fromisoformat(text), time(0), tzinfo=timezone.utc)
-        return datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise fail(f"{option}: not an ISO 8601 date or date-time: {text!r}") from None
+    from reckon.cli._memory import parse_when
+
+    return parse_when(text, option)
 
 
 @kpi_app.command("set")
@@ -81,12 +76,15 @@ def spend_set(
 
 @clock_app.command("tick")
 def clock_tick(
-    when: str = typer.Argument(None, help="New clock value, ISO 8601 date or date-time (default: now)."),
+    when: str = typer.Argument(None, help="New clock value: ISO 8601 date (midnight UTC) or date-time with an "
+                               "offset (Z, +02:00); default: now."),
     tenant: str = TENANT_OPT,
+    allow_backwards: bool = typer.Option(False, "--allow-backwards", help="Allow a time earlier than the clock."),
 ) -> None:
-    """Set the in-graph clock; expiry and clock-dependent statuses are re-derived."""
+    """Set the in-graph clock; expiry and clock-dependent statuses are re-derived. A time
+    earlier than the current clock is refused unless --allow-backwards."""
     now = _when(when, "WHEN") or datetime.now(timezone.utc)
-    open_tenant(tenant).tick(now)
+    open_tenant(tenant).tick(now, allow_backwards=allow_backwards)
     say(f"clock = {now.isoformat()}")
 
 

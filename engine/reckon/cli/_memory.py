@@ -11,7 +11,7 @@ or `--keep-both --conflict-id ID`, restore refused); 3 internal error.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime, time, timezone
 from typing import Any
 
 import typer
@@ -47,13 +47,20 @@ def parse_props(pairs: list[str]) -> dict[str, Any]:
 
 
 def parse_when(text: str | None, option: str) -> datetime | None:
-    """ISO 8601 date or date-time (naive = UTC)."""
+    """ISO 8601 date (midnight UTC) or date-time with an offset (``Z``, ``+02:00``); a
+    date-time without an offset is refused (no time zone is ever guessed)."""
     if text is None:
         return None
     try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+        if len(text.strip()) == 10:
+            return datetime.combine(date.fromisoformat(text.strip()), time(0), tzinfo=timezone.utc)
+        value = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:
         raise fail(f"{option}: not an ISO 8601 date or date-time: {text!r}") from None
+    if value.tzinfo is None:
+        raise fail(f"{option}: {text!r} has no time zone: add Z or an offset such as +02:00 "
+                   "(a date alone means midnight UTC)")
+    return value
 
 
 def show_memory(m: Any, as_json: bool, verb: str) -> None:

@@ -160,7 +160,8 @@ def validate_tenant(t: Any) -> dict[str, Any]:
     """
     from pyoxigraph import NamedNode
 
-    from reckon.datalog.evaluate import materialize
+    from reckon.datalog.evaluate import Reasoner
+    from reckon.store.terms import canonical_term
     from reckon.schema import schema_from_graph, validate
     from reckon.store import ASSERTED, BUSINESS, MEMORIES, SCHEMA
 
@@ -176,7 +177,11 @@ def validate_tenant(t: Any) -> dict[str, Any]:
     violations = [v for v in violations if v["severity"] == "Violation"]
     ruleset = t.engine.ruleset
     base = [q.triple for q in asserted if q.graph_name in ASSERTED]
-    expected = materialize(ruleset, base) if ruleset is not None else set()
+    expected: set[Any] = set()
+    if ruleset is not None:
+        r = Reasoner(ruleset, canonical=canonical_term)
+        r.load(base)
+        expected = r.inferred()
     stored = t.store.inferred()
     missing = sorted(str(x) for x in expected - stored)
     extra = sorted(str(x) for x in stored - expected)

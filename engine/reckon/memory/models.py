@@ -119,11 +119,16 @@ class Principal(BaseModel):
 
 
 def _aware(value: datetime | None) -> datetime | None:
-    """Naive date-times are taken as UTC; all are returned in UTC."""
+    """Aware date-times are returned in UTC; a naive one (no time zone) is refused:
+    Reckon never guesses a zone (an expiry written in local time but read as UTC is
+    off by hours)."""
     if value is None:
         return None
-    if value.tzinfo is None:
-        return value.replace(tzinfo=timezone.utc)
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValueError(
+            f"{value.isoformat()} has no time zone; give an aware datetime or an ISO 8601 "
+            "text with an offset (Z, +02:00)"
+        )
     return value.astimezone(timezone.utc)
 
 

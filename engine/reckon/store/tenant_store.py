@@ -28,6 +28,11 @@ Design (DESIGN.md "The store", "Measured facts about our dependencies"):
   instead of copying the whole store (copying 11k quads costs ~260 ms under load, a
   read-only open 20-40 ms). A missing or torn record falls back to a full reload, and
   the next writer starts a fresh journal; it is emptied past 8 MB.
+* **Terms.** Every quad a transaction adds or removes is first put in the store's own
+  canonical form (:func:`reckon.store.terms.canonical_term`: ``"…34.829040Z"`` ->
+  ``"…34.82904Z"``, ``"0005"^^xsd:int`` -> ``"5"^^xsd:integer``), so the pending
+  changes, the commit, the mirror, the journal and the reasoner's base all hold the
+  term exactly as the store does: a delete always finds what an insert added.
 * **Blank nodes** are stored as Skolem IRIs (:data:`~reckon.store.graphs.SKOLEM_PREFIX`)
   because an update cannot name an existing blank node; the reasoner and exports see
   blank nodes.
@@ -71,6 +76,7 @@ from reckon._errors import InvalidInput, ReckonError, StoreError
 from reckon.store.graphs import ASSERTED, GENERATION, INFERRED, META, PUBLIC, STORE_NODE
 from reckon.store.ids import FORMAT_VERSION, validate_tenant_id
 from reckon.store.locking import TenantLock
+from reckon.store.terms import canonical_quad
 from reckon.store.sparql import (
     check_read_only,
     classify_parse_failure,
@@ -233,7 +239,8 @@ class Txn:
         self.fresh_reasoner = False
 
     def add(self, quad: Quad) -> None:
-        """Assert ``quad`` (its graph must be schema, memories or business).
+        """Assert ``quad`` (its graph must be schema, memories or business). Its object is
+        held in the store's canonical form (:func:`reckon.store.terms.canonical_term`).
 
         :raises InvalidInput: when the graph is not an asserted graph.
         """
@@ -922,7 +929,7 @@ def _check_asserted(quad: Quad) -> Quad:
             f"quads may only be asserted in the schema, memories or business graph, not {quad.graph_name}",
             field="graph",
         )
-    return _sk_quad(quad)
+    return _sk_quad(canonical_quad(quad))
 
 
 def _sk_quad(q: Quad) -> Quad:
