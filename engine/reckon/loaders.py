@@ -526,6 +526,7 @@ def load_turtle(tenant: Any, path: str | Path) -> int:
 
     from reckon.schema import check, schema_from_graph
     from reckon.store import BUSINESS, MEMORIES, SCHEMA
+    from reckon.store.terms import canonical_triple
 
     p = Path(path)
     try:
@@ -533,7 +534,9 @@ def load_turtle(tenant: Any, path: str | Path) -> int:
     except OSError as e:
         raise InvalidInput(f"cannot read {p}: {e.strerror or e}", field="path") from e
     try:
-        triples = [q.triple for q in parse(data, format=RdfFormat.TURTLE, base_iri=p.resolve().as_uri())]
+        # validated as the store will hold them (canonical literals: reckon.store.terms)
+        triples = [canonical_triple(q.triple)
+                   for q in parse(data, format=RdfFormat.TURTLE, base_iri=p.resolve().as_uri())]
     except SyntaxError as e:
         raise InvalidInput(f"{p}: Turtle syntax error: {e}", field="path") from e
     rdf_type = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")

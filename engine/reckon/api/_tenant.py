@@ -93,6 +93,84 @@ class Tenant:
         """True when the export at ``path`` is isomorphic to the tenant's asserted graphs."""
         return self.store.verify_export(path)
 
+    # ------------------------------------------------------------------ program and settings
+    def program(self) -> Any:
+        """The program the tenant stores and reasons with
+        (:class:`reckon.schema.program.Program`: modules, digest, ``ruleset()``)."""
+        from reckon.api._program import stored_program
+
+        key = self.store.program_key
+        cached = getattr(self, "_program_cache", None)
+        if cached is not None and cached[0] == key and key is not None:
+            return cached[1]
+        with self.store.snapshot() as view:
+            prog = stored_program(view)
+        if prog is None:  # pragma: no cover - tenants are adopted when opened
+            prog = self.engine.program
+        self._program_cache = (self.store.program_key, prog)
+        return prog
+
+    def modules(self) -> list[Any]:
+        """The tenant's modules in program order (``ModuleInfo``: name, digest, files, kinds)."""
+        from reckon.api._program import ModuleInfo
+
+        return [ModuleInfo.of(m) for m in self.program().modules]
+
+    def install_module(
+        self, paths: str | Path | list[str | Path], *, name: str | None = None, upgrade: bool = False
+    ) -> Any:
+        """Add a module (``.ttl`` ontology / shapes, ``.srl`` / ``.dlog`` rules, or a folder)
+        to the tenant's program, or with ``upgrade=True`` replace the installed module of
+        that name: ONE atomic migration that writes the schema changes, the stored
+        program and the inferred graph re-derived under it (``reckon.api._program``).
+
+        :param name: the module's name (default: the folder's name or the first file's stem).
+        :returns: :class:`~reckon.api._program.MigrationReport` (what changed; action
+            ``"unchanged"`` when that exact module is installed).
+        :raises InvalidInput: a file is missing or bad, the name is taken (without
+            ``upgrade``), a module setting contradicts the tenant's value, or a class
+            still used by memories would disappear.
+        :raises RuleError: the rules do not parse or the program does not stratify.
+        :raises ShapeViolation: existing memories would not conform to the new shapes.
+        """
+        from reckon.api._program import install
+        from reckon.schema.program import Module
+
+        items = paths if isinstance(paths, (list, tuple)) else [paths]
+        return install(self, Module.from_paths(list(items), name=name), upgrade=upgrade)
+
+    def remove_module(self, name: str) -> Any:
+        """Remove a module from the tenant's program (one atomic migration).
+
+        :returns: :class:`~reckon.api._program.MigrationReport`.
+        :raises InvalidInput: no such module, ``core``, or a class it declares is used by memories.
+        """
+        from reckon.api._program import remove
+
+        return remove(self, name)
+
+    def settings(self) -> dict[str, Any]:
+        """Every setting, by name: ``near_limit_threshold`` (``Decimal`` in [0, 1]),
+        ``live_context_cap`` (``int`` >= 0), ``confidence_floor`` (``Decimal`` in [0, 1]),
+        ``live_importance_floor`` (``int`` 1-5), and those of the tenant's modules
+        (``reckon.api._settings``)."""
+        from reckon.api._settings import get_settings
+
+        return get_settings(self)
+
+    def set_setting(self, name: str, value: Any) -> Any:
+        """Replace one setting's value (one value each); the statuses that read it are
+        re-derived incrementally.
+
+        :param name: ``near_limit_threshold`` etc. (or the property's local name).
+        :returns: ``SettingChange`` dict (name, property, before, after, generation).
+        :raises InvalidInput: unknown setting or a value of the wrong type.
+        :raises ShapeViolation: a value outside the setting's range.
+        """
+        from reckon.api._settings import set_setting
+
+        return set_setting(self, name, value)
+
     # ------------------------------------------------------------------ business data
     def set_kpi(
         self,

@@ -281,7 +281,17 @@ class MemoryService:
     # ------------------------------------------------------------------------------
     # schema and validation
     # ------------------------------------------------------------------------------
+    def _schema_fresh(self) -> None:
+        """Forget the cached schema when the tenant's stored program changed (a module
+        migration, in this process or another one)."""
+        key = getattr(self.store, "program_key", None)
+        if key != getattr(self, "_program_key", None):
+            if getattr(self, "_program_key", None) is not None or self._schema_rows is not None:
+                self.reload_schema()
+            self._program_key = key
+
     def _schema_triples(self) -> tuple[str, list[Triple]]:
+        self._schema_fresh()
         if self._schema_rows is None:
             from reckon.memory._shacl import read_schema
 
@@ -291,6 +301,7 @@ class MemoryService:
     @property
     def schema(self) -> R.SchemaView:
         """The tenant's memory classes and property specs (cached; see :meth:`reload_schema`)."""
+        self._schema_fresh()
         if self._schema is None:
             key, triples = self._schema_triples()
             with _VIEWS_LOCK:
