@@ -10,10 +10,12 @@ memory and typed business node (and the settings node) against the new shapes; a
 refusal leaves the store exactly as it was.
 
 Tenants created before this version (no program graph) are adopted on first open: when
-their schema graph equals, up to blank-node names, what the opener's program produces
-and their inferred graph holds no predicate that program cannot derive, the program is
-recorded (its blank nodes renamed to the deterministic names) and the inferred graph
-re-derived. Otherwise the open is refused with :class:`~reckon._errors.ProgramMismatch`
+every triple of their schema graph is produced by the opener's program (blank-node
+structures compared up to renaming) or belongs to Reckon's own vocabularies (``rk:``,
+``mk:``, ``rc:``: an earlier version of the shipped modules, replaced by the current
+one), and their inferred graph holds no predicate that program cannot derive, the
+program is recorded (schema triples renamed to the deterministic blank nodes, settings
+values kept) and the inferred graph re-derived. Otherwise the open is refused with :class:`~reckon._errors.ProgramMismatch`
 saying how to adopt it (``Engine(data_dir, modules=[...])`` with the modules it was
 created with, or :func:`adopt` / ``reckon tenant modules adopt`` keeping the unexplained
 schema triples as a module named ``legacy-schema``).
@@ -390,14 +392,15 @@ def _legacy_mismatch(schema_now: set[Triple], inferred_preds: set[str], opener: 
     problems = []
     settings = {t for t in schema_now if t.subject == SETTINGS and t.predicate not in _NOT_SETTINGS}
     mine = opener.schema_triples()
-    if _canonical(schema_now - settings) != _canonical(mine):
-        unknown, _ = _unexplained(schema_now - settings, mine)
-        missing = {t for t in mine if not any(isinstance(x, BlankNode) for x in (t.subject, t.object))} - schema_now
-        example = sorted(str(t) for t in unknown)[:2]
+    unknown, _ = _unexplained(schema_now - settings, mine)
+    # what an earlier Reckon's shipped modules stated (only Reckon's own vocabularies)
+    # is replaced by the current shipped modules; an author's module is not guessed
+    foreign = {t for c in _grouped(unknown) if not _shipped_only(c) for t in c}
+    if foreign:
+        example = sorted(str(t) for t in foreign)[:2]
         problems.append(
-            f"its schema graph has {len(unknown)} triple(s) the program does not produce"
+            f"its schema graph has {len(foreign)} triple(s) the program does not produce"
             + (f" (e.g. {' ; '.join(example)})" if example else "")
-            + (f" and lacks {len(missing)} it does" if missing else "")
         )
     derivable = _derived_predicates(opener)
     if derivable is not None:
@@ -408,6 +411,20 @@ def _legacy_mismatch(schema_now: set[Triple], inferred_preds: set[str], opener: 
                 + ", ".join(_local(p) for p in foreign[:5]) + "): it was reasoned with other rule files"
             )
     return problems
+
+
+_SHIPPED_NS = ("https://reckon.dev/ns/core#", "https://reckon.dev/ns/marketing#", "https://reckon.dev/ns/recruiting#")
+
+
+def _grouped(triples: set[Triple]) -> list[set[Triple]]:
+    ground, comps = _components(triples)
+    return [{t} for t in ground] + comps
+
+
+def _shipped_only(component: set[Triple]) -> bool:
+    """Whether every named subject of ``component`` is in a shipped vocabulary."""
+    named = {t.subject for t in component if isinstance(t.subject, NamedNode)}
+    return bool(named) and all(n.value.startswith(_SHIPPED_NS) for n in named)
 
 
 def _components(triples: set[Triple]) -> tuple[set[Triple], list[set[Triple]]]:

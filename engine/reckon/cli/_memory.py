@@ -307,7 +307,14 @@ def history(memory_id: str = typer.Argument(...), tenant: str = TENANT_OPT, as_j
         print_json([e.model_dump(mode="json") for e in entries])
         return
     for e in entries:
-        when = e.created_at.strftime("%Y-%m-%d %H:%M") if e.created_at else "?"
         arrow = f" -> superseded by {', '.join(e.superseded_by)}" if e.superseded_by else ""
+        if e.event == "deleted":
+            when = e.deleted_at.strftime("%Y-%m-%d %H:%M") if e.deleted_at else "?"
+            say(f"{when}  {e.id}  deleted    (by {e.deleted_by}){arrow}", markup=False)
+            continue
+        when = e.created_at.strftime("%Y-%m-%d %H:%M") if e.created_at else "?"
         say(f"{when}  {e.id}  {e.event:<10} {e.label!r} (source {e.source}, author {e.author}){arrow}",
                       markup=False)
+        for r in e.revisions:
+            at = r.revised_at.strftime("%Y-%m-%d %H:%M") if r.revised_at else "?"
+            say(f"      was {r.label!r}: {r.content!r} (until {at}, replaced by {r.revised_by})", markup=False)

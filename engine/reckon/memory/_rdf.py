@@ -57,6 +57,9 @@ P_CONTENT, P_KIND, P_SCOPE, P_OWNER, P_TEAM = rk("content"), rk("kind"), rk("sco
 P_IMPORTANCE, P_SOURCE, P_CONFIDENCE = rk("importance"), rk("source"), rk("confidence")
 P_CREATED, P_UPDATED, P_AUTHOR, P_EXPIRES = rk("createdAt"), rk("updatedAt"), rk("author"), rk("expiresAt")
 P_SUPERSEDED_BY, P_SUPERSEDES = rk("supersededBy"), rk("supersedes")
+DELETED, REVISION = rk("DeletedMemory"), rk("Revision")
+P_DELETED_AT, P_DELETED_BY = rk("deletedAt"), rk("deletedBy")
+P_REVISION_OF, P_REVISED_AT, P_REVISED_BY = rk("revisionOf"), rk("revisedAt"), rk("revisedBy")
 X_STRING, X_INTEGER, X_DECIMAL = NamedNode(XSD + "string"), NamedNode(XSD + "integer"), NamedNode(XSD + "decimal")
 X_DATETIME, X_DATE, X_BOOLEAN = NamedNode(XSD + "dateTime"), NamedNode(XSD + "date"), NamedNode(XSD + "boolean")
 X_DOUBLE, X_FLOAT = NamedNode(XSD + "double"), NamedNode(XSD + "float")
@@ -89,6 +92,11 @@ def memory_iri(tenant: str, hex_id: str) -> NamedNode:
 
 def memory_prefix(tenant: str) -> str:
     return f"urn:reckon:{tenant}:memory:"
+
+
+def revision_iri(tenant: str, hex_id: str) -> NamedNode:
+    """``urn:reckon:<tenant>:revision:<hex>``: a rk:Revision node (earlier label / content)."""
+    return NamedNode(f"urn:reckon:{tenant}:revision:{hex_id}")
 
 
 def person_iri(tenant: str, person: str) -> NamedNode:
