@@ -516,6 +516,9 @@ def install(tenant: "Tenant", module: Module, *, upgrade: bool = False) -> Migra
     :raises InvalidInput: the name is taken and ``upgrade`` is false, or it is not
         installed and ``upgrade`` is true.
     """
+    problems = module.datatype_problems()
+    if problems:
+        raise InvalidInput("; ".join(problems), field="modules")
     prog = tenant.program()
     current = prog.module(module.name)
     if current is not None and current.digest == module.digest:

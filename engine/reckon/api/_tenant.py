@@ -124,6 +124,8 @@ class Tenant:
         that name: ONE atomic migration that writes the schema changes, the stored
         program and the inferred graph re-derived under it (``reckon.api._program``).
 
+        :param paths: file(s) or a folder; or the name of a shipped module (``"core"``,
+            ``"marketing"``, ``"recruiting"``) to install or upgrade to this Reckon's copy.
         :param name: the module's name (default: the folder's name or the first file's stem).
         :returns: :class:`~reckon.api._program.MigrationReport` (what changed; action
             ``"unchanged"`` when that exact module is installed).
@@ -134,8 +136,10 @@ class Tenant:
         :raises ShapeViolation: existing memories would not conform to the new shapes.
         """
         from reckon.api._program import install
-        from reckon.schema.program import Module
+        from reckon.schema.program import SHIPPED_MODULES, Module
 
+        if isinstance(paths, str) and paths in SHIPPED_MODULES and not Path(paths).exists():
+            return install(self, Module.shipped(paths), upgrade=upgrade)  # this Reckon's shipped module
         items = paths if isinstance(paths, (list, tuple)) else [paths]
         return install(self, Module.from_paths(list(items), name=name), upgrade=upgrade)
 

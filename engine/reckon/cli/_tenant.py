@@ -323,8 +323,15 @@ def modules_add(
     upgrade: bool = typer.Option(False, "--upgrade", help="Replace the installed module of that name."),
     as_json: bool = typer.Option(False, "--json", help="Print the migration report as JSON."),
 ) -> None:
-    """Install a module (or upgrade one with --upgrade): one atomic migration."""
-    _print_report(open_tenant(tenant_id).install_module(list(paths), name=name, upgrade=upgrade), as_json)
+    """Install a module (or upgrade one with --upgrade): one atomic migration. A shipped
+    module's name alone (core, marketing, recruiting) installs this Reckon's copy."""
+    from reckon.schema.program import SHIPPED_MODULES
+
+    t = open_tenant(tenant_id)
+    if len(paths) == 1 and str(paths[0]) in SHIPPED_MODULES and not paths[0].exists():
+        _print_report(t.install_module(str(paths[0]), upgrade=upgrade), as_json)
+        return
+    _print_report(t.install_module(list(paths), name=name, upgrade=upgrade), as_json)
 
 
 @modules_app.command("remove")

@@ -103,6 +103,14 @@ SHIPPED_MODULES: tuple[str, ...] = ("core", "marketing", "recruiting")
 _SCHEMA_SUFFIXES = {".ttl": RdfFormat.TURTLE, ".nt": RdfFormat.N_TRIPLES, ".n3": RdfFormat.N3}
 _RULE_SUFFIXES = {".srl": "srl", ".rl": "srl", ".dlog": "dlog", ".datalog": "dlog"}
 _XSD_INTEGER = NamedNode("http://www.w3.org/2001/XMLSchema#integer")
+_X = "http://www.w3.org/2001/XMLSchema#"
+_UNSTORABLE = {
+    **{_X + t: "xsd:integer" for t in (
+        "int", "long", "short", "byte", "nonNegativeInteger", "positiveInteger", "nonPositiveInteger",
+        "negativeInteger", "unsignedLong", "unsignedInt", "unsignedShort", "unsignedByte")},
+    _X + "dateTimeStamp": "xsd:dateTime",
+}
+"""Datatypes the store never keeps: it stores their values under the datatype named."""
 
 
 @dataclass(frozen=True)
@@ -285,6 +293,26 @@ class Module:
         for p in parts[1:]:
             merged = merged + p
         return merged
+
+    def datatype_problems(self) -> list[str]:
+        """Shapes of this module that no stored value can satisfy: ``sh:datatype`` of an
+        integer subtype (``xsd:int``, ``xsd:positiveInteger`` ...) or ``xsd:dateTimeStamp``
+        -- the store holds every such literal as ``xsd:integer`` / ``xsd:dateTime``
+        (``reckon.store.terms``), so the constraint would refuse every value."""
+        sh_datatype = NamedNode("http://www.w3.org/ns/shacl#datatype")
+        sh_path = NamedNode("http://www.w3.org/ns/shacl#path")
+        paths = {t.subject: t.object for t in self.schema_triples() if t.predicate == sh_path}
+        out = []
+        for t in self.schema_triples():
+            if t.predicate == sh_datatype and isinstance(t.object, NamedNode) and t.object.value in _UNSTORABLE:
+                where = paths.get(t.subject)
+                out.append(
+                    f"module {self.name}: sh:datatype {_local(t.object)} "
+                    f"{'on ' + _local(where) if isinstance(where, NamedNode) else ''} can never conform: the store "
+                    f"keeps such values as {_UNSTORABLE[t.object.value]}; use that datatype "
+                    f"(with sh:minInclusive / sh:maxInclusive for a range)"
+                )
+        return sorted(out)
 
     def to_record(self) -> str:
         """The files as the JSON text stored in the program graph."""
@@ -598,6 +626,9 @@ def default_program(rules: Sequence[str | Path] | None = None, modules: Sequence
     mods = list(shipped.values())
     names = {m.name for m in mods}
     for m in extra:
+        problems = m.datatype_problems()
+        if problems:
+            raise InvalidInput("; ".join(problems), field="modules")
         if m.name in names:
             raise InvalidInput(
                 f"module {m.name!r}: a module of that name is already in the program "
