@@ -123,7 +123,8 @@ def remember(
     subclass: str = typer.Option(None, "--subclass", help="Memory subclass, e.g. BudgetConstraintMemory."),
     props: list[str] = PROP_OPT,
     confidence: float = typer.Option(None, "--confidence", help="0..1 (default by source)."),
-    expires: str = typer.Option(None, "--expires", help="Expiry, ISO 8601 (UTC if no zone)."),
+    expires: str = typer.Option(None, "--expires", help="Expiry, ISO 8601: a date (midnight UTC) or a date-time "
+                                "with an offset (Z, +02:00)."),
     teams: list[str] = typer.Option([], "--team", help="Team of a team-scope memory; repeat."),
     owner: str = typer.Option(None, "--owner", help="Owner of a user-scope memory (default: --as)."),
     supersedes: list[str] = typer.Option([], "--supersedes", help="Id of a memory this one replaces; repeat."),
