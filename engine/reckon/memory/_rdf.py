@@ -399,10 +399,11 @@ class SchemaView:
             options: list[NamedNode] = [x for x in spec.in_values if isinstance(x, NamedNode)]
             if not options and spec.klass:
                 options = self.individuals(spec.klass)
+            want = _name_key(v)
             for o in options:
-                if v == o.value or v == local_name(o.value) or v.casefold() in (
-                    local_name(o.value).casefold(),
-                    (self.label_of(o) or "").casefold(),
+                if v == o.value or v == local_name(o.value) or want in (
+                    _name_key(local_name(o.value)),
+                    _name_key(self.label_of(o) or ""),
                 ):
                     return o
             if options and not spec.klass:
@@ -483,6 +484,15 @@ class SchemaView:
         if isinstance(term, NamedNode) and term in self._spo and self._spo[term].get(A):
             return local_name(term.value)
         return python_value(term)
+
+
+def _name_key(text: str) -> str:
+    """An individual's name as a lookup key: case, spaces, ``_`` and ``-`` ignored
+    (``"conversion_rate"`` = ``"ConversionRate"`` = label ``"conversion rate"``), the
+    rule ``Tenant.set_kpi`` applies to the same names (``reckon.api._business.Vocabulary``)."""
+    import re
+
+    return re.sub(r"[^0-9a-z]", "", text.casefold())
 
 
 def quads(triples: Iterable[tuple[Any, Any, Any]], graph: NamedNode = MEMORIES) -> list[Quad]:
