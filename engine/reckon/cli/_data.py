@@ -100,6 +100,8 @@ def load(
     kpis: str = typer.Option("CPA,ROAS", "--kpis", help="KPIs to derive month to date (CPA, ROAS; '' for none)."),
     company_kpis: bool = typer.Option(False, "--company-kpis", help="Also derive company-wide KPIs over all platforms."),
     tick: bool = typer.Option(True, "--tick/--no-tick", help="Advance the clock to the end of each day."),
+    allow_backwards: bool = typer.Option(False, "--allow-backwards",
+                                         help="With --tick: allow days earlier than the tenant's clock."),
 ) -> None:
     """Load business data (see the module help for formats and the daily replay)."""
     from reckon import loaders
@@ -139,7 +141,7 @@ def load(
                   console=err_console, transient=True) as progress:
         task = progress.add_task(f"replaying {len(days)} days", total=len(days))
         states = loaders.replay_daily(t, daily, kpis=want, company_kpis=company_kpis, tick=tick,
-                                      on_day=lambda s: progress.advance(task))
+                                      on_day=lambda s: progress.advance(task), allow_backwards=allow_backwards)
     platforms = sorted({d.platform for d in daily})
     say(f"loaded {len(records)} rows -> {len(daily)} daily totals for {', '.join(platforms)}; "
                   f"replayed {len(states)} days ({days[0]} .. {days[-1]})")
