@@ -10,7 +10,7 @@ from pyoxigraph import Literal, NamedNode, Quad, Triple, Variable
 
 from reckon._errors import InvalidInput, ReadOnlyQuery
 from reckon.store import BUSINESS, MEMORIES, SCHEMA, TenantStore
-from reckon.store.sparql import keywords_outside_literals
+from reckon.store.query_guard import tokenize
 
 from tests.store.toy_reasoner import SUB, TYPE, ToyReasoner
 
@@ -128,6 +128,7 @@ def test_substitutions_bind_typed_terms(store: TenantStore) -> None:
 
 
 def test_tokenizer_sees_keywords_only_outside_literals() -> None:
-    words = keywords_outside_literals('SELECT ?x WHERE { ?x <urn:DROP> "LOAD" ; ex:CLEAR 1 } # INSERT')
-    assert "SELECT" in words and "WHERE" in words
+    toks = tokenize('SELECT ?x WHERE { ?x <urn:DROP> "LOAD" ; ex:CLEAR 1 } # INSERT')
+    words = [t.upper() for kind, t, _ in toks if kind == "word"]
+    assert words == ["SELECT", "WHERE"]
     assert not {"DROP", "LOAD", "CLEAR", "INSERT"} & set(words)
