@@ -53,15 +53,35 @@ class Tenant:
 
     # ------------------------------------------------------------------ reads
     def sparql(self, query: str) -> QueryResult:
-        """Run a read-only SPARQL query; the default graph is the union of the schema,
-        memories, business and inferred graphs, each addressable with ``GRAPH``.
+        """Run a read-only SPARQL 1.2 query; the default graph is the union of the
+        schema, memories, business and inferred graphs, each addressable with ``GRAPH``
+        (and nameable in ``FROM`` / ``FROM NAMED``).
+
+        The text is checked first (:func:`reckon.store.inspect_query`: form, updates,
+        ``SERVICE``, dataset, size, depth), then evaluated once in a query worker
+        process that cannot open a network connection, under the engine's
+        :class:`~reckon.store.QueryLimits` (``Engine(query_limits=...)``).
 
         :returns: SELECT: list of dicts (variable name -> pyoxigraph term); ASK: bool;
             CONSTRUCT / DESCRIBE: list of ``Triple``.
         :raises ReadOnlyQuery: for an update or a SERVICE clause.
-        :raises InvalidInput: when the text does not parse.
+        :raises InvalidInput: when the text does not parse, or ``FROM`` names a graph
+            that is not public.
+        :raises QueryLimitExceeded: over a limit (``.limit`` says which: query_bytes,
+            depth, deadline, rows, result_bytes, busy, resources).
+        :raises TenantGone: when the tenant was deleted meanwhile.
         """
-        return self.store.query(query)
+        return self.sparql_outcome(query).to_python()
+
+    def sparql_outcome(self, query: str) -> Any:
+        """Like :meth:`sparql`, but the worker's serialized result
+        (:class:`reckon.store.QueryOutcome`: form, variables, SPARQL JSON results or
+        N-Triples bytes), for servers that pass it on."""
+        from reckon.store import inspect_query
+        from reckon.store.tenant_store import PUBLIC_IRIS
+
+        plan = inspect_query(query, self.engine.query_limits, public_graphs=PUBLIC_IRIS)
+        return self.engine.query_pool.run(self.store, plan)
 
     def explain(self, s: Any, p: Any, o: Any) -> Any:
         """Why an inferred triple holds (``reckon.datalog`` Explanation: rule, bindings and
