@@ -77,6 +77,19 @@ class _Worker:
         return ts
 
     def query(self, req: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
+        from reckon._errors import InvalidInput, ReckonError
+
+        try:
+            return self._query(req)
+        except ReckonError:
+            raise
+        except PermissionError as e:  # the sandbox refused a socket: SERVICE reached evaluation
+            raise InvalidInput(f"SPARQL query failed: network access is disabled for queries ({e})",
+                               field="query") from e
+        except (OSError, RuntimeError, ValueError) as e:
+            raise InvalidInput(f"SPARQL query failed: {e}", field="query") from e
+
+    def _query(self, req: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
         from pyoxigraph import QueryBoolean, QuerySolutions, RdfFormat, serialize
 
         from reckon._errors import QueryLimitExceeded
