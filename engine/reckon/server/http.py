@@ -636,7 +636,7 @@ def create_app(
     rate_limit: float | None = 20.0,
     rate_burst: int = 40,
     max_body_bytes: int = 4 << 20,
-    sparql_concurrency: int = 2,
+    sparql_concurrency: int | None = None,
 ) -> FastAPI:
     """The FastAPI application serving ``engine``'s tenants.
 
@@ -649,7 +649,8 @@ def create_app(
     :param rate_burst: requests a token may send at once.
     :param max_body_bytes: largest request body, bytes (413 beyond).
     :param sparql_concurrency: SPARQL queries one token may have running at once; more
-        wait (429 after the query timeout), so one client cannot hold every query worker.
+        wait (429 after the query timeout), so one client cannot hold every query worker
+        (default: one less than the engine's query workers, at least 1).
     """
     if isinstance(engine, (str, Path)):
         from reckon.api import Engine
@@ -658,6 +659,9 @@ def create_app(
     tokens = tokens or TokenStore(engine.data_dir)
     writes = WriteTimes()
     limiter = RateLimiter(rate_limit, rate_burst)
+    if sparql_concurrency is None:
+        workers = getattr(getattr(engine, "query_limits", None), "workers", 2)
+        sparql_concurrency = max(1, workers - 1)
     running: dict[str, int] = {}
     running_cond = threading.Condition()
     app = FastAPI(
