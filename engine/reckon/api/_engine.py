@@ -215,7 +215,7 @@ class Engine:
                 validate_tenant_id(p.name)
             except InvalidTenantId:
                 continue
-            if (p / "meta.json").is_file():
+            if not p.is_symlink() and (p / "meta.json").is_file():
                 out.append(p.name)
         return sorted(out)
 
