@@ -89,6 +89,7 @@ from reckon._errors import (
     UnknownMemory,
     UnknownTenant,
 )
+from reckon.api._limits import MAX_CONVERSATION_CHARS, MAX_SEARCH_CHARS
 from reckon.memory.models import HistoryEntry, Kind, Memory, Scope, Source
 from reckon.recall.bundle import ContextBundle
 from reckon.server.auth import TokenError, TokenForbidden, TokenRecord, TokenStore, parse_token
@@ -637,6 +638,7 @@ def create_app(
     rate_burst: int = 40,
     max_body_bytes: int = 4 << 20,
     sparql_concurrency: int | None = None,
+    wall_clock: bool = True,
 ) -> FastAPI:
     """The FastAPI application serving ``engine``'s tenants.
 
@@ -651,6 +653,9 @@ def create_app(
     :param sparql_concurrency: SPARQL queries one token may have running at once; more
         wait (429 after the query timeout), so one client cannot hold every query worker
         (default: one less than the engine's query workers, at least 1).
+    :param wall_clock: before each tenant request, move the tenant's in-graph clock
+        forward to the wall clock when it is more than a minute behind
+        (``Tenant.advance_clock``); ``False`` leaves the clock to ``tick`` (replays).
     """
     if isinstance(engine, (str, Path)):
         from reckon.api import Engine
@@ -724,7 +729,10 @@ def create_app(
 
     def ctx(tenant_id: str, creds: HTTPAuthorizationCredentials | None = Depends(_bearer)) -> Ctx:
         record = _authenticate(tenant_id, creds)
-        return Ctx(engine.tenant(tenant_id), record)
+        t = engine.tenant(tenant_id)
+        if wall_clock:
+            t.advance_clock()  # the server serves the present: expiry against the wall clock
+        return Ctx(t, record)
 
     # ------------------------------------------------------------------ SPARQL
     def _sparql_checks(c: Ctx, params: dict[str, list[str]]) -> None:
@@ -886,7 +894,7 @@ def create_app(
     @app.get("/tenants/{tenant_id}/search", summary="Search memories (hybrid: BM25 + embeddings)",
              tags=["recall"], response_model=SearchOut, responses=_ERRORS)
     def search(
-        q: str = Query(..., min_length=1, description="What to look for."),
+        q: str = Query(..., min_length=1, max_length=MAX_SEARCH_CHARS, description="What to look for."),
         k: int = Query(10, ge=1, le=100),
         kind: list[Kind] | None = Query(None, description="Restrict to kinds (repeat)."),
         scope: list[Scope] | None = Query(None, description="Restrict to scopes (repeat)."),
@@ -911,7 +919,8 @@ def create_app(
              responses={200: {"content": {"text/plain": {}}}, **_ERRORS})
     def bundle(
         request: Request,
-        conversation: str = Query("", description="Recent conversation text (orders items inside blocks)."),
+        conversation: str = Query("", max_length=MAX_CONVERSATION_CHARS,
+                                  description="Recent conversation text (orders items inside blocks)."),
         budget_chars: int = Query(6000, ge=500, le=200_000, description="Maximum length of the text (characters)."),
         c: Ctx = Depends(ctx),
     ) -> Any:
