@@ -30,10 +30,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "engine"))
 
-from reckon._errors import QueryLimitExceeded  # noqa: E402
-from reckon.api import Engine  # noqa: E402
-from reckon.store import QueryLimits, inspect_query  # noqa: E402
-from reckon.store.tenant_store import PUBLIC_IRIS  # noqa: E402
+from reckon._errors import QueryLimitExceeded
+from reckon.api import Engine
+from reckon.store import QueryLimits, inspect_query
+from reckon.store.tenant_store import PUBLIC_IRIS
 
 
 def ms(fn, samples: int) -> float:

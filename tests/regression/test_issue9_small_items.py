@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
-
 from reckon._errors import InvalidInput
 from reckon.api import Engine, Principal
 
@@ -37,29 +36,28 @@ def test_servers_judge_expiry_against_the_wall_clock(tenant) -> None:
     """A tenant whose clock was never ticked: through the Python API a memory with an
     expiry is not active (documented: no clock value, no expiring memory is active); the
     HTTP and MCP servers move the clock to the present first."""
-    soon = datetime.now(timezone.utc) + timedelta(days=30)
+    soon = datetime.now(UTC) + timedelta(days=30)
     m = _fact(tenant, "delta four", expires_at=soon)
     assert tenant.clock() is None and not tenant.get(m.id).active
     assert tenant.advance_clock() is True
     assert tenant.get(m.id).active
     assert tenant.advance_clock() is False  # less than a minute behind: no write
-    past = _fact(tenant, "echo five", expires_at=datetime.now(timezone.utc) - timedelta(days=1))
+    past = _fact(tenant, "echo five", expires_at=datetime.now(UTC) - timedelta(days=1))
     assert not tenant.get(past.id).active
     # never backwards
-    tenant.tick(datetime.now(timezone.utc) + timedelta(days=60))
+    tenant.tick(datetime.now(UTC) + timedelta(days=60))
     assert tenant.advance_clock() is False and not tenant.get(m.id).active
 
 
 def test_http_server_ticks_a_never_ticked_tenant(tmp_path, monkeypatch) -> None:
     from fastapi.testclient import TestClient
-
     from reckon.server.auth import TokenStore
     from reckon.server.http import create_app
 
     monkeypatch.setenv("RECKON_EMBEDDER", "hashing")
     eng = Engine(tmp_path)
     t = eng.create_tenant("acme")
-    m = _fact(t, "foxtrot six", expires_at=datetime.now(timezone.utc) + timedelta(days=3))
+    m = _fact(t, "foxtrot six", expires_at=datetime.now(UTC) + timedelta(days=3))
     tok = TokenStore(tmp_path).create("acme", person="dana", role="operator")[1]
     with TestClient(create_app(eng, rate_limit=None)) as client:
         r = client.get(f"/tenants/acme/memories/{m.id}", headers={"Authorization": f"Bearer {tok}"})

@@ -14,7 +14,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve()
 sys.path[:0] = [str(HERE.parents[2] / "engine"), str(HERE.parents[2])]
 
-from reckon.api import Engine, Principal  # noqa: E402
+from reckon.api import Engine, Principal
 
 Q = ("SELECT ?l WHERE { GRAPH <urn:reckon:graph:memories> { ?m a <https://reckon.dev/ns/core#Memory> ; "
      "<http://www.w3.org/2000/01/rdf-schema#label> ?l } } ORDER BY ?l")

@@ -17,7 +17,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from reckon._errors import TenantGone, UnknownTenant
 from reckon.api import Engine, Principal
 

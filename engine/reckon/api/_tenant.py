@@ -9,7 +9,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pyoxigraph import NamedNode, Triple
+from pyoxigraph import Literal, NamedNode, Triple
 
 from reckon._errors import InvalidInput
 from reckon.api import _business as B
@@ -71,7 +71,8 @@ class Tenant:
             depth, deadline, rows, result_bytes, busy, resources).
         :raises TenantGone: when the tenant was deleted meanwhile.
         """
-        return self.sparql_outcome(query).to_python()
+        result: QueryResult = self.sparql_outcome(query).to_python()
+        return result
 
     def sparql_outcome(self, query: str) -> Any:
         """Like :meth:`sparql`, but the worker's serialized result
@@ -201,9 +202,11 @@ class Tenant:
         """The in-graph clock ``rk:clock rk:now`` (UTC), or ``None`` when never ticked."""
         from datetime import timezone
 
+        from reckon.store import BUSINESS
+
         with self.store.snapshot() as view:
-            vals = view.objects(B.CLOCK, B.rk("now"), B.BUSINESS)
-        if not vals:
+            vals = view.objects(B.CLOCK, B.rk("now"), BUSINESS)
+        if not vals or not isinstance(vals[0], Literal):
             return None
         try:
             t = datetime.fromisoformat(vals[0].value.replace("Z", "+00:00"))

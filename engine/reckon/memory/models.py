@@ -142,7 +142,8 @@ class Principal(BaseModel):
         try:
             super().__init__(**data)
         except ValidationError as e:
-            first = e.errors()[0] if e.errors() else {}
+            errs: list[Any] = list(e.errors())
+            first: dict[str, Any] = dict(errs[0]) if errs else {}
             field = ".".join(str(x) for x in first.get("loc", ())) or None
             raise InvalidInput(f"Principal: {field}: {first.get('msg', e)}", field=field) from None
 

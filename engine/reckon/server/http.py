@@ -318,7 +318,7 @@ def sparql_response(tenant: Any, query: str, accept: str | None) -> Response:
         if RESULT_TYPES[mt] == QueryResultsFormat.JSON:
             body = doc
         else:
-            body = parse_query_results(doc, QueryResultsFormat.JSON).serialize(format=RESULT_TYPES[mt])
+            body = parse_query_results(doc, QueryResultsFormat.JSON).serialize(format=RESULT_TYPES[mt]) or b""
         charset = "; charset=utf-8" if mt.startswith("text/") else ""
         return Response(content=body, media_type=mt + charset)
     mt = negotiate(accept, list(GRAPH_TYPES))

@@ -43,16 +43,16 @@ are evaluated: a worker process that cannot open an Internet socket
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
 
 from reckon._errors import InvalidInput, QueryLimitExceeded, ReadOnlyQuery
 
 __all__ = [
     "DEFAULT_PREFIX_MAP",
+    "UPDATE_KEYWORDS",
     "QueryLimits",
     "QueryPlan",
-    "UPDATE_KEYWORDS",
     "inspect_query",
     "tokenize",
 ]
@@ -165,8 +165,8 @@ _RX = {
     "iri": re.compile(rf"<(?:[^<>\"{{}}|^`\\\x00-\x20]|{_UCHAR})*>"),
     # Strings: any backslash pair is taken as one escape (a superset of ECHAR / UCHAR:
     # an invalid escape makes pyoxigraph refuse the whole query, so it hides nothing).
-    "slong2": re.compile(r'"""[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*"""', re.S),
-    "slong1": re.compile(r"'''[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*'''", re.S),
+    "slong2": re.compile(r'"""[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*"""', re.DOTALL),
+    "slong1": re.compile(r"'''[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*'''", re.DOTALL),
     "s2": re.compile(r'"[^"\\\n\r]*(?:\\[^\n\r][^"\\\n\r]*)*"'),
     "s1": re.compile(r"'[^'\\\n\r]*(?:\\[^\n\r][^'\\\n\r]*)*'"),
     "bnode": re.compile(rf"_:[{_PN_CHARS_U}0-9](?:[{_PN_CHARS}.]*[{_PN_CHARS}])?"),
@@ -219,7 +219,7 @@ def tokenize(text: str) -> list[Token]:
     return list(_tokens(text))
 
 
-def _tokens(text: str) -> "Iterator[Token]":
+def _tokens(text: str) -> Iterator[Token]:
     i, n = 0, len(text)
     rx = _RX
     by_first = _BY_FIRST
@@ -259,7 +259,7 @@ _UESC = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")
 def _replace_codepoint_escapes(text: str) -> str:
     """SPARQL 1.1 section 19.2: codepoint escapes replaced before parsing."""
 
-    def sub(m: "re.Match[str]") -> str:
+    def sub(m: re.Match[str]) -> str:
         cp = int(m.group(1) or m.group(2), 16)
         if cp > 0x10FFFF or 0xD800 <= cp <= 0xDFFF:
             return m.group()

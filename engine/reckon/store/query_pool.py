@@ -46,7 +46,13 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
-from reckon._errors import InvalidInput, QueryLimitExceeded, ReadOnlyQuery, StoreError, TenantGone
+from reckon._errors import (
+    InvalidInput,
+    QueryLimitExceeded,
+    ReadOnlyQuery,
+    StoreError,
+    TenantGone,
+)
 from reckon.store.query_guard import QueryLimits, QueryPlan
 
 __all__ = ["QueryOutcome", "QueryPool"]
@@ -72,7 +78,14 @@ class QueryOutcome:
     def to_python(self) -> Any:
         """SELECT: list of dicts (variable -> pyoxigraph term, unbound absent); ASK:
         bool; CONSTRUCT / DESCRIBE: list of ``Triple``."""
-        from pyoxigraph import QueryResultsFormat, RdfFormat, Triple, parse, parse_query_results
+        from pyoxigraph import (
+            QueryResultsFormat,
+            QuerySolutions,
+            RdfFormat,
+            Triple,
+            parse,
+            parse_query_results,
+        )
 
         if self.form == "ask":
             return self.boolean
@@ -80,7 +93,9 @@ class QueryOutcome:
             return [Triple(q.subject, q.predicate, q.object) for q in parse(self.body, format=RdfFormat.N_TRIPLES)]
         rows = []
         names = list(self.variables)
-        for sol in parse_query_results(self.body, format=QueryResultsFormat.JSON):
+        parsed = parse_query_results(self.body, format=QueryResultsFormat.JSON)
+        assert isinstance(parsed, QuerySolutions)
+        for sol in parsed:
             row = {}
             for n in names:
                 t = sol[n]
@@ -316,7 +331,7 @@ def _error_from(h: dict[str, Any]) -> Exception:
     return StoreError(msg)
 
 
-_POOLS: "weakref.WeakSet[QueryPool]" = weakref.WeakSet()
+_POOLS: weakref.WeakSet[QueryPool] = weakref.WeakSet()
 
 
 @atexit.register

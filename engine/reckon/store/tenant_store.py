@@ -1023,10 +1023,11 @@ def evaluate_plan(
     """
     from pyoxigraph import DefaultGraph
 
-    subs = None
+    subs: dict[Variable, Any] | None = None
     if substitutions:
         subs = {Variable(k) if isinstance(k, str) else k: skolemize(v) for k, v in substitutions.items()}
     default: list[Any]
+    named: list[Any]
     if plan.from_graphs:
         default = [NamedNode(g) for g in plan.from_graphs]
     elif plan.has_dataset:
