@@ -50,6 +50,9 @@ NOISE = [
     "?s ?p (1 2 3) .",
     "?s ?p [ ex:q 1 ] .",
     "VALUES ?v { 1 'x' <urn:y> }",
+    "?s ?p true",  # with an empty joiner: ``trueSERVICE<...>`` (PEG keywords need no boundary)
+    "?s ?p 1",
+    "{}",
 ]
 
 
@@ -59,21 +62,23 @@ def _case(word: str, mask: int) -> str:
 
 @st.composite
 def hidden_service(draw: st.DrawFn, port: int) -> str:
-    kw = draw(st.sampled_from(["SERVICE", "SERVICE SILENT", "case", r"SERV\u0049CE", r"\u0053ERVICE"]))
+    kw = draw(st.sampled_from(["SERVICE", "SERVICE SILENT", "SERVICESILENT", "case", r"SERV\u0049CE",
+                               r"\u0053ERVICE"]))
     if kw == "case":
         kw = _case("service", draw(st.integers(0, 0xFFFF))) + draw(st.sampled_from(["", " SILENT", " silent"]))
     host = draw(st.sampled_from(["127.0.0.1", "localhost", "[::1]"]))
     endpoint = draw(st.sampled_from([
         f"<http://{host}:{port}/sparql>", f"<http://{host}:{port}/x#frag>", f"<http://{host}:{port}/\\u0073>",
-        "?svc", "ex:svc",
+        "?svc", "ex:svc", ":svc", "ex:",
     ]))
-    sep = draw(st.sampled_from([" ", "\n", "\t", "#c\n", ""]))
+    sep = draw(st.sampled_from([" ", "\n", "\t", "#c\n", "#c\r", "", "\r\n"]))
+    join = draw(st.sampled_from([" ", "\n", ""]))
     before = draw(st.lists(st.sampled_from(NOISE), max_size=4))
     after = draw(st.lists(st.sampled_from(NOISE), max_size=2))
-    body = " ".join(before) + f" {kw}{sep}{endpoint}{sep}{{ ?x ?p ?o }} " + " ".join(after)
+    body = join.join(before) + f"{join}{kw}{sep}{endpoint}{sep}{{?x ?p ?o}}{join}" + join.join(after)
     if endpoint == "?svc":
         body = f"BIND(<http://{host}:{port}/> AS ?svc) " + body
-    wrap = draw(st.sampled_from(["plain", "optional", "nested", "subselect", "exists"]))
+    wrap = draw(st.sampled_from(["plain", "optional", "nested", "subselect", "exists", "minus", "graph", "union"]))
     if wrap == "optional":
         body = f"OPTIONAL {{ {body} }}"
     elif wrap == "nested":
@@ -81,9 +86,15 @@ def hidden_service(draw: st.DrawFn, port: int) -> str:
     elif wrap == "subselect":
         body = "{ SELECT * WHERE { " + body + " } }"
     elif wrap == "exists":
-        body = "?s ?p ?o FILTER EXISTS { " + body + " }"
+        body = "?s ?p ?o FILTER NOT EXISTS { " + body + " }"
+    elif wrap == "minus":
+        body = "?s ?p ?o MINUS {" + body + "}"
+    elif wrap == "graph":
+        body = "GRAPH ?g {" + body + "}"
+    elif wrap == "union":
+        body = "{ ?s ?p ?o } UNION {" + body + "}"
     form = draw(st.sampled_from(["SELECT * WHERE", "ASK", "CONSTRUCT { ?x ?p ?o } WHERE", "select distinct ?x where"]))
-    prefix = f"PREFIX ex: <http://{host}:{port}/> "
+    prefix = f"PREFIX ex: <http://{host}:{port}/> PREFIX : <http://{host}:{port}/> "
     return f"{prefix}{form} {{ {body} }}"
 
 
@@ -103,7 +114,7 @@ def hidden_update(draw: st.DrawFn, port: int) -> str:
         "insert data { <urn:a> <urn:b> <urn:c> }",
     ]))
     lead = draw(st.sampled_from([
-        "", "PREFIX ex: <http://e/> ", "# SELECT * WHERE {}\n", "BASE <http://e/> ",
+        "", "PREFIX ex: <http://e/> ", "# SELECT * WHERE {}\n", "# SELECT * WHERE {}\r", "BASE <http://e/> ",
         "SELECT * WHERE { ?s ?p ?o } ; ", "ASK {} ;\n", r"PREFIX ex: <http://e/#\u0023> ",
     ]))
     tail = draw(st.sampled_from(["", " ;", " ; SELECT * WHERE {}", " # trailing"]))
@@ -193,7 +204,7 @@ def http(world):
 
     eng, t = world
     token = TokenStore(eng.data_dir).create("acme", person="ops", role="operator")[1]
-    with TestClient(create_app(eng, rate_limit=None)) as client:
+    with TestClient(create_app(eng, rate_limit=None, wall_clock=False)) as client:
         yield client, {"Authorization": f"Bearer {token}"}
 
 

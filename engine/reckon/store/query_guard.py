@@ -12,7 +12,9 @@ stream iteratively (no recursion: a 10,000-deep ``(((...`` costs one pass) to de
   keyword (``INSERT``, ``DELETE``, ``LOAD``, ``CLEAR``, ``DROP``, ``CREATE``, ``ADD``,
   ``MOVE``, ``COPY``, ``WITH``) anywhere outside IRIs, strings, comments, variables and
   prefixed names is refused with :class:`~reckon._errors.ReadOnlyQuery`;
-* ``SERVICE`` (SPARQL 1.1 Federated Query) anywhere: refused;
+* ``SERVICE`` (SPARQL 1.1 Federated Query) anywhere: refused -- also inside a bare word
+  or a prefix (``SERVICEex:svc``, ``service:svc``, ``trueSERVICE<...>``), because
+  pyoxigraph's PEG parser matches keywords without a word boundary after them;
 * the **dataset clauses** ``FROM`` / ``FROM NAMED``: the IRIs (``BASE`` and prefixes
   applied) must be public graphs of the tenant (schema, memories, business, inferred):
   the private meta graph and any other IRI are refused. The evaluator is then given
@@ -350,6 +352,15 @@ def _structure(
         if kind == "word":
             w = tok.upper()
             keywords.add(w)
+            # pyoxigraph's PEG parser matches a keyword at any position without a word
+            # boundary after it (``SERVICESILENT<...>``, ``ASKWHERE{}``, ``?s ?p
+            # trueSERVICE<...>{}`` all parse): a bare word holding SERVICE anywhere, or
+            # starting with an update keyword, is taken for that keyword
+            if "SERVICE" in w:
+                keywords.add("SERVICE")
+            for u in UPDATE_KEYWORDS:
+                if w.startswith(u):
+                    keywords.add(u)
             if w == "FROM" and level == 0:
                 k = j + 1
                 named = k < n and tokens[k][0] == "word" and tokens[k][1].upper() == "NAMED"
@@ -362,6 +373,9 @@ def _structure(
                 level += 1
             elif tok in _CLOSE and level > 0:
                 level -= 1
+        elif kind == "pname" and "SERVICE" in tok.split(":", 1)[0].upper():
+            # ``SERVICEex:svc`` and ``service:svc`` (default prefix) parse as SERVICE
+            keywords.add("SERVICE")
         elif kind == "iri" and ")" in tok and "SERVICE" in tok.upper():
             # ``?a<?b)SERVICE...>``: a '<' comparison read as an IRI could only hide a
             # keyword behind a ')'; refuse rather than guess which reading pyoxigraph takes
@@ -437,7 +451,10 @@ def _refuse(keywords: set[str], form: str | None) -> None:
             f"SPARQL update ({', '.join(found or [form or ''])}) refused: this interface is read-only"
         )
     if "SERVICE" in keywords:
-        raise ReadOnlyQuery("SERVICE (federated query) is not allowed on the read-only query interface")
+        raise ReadOnlyQuery(
+            "SERVICE (federated query) is not allowed on the read-only query interface (a bare word or "
+            "prefix containing 'service' is read as SERVICE too: rename such a prefix)"
+        )
 
 
 def _resolve(tok: str, prefixes: dict[str, str]) -> str | None:

@@ -187,6 +187,8 @@ class QueryPool:
         self.kills = 0
         """Workers killed at their deadline or found dead, since creation."""
         _POOLS.add(self)
+        # a pool that is garbage-collected (its engine is gone) stops its idle workers
+        self._finalizer = weakref.finalize(self, _kill_all, self._idle)
 
     # ------------------------------------------------------------------ workers
     def start(self) -> None:
@@ -222,8 +224,12 @@ class QueryPool:
             while True:
                 if self._closed:
                     raise StoreError("the query pool is closed")
-                if self._idle:
-                    return self._idle.pop()
+                while self._idle:
+                    p = self._idle.pop()
+                    if p.popen.poll() is None:
+                        return p
+                    p.kill()  # died while idle (killed from outside): replace it
+                    self._count -= 1
                 if self._count < self.limits.workers:
                     self._count += 1
                     break
@@ -329,6 +335,11 @@ def _error_from(h: dict[str, Any]) -> Exception:
     if name in ("TenantGone", "UnknownTenant"):
         return TenantGone(msg)
     return StoreError(msg)
+
+
+def _kill_all(procs: list[_Proc]) -> None:
+    while procs:
+        procs.pop().kill()
 
 
 _POOLS: weakref.WeakSet[QueryPool] = weakref.WeakSet()
