@@ -65,6 +65,8 @@ class _Worker:
         key = (path, incarnation)
         ts = self.stores.get(key)
         if ts is None:
+            for old in [k for k in self.stores if k[0] == path]:  # a deleted incarnation
+                self.stores.pop(old).close()
             ts = TenantStore(path, linger=0)
             if ts.incarnation != incarnation:
                 from reckon._errors import TenantGone

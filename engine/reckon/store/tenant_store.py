@@ -19,6 +19,11 @@ Design (DESIGN.md "The store", "Measured facts about our dependencies"):
   mirror under the shared ``flock``, after checking the generation hint and reloading
   from a read-only open of the store when it moved. Reads therefore see a consistent
   committed snapshot and never block on a 30 ms store open when nothing changed.
+  SPARQL from users (``Tenant.sparql``, CLI, HTTP) is evaluated instead in a query worker
+  process (:mod:`reckon.store.query_pool`) on the worker's own mirror, which this process
+  brings up to date by handing over its recent commit texts (:meth:`TenantStore.sync_texts`);
+  the worker holds the shared ``flock`` only while it syncs from disk, never while it
+  evaluates, so a long query does not hold up a writer.
 * **Reasoner.** In memory per process (``reckon.datalog.evaluate.Reasoner``), over the
   union of the asserted graphs as triples (a triple in two asserted graphs is one base
   fact; it leaves the base only when it is gone from every asserted graph). Its
