@@ -32,7 +32,7 @@ def serve_cmd(
                                          help="Largest SPARQL result, bytes (413)."),
     query_workers: int = typer.Option(2, "--query-workers", min=1, help="SPARQL worker processes."),
     query_memory: int = typer.Option(4 << 30, "--query-memory", min=64 << 20,
-                                     help="Address space of a SPARQL worker, bytes (503 beyond)."),
+                                     help="Resident memory of a SPARQL worker, bytes (503 beyond)."),
     rate_limit: float = typer.Option(20.0, "--rate-limit", min=0,
                                      help="Requests per second per API token (429 beyond); 0 = off."),
     rate_burst: int = typer.Option(40, "--rate-burst", min=1, help="Requests a token may send at once."),

@@ -96,8 +96,10 @@ class QueryLimits:
         (default 100,000). HTTP 413 (add ``LIMIT``).
     :ivar max_result_bytes: N-Triples size of the result's terms, bytes (default 32 MiB).
         HTTP 413.
-    :ivar max_memory_bytes: address space of a query worker process, bytes (default
-        4 GiB): a query that needs more is stopped (``limit="resources"``), HTTP 503.
+    :ivar max_memory_bytes: resident memory of a query worker process, bytes (default
+        4 GiB; checked every 50 ms while it evaluates, with an address-space cap of this
+        plus 4 GiB as a backstop): a query that needs more is stopped
+        (``limit="resources"``), HTTP 503.
     :ivar workers: query worker processes per engine (default 2). A query waits for a
         free worker at most ``timeout`` seconds (``limit="busy"``, HTTP 503).
     """

@@ -10,8 +10,9 @@ A worker (``python -m reckon.store._query_worker``) therefore
 * installs a seccomp filter denying Internet sockets before it imports pyoxigraph
   (:mod:`reckon.store._sandbox`): whatever the lexer of
   :mod:`reckon.store.query_guard` decided, no request can leave the worker;
-* caps its address space (``RLIMIT_AS`` = :attr:`QueryLimits.max_memory_bytes`) and
-  evaluates on a 256 MiB-stack thread;
+* is killed when its resident memory passes :attr:`QueryLimits.max_memory_bytes`
+  (checked every 50 ms while it evaluates; ``RLIMIT_AS`` 4 GiB above that is the
+  backstop) and evaluates on a 256 MiB-stack thread;
 * keeps in-memory mirrors of the tenants it served (at most 8) and brings one up to
   date with the update texts of the commits it missed, which the calling process hands
   over with the request (:meth:`TenantStore.sync_texts`), or else by reading the store
@@ -58,6 +59,14 @@ from reckon.store.query_guard import QueryLimits, QueryPlan
 __all__ = ["QueryOutcome", "QueryPool"]
 
 _HEADER_SIZE = 8
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+_MEMORY_POLL = 0.05
+"""Seconds between checks of a busy worker's resident memory."""
+
+
+class _OverMemory(Exception):
+    def __init__(self, rss: int) -> None:
+        self.rss = rss
 
 
 @dataclass(frozen=True)
@@ -108,8 +117,12 @@ class QueryOutcome:
 class _Proc:
     def __init__(self, limits: QueryLimits) -> None:
         env = dict(os.environ)
+        env["RUST_BACKTRACE"] = "0"  # an aborted query prints one line, not a backtrace
         if limits.max_memory_bytes is not None:
-            env["RECKON_QUERY_WORKER_MAX_MEMORY"] = str(limits.max_memory_bytes)
+            # the hard backstop on address space: generous, because reserved but unused
+            # address space (thread stacks, malloc arenas, RocksDB) is ~1 GiB at rest;
+            # resident memory is watched by the caller at max_memory_bytes
+            env["RECKON_QUERY_WORKER_MAX_MEMORY"] = str(limits.max_memory_bytes + (4 << 30))
         self.popen = subprocess.Popen(
             [sys.executable, "-m", "reckon.store._query_worker"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None, env=env, close_fds=True,
@@ -118,6 +131,7 @@ class _Proc:
         self.stdin = self.popen.stdin
         self.fd = self.popen.stdout.fileno()
         self.gens: dict[tuple[str, str], int] = {}  # (tenant path, incarnation) -> mirror generation
+        self.max_rss = limits.max_memory_bytes
         self.hello: dict[str, Any] | None = None
 
     def kill(self) -> None:
@@ -141,17 +155,30 @@ class _Proc:
         self.stdin.write(len(h).to_bytes(4, "big") + (0).to_bytes(4, "big") + h)
         self.stdin.flush()
 
+    def rss(self) -> int | None:
+        """Resident memory of the worker, bytes (``/proc/<pid>/statm``), or None."""
+        try:
+            with open(f"/proc/{self.popen.pid}/statm", "rb") as f:
+                return int(f.read().split()[1]) * _PAGE
+        except (OSError, ValueError, IndexError):
+            return None
+
     def read_exact(self, n: int, deadline: float | None) -> bytes:
         chunks: list[bytes] = []
         got = 0
         while got < n:
-            if deadline is not None:
-                left = deadline - time.monotonic()
-                if left <= 0:
+            while True:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
                     raise TimeoutError
-                ready, _, _ = select.select([self.fd], [], [], left)
-                if not ready:
-                    raise TimeoutError
+                wait = _MEMORY_POLL if left is None else min(left, _MEMORY_POLL)
+                ready, _, _ = select.select([self.fd], [], [], wait)
+                if ready:
+                    break
+                if self.max_rss is not None:
+                    rss = self.rss()
+                    if rss is not None and rss > self.max_rss:
+                        raise _OverMemory(rss)
             chunk = os.read(self.fd, min(n - got, 1 << 20))
             if not chunk:
                 raise EOFError
@@ -296,6 +323,14 @@ class QueryPool:
             try:
                 p.send(req)
                 header, body = p.receive(deadline)
+            except _OverMemory as exc:
+                self.kills += 1
+                p.kill()
+                p = None  # type: ignore[assignment]
+                raise QueryLimitExceeded(
+                    f"the query needed more than {limits.max_memory_bytes} bytes of memory (its worker reached "
+                    f"{exc.rss} bytes) and was stopped", limit="resources", value=limits.max_memory_bytes,
+                ) from None
             except TimeoutError:
                 self.kills += 1
                 p.kill()
