@@ -254,7 +254,7 @@ class TokenStore:
             raise TokenForbidden(f"this token is for another tenant, not {tenant!r}")
         try:
             path = tenant_dir(self.data_dir, tenant) / TOKENS_FILE
-        except InvalidTenantId:
+        except (InvalidTenantId, UnknownTenant):
             raise TokenError("invalid token") from None
         try:
             st = path.stat()

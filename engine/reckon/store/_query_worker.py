@@ -58,6 +58,7 @@ def _term_json(t: Any) -> dict[str, Any]:
 class _Worker:
     def __init__(self) -> None:
         self.stores: dict[tuple[str, str], Any] = {}
+        self.cells: dict[str, str] = {}  # N-Triples term -> its SPARQL JSON (terms repeat across rows)
 
     def store(self, path: str, incarnation: str) -> Any:
         from reckon.store.tenant_store import TenantStore
@@ -124,17 +125,25 @@ class _Worker:
 
         if isinstance(result, QuerySolutions):
             names = [v.value for v in result.variables]
+            keys = [json.dumps(name) + ":" for name in names]
+            cache = self.cells
+            if len(cache) > 200_000:
+                cache.clear()
             parts: list[str] = []
             size = 0
             for n, sol in enumerate(result):
                 if max_rows is not None and n >= max_rows:
                     raise too_many(n)
-                row = {}
-                for name in names:
+                cells = []
+                for key, name in zip(keys, names):
                     t = sol[name]
                     if t is not None:
-                        row[name] = _term_json(t)
-                text = json.dumps(row, ensure_ascii=False)
+                        nt = str(t)  # N-Triples form: one key per term
+                        enc = cache.get(nt)
+                        if enc is None:
+                            enc = cache[nt] = json.dumps(_term_json(t), ensure_ascii=False)
+                        cells.append(key + enc)
+                text = "{" + ",".join(cells) + "}"
                 size += len(text)
                 if max_bytes is not None and size > max_bytes:
                     raise too_big()
