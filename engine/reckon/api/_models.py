@@ -60,6 +60,11 @@ def _decimal(value: Any) -> Decimal:
     return d
 
 
+MAX_MAGNITUDE = AMOUNT_LIMIT
+"""KPI values and spend amounts must be below this in magnitude (as in ``reckon.loaders``):
+past it a float rendering (bundle, JSON) loses every cent long before it overflows."""
+
+
 def _utc(value: datetime) -> datetime:
     """Aware date-times are returned in UTC; a naive one is refused (as in the memory
     layer: no time zone is ever guessed)."""
