@@ -242,3 +242,53 @@ def test_export_carries_the_program(tmp_path: Path) -> None:
     assert validate_tenant(copy)["conforms"]
     with pytest.raises(ProgramMismatch):
         Engine(tmp_path / "d3", rules=[]).import_tenant("other", tmp_path / "x.trig")
+
+
+def test_a_tenant_of_an_earlier_reckon_is_adopted_with_the_current_shipped_modules(tmp_path: Path) -> None:
+    """Its schema graph lacks what the shipped modules gained since (here: the tombstone
+    classes) and holds what they dropped (a made-up rk: triple): only Reckon's own
+    vocabularies differ, so it is adopted and upgraded."""
+    from pyoxigraph import Literal, NamedNode
+
+    d = tmp_path / "d"
+    e = Engine(d)
+    rk = "https://reckon.dev/ns/core#"
+    from pyoxigraph import BlankNode
+
+    triples = load_schema().triples()
+    drop = {t.subject for t in triples if "MemoryRecord" in str(t.subject) or "DeletedMemory" in str(t.subject)}
+    todo = list(drop)
+    while todo:  # with the property shapes (blank nodes) they reach
+        n = todo.pop()
+        for t in triples:
+            if t.subject == n and isinstance(t.object, BlankNode) and t.object not in drop:
+                drop.add(t.object)
+                todo.append(t.object)
+    quads = [Quad(t.subject, t.predicate, t.object, SCHEMA) for t in triples
+             if t.subject not in drop and "MemoryRecord" not in str(t.object) and "DeletedMemory" not in str(t.object)]
+    quads.append(Quad(NamedNode(rk + "OldThing"), NamedNode("http://www.w3.org/2000/01/rdf-schema#label"),
+                      Literal("old thing"), SCHEMA))
+    TenantStore.create(tenant_dir(d, "older"), "older", initial=quads + initial_quads("older", None),
+                       reasoner_factory=e.reasoner_factory())
+    t = Engine(d).tenant("older")
+    assert t.program().digest == Engine(d).program.digest
+    assert t.sparql(f"ASK {{ <{rk}OldThing> ?p ?o }}") is False
+    assert t.sparql(f"ASK {{ <{rk}DeletedMemory> a owl:Class }}") is True
+    assert validate_tenant(t)["conforms"]
+
+
+def test_a_version_1_export_is_imported_and_adopted(tmp_path: Path) -> None:
+    t = Engine(tmp_path / "d").create_tenant("acme")
+    t.set_spend("meta", "100.50")
+    text = t.store.export_trig().decode()
+    body = text.split("\n", 1)[1]
+    # drop the program graph: what Reckon wrote before exports carried programs
+    import re
+
+    body = re.sub(r"<urn:reckon:graph:program> \{.*?\n\}\n", "", body, flags=re.S)
+    assert "urn:reckon:graph:program" not in body
+    v1 = tmp_path / "v1.trig"
+    v1.write_text("# reckon-export-version: 1\n" + body)
+    copy = Engine(tmp_path / "d2").import_tenant("copy", v1)
+    assert copy.program().digest == t.program().digest
+    assert validate_tenant(copy)["conforms"]

@@ -123,7 +123,7 @@ def _settings_now(schema: set[Triple]) -> dict[NamedNode, list[Any]]:
     out: dict[NamedNode, list[Any]] = defaultdict(list)
     for t in schema:
         if t.subject == SETTINGS and t.predicate not in _NOT_SETTINGS:
-            out[t.predicate].append(t.object)  # type: ignore[index]
+            out[t.predicate].append(t.object)
     return dict(out)
 
 
@@ -205,7 +205,8 @@ def _validate_after(view: Any, schema_after: set[Triple], tenant_id: str) -> Non
 
     :raises ShapeViolation: listing the violations (nothing is written).
     """
-    from reckon.schema import format_violations, schema_from_graph, validate
+    from reckon.schema.loader import schema_from_graph
+    from reckon.schema.validate import format_violations, validate
 
     data = [q.triple for g in (MEMORIES, BUSINESS) for q in view.quads(None, None, None, g)]
     focus = {t.subject for t in data if t.predicate == _RDF_TYPE and isinstance(t.subject, NamedNode)}
@@ -278,7 +279,7 @@ def migrate(
         used = {q.object for q in view.quads(None, _RDF_TYPE, None, MEMORIES)}
         lost = (used & _declared_classes(schema_now)) - _declared_classes(schema_after)
         if lost:
-            counts = {c: len(view.subjects(_RDF_TYPE, c, MEMORIES)) for c in lost}
+            counts: dict[Any, int] = {c: len(view.subjects(_RDF_TYPE, c, MEMORIES)) for c in lost}
             raise InvalidInput(
                 f"tenant {tenant.id}: the new program no longer declares "
                 + ", ".join(f"{_local(c.value)} (used by {n} memories)" for c, n in sorted(counts.items(), key=str))
@@ -404,11 +405,11 @@ def _legacy_mismatch(schema_now: set[Triple], inferred_preds: set[str], opener: 
         )
     derivable = _derived_predicates(opener)
     if derivable is not None:
-        foreign = sorted(inferred_preds - derivable - {"http://www.w3.org/1999/02/22-rdf-syntax-ns#type"})
-        if foreign:
+        strange = sorted(inferred_preds - derivable - {"http://www.w3.org/1999/02/22-rdf-syntax-ns#type"})
+        if strange:
             problems.append(
                 "its inferred graph holds predicates no rule of the program derives ("
-                + ", ".join(_local(p) for p in foreign[:5]) + "): it was reasoned with other rule files"
+                + ", ".join(_local(p) for p in strange[:5]) + "): it was reasoned with other rule files"
             )
     return problems
 
@@ -450,8 +451,8 @@ def _components(triples: set[Triple]) -> tuple[set[Triple], list[set[Triple]]]:
         find(bs[0])
     groups: dict[Any, set[Triple]] = defaultdict(set)
     for t in with_b:
-        b = t.subject if isinstance(t.subject, BlankNode) else t.object
-        groups[find(b)].add(t)
+        root: Any = t.subject if isinstance(t.subject, BlankNode) else t.object
+        groups[find(root)].add(t)
     return ground, list(groups.values())
 
 

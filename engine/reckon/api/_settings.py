@@ -66,7 +66,7 @@ def setting_specs(schema: list[Triple]) -> dict[str, dict[str, Any]]:
                 for d in po.get(NamedNode(_SH + "datatype"), []):
                     info.setdefault("datatype", d.value)
     out = {}
-    for p in sorted(props, key=lambda n: n.value):
+    for p in sorted(props, key=str):
         if not isinstance(p, NamedNode):
             continue
         info = shape_info.get(p, {})
@@ -188,7 +188,8 @@ def set_setting(tenant: "Tenant", name: str, value: Any) -> SettingChange:
     :raises InvalidInput: unknown setting, or a value of the wrong type.
     :raises ShapeViolation: the value is out of the setting's range (``rk:SettingsShape``).
     """
-    from reckon.schema import format_violations, schema_from_graph, validate
+    from reckon.schema.loader import schema_from_graph
+    from reckon.schema.validate import format_violations, validate
 
     with tenant.store.transaction() as txn:
         schema = _schema(txn.view)

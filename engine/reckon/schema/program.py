@@ -252,7 +252,7 @@ class Module:
         if got is None:
             got = _parse_schema(self)
             self._cache["parsed"] = got
-        return got  # type: ignore[no-any-return]
+        return got
 
     def schema_triples(self) -> frozenset[Triple]:
         """The module's ontology and shapes triples as the store holds them: blank nodes
@@ -368,12 +368,12 @@ def _parse_schema(module: Module) -> tuple[frozenset[Triple], dict[NamedNode, li
             return BlankNode(prefix + t.value.replace("_", ""))
         return canonical_term(t)
 
-    triples = {Triple(name(q.subject), q.predicate, name(q.object)) for q in ds}  # type: ignore[arg-type]
+    triples = {Triple(name(q.subject), q.predicate, name(q.object)) for q in ds}
     settings: dict[NamedNode, list[Any]] = {}
     rest = set()
     for t in triples:
         if t.subject == SETTINGS and t.predicate not in _NOT_SETTINGS:
-            settings.setdefault(t.predicate, []).append(t.object)  # type: ignore[arg-type]
+            settings.setdefault(t.predicate, []).append(t.object)
         else:
             rest.add(t)
     return frozenset(rest), settings
