@@ -52,7 +52,7 @@ RULE { ?m ex:headlineStatus "short" } WHERE { ?m a ex:HeadlineRuleMemory , rk:Ac
 def _module(tmp: Path) -> list[Path]:
     tmp.mkdir(parents=True, exist_ok=True)
     files = [tmp / "creative.ttl", tmp / "creative_shapes.ttl", tmp / "creative.srl"]
-    for f, text in zip(files, (ONTO, SHAPES, RULES)):
+    for f, text in zip(files, (ONTO, SHAPES, RULES), strict=True):
         f.write_text(text)
     return files
 

@@ -42,7 +42,7 @@ def test_cli_and_python_agree_on_a_tenant_with_a_custom_module(tmp_path: Path) -
     mod = tmp_path / "mod"
     mod.mkdir()
     files = [mod / "creative.ttl", mod / "creative_shapes.ttl", mod / "creative.srl"]
-    for f, text in zip(files, (ONTO, SHAPES, RULES)):
+    for f, text in zip(files, (ONTO, SHAPES, RULES), strict=True):
         f.write_text(text)
     d = tmp_path / "data"
     t = Engine(d, modules=files).create_tenant("shop")

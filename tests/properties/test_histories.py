@@ -50,7 +50,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from reckon import ConflictPending, InvalidInput, ReckonError, RestoreRefused, ShapeViolation
+from reckon import ConflictPending, InvalidInput, ReckonError, RestoreRefused
 from reckon.api import Engine, Principal, Tenant
 from reckon.cli._tenant import validate_tenant
 

@@ -158,7 +158,7 @@ def _disk_roundtrip(lits: list[Literal]) -> list[object]:
 @given(st.lists(literal(), min_size=1, max_size=40))
 def test_canonical_term_is_what_the_on_disk_store_returns(lits: list[Literal]) -> None:
     stored = _disk_roundtrip(lits)
-    for lit, back in zip(lits, stored):
+    for lit, back in zip(lits, stored, strict=True):
         assert canonical_term(lit) == back, (lit, back)
         assert canonical_term(back) == back  # a fixed point
         assert _roundtrip(lit) == back  # the slow path agrees with the fast path

@@ -57,7 +57,7 @@ def setting_specs(schema: list[Triple]) -> dict[str, dict[str, Any]]:
     for t in schema:
         by_s.setdefault(t.subject, {}).setdefault(t.predicate, []).append(t.object)
     shape_info: dict[Any, dict[str, Any]] = {}
-    for s, po in by_s.items():
+    for po in by_s.values():
         for path in po.get(NamedNode(_SH + "path"), []):
             if path in props:
                 info = shape_info.setdefault(path, {})
