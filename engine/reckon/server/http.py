@@ -806,6 +806,9 @@ def create_app(engine: Any, *, tokens: TokenStore | None = None, title: str = "R
     def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
+    from reckon.server.inspector import mount as mount_inspector
+
+    mount_inspector(app, engine, tokens)  # the browser pages: /, /ui/... (reckon.server.inspector)
     return app
 
 
