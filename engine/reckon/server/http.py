@@ -540,13 +540,11 @@ def _nothing() -> Iterator[None]:
 
 
 def _visible(m: Memory, p: Any) -> bool:
-    """Whether principal ``p`` may read memory ``m``: operators all; members company
-    memories, their teams' and their own."""
-    if p.role == "operator" or m.scope == "company":
-        return True
-    if m.scope == "team":
-        return bool(set(m.teams) & set(p.teams))
-    return m.owner == p.person
+    """Whether principal ``p`` may read memory ``m`` (:func:`reckon.memory.authz.can_read`:
+    operators all; members company memories, their teams' and their own)."""
+    from reckon.memory.authz import can_read
+
+    return can_read(p, scope=m.scope, owner=m.owner, teams=m.teams)
 
 
 _bearer = HTTPBearer(auto_error=False, description="A Reckon API token of the tenant in the URL "

@@ -2,7 +2,7 @@
 principal looking (no HTTP, no HTML: the routes in :mod:`reckon.server.inspector` render
 these with Jinja2 templates, autoescaped).
 
-Every function applies the read policy of the HTTP API (:func:`reckon.server.http._visible`):
+Every function applies the read policy of the HTTP API (:func:`reckon.memory.authz.can_read`):
 operators see every memory of the tenant; members see company memories, their teams'
 and their own. A memory the principal may not see is reported exactly like an absent
 one (:class:`~reckon._errors.UnknownMemory`, a 404 page), and wherever another memory
@@ -75,10 +75,10 @@ MAX_SPARQL_ROWS = 1000
 
 
 def visible(m: Memory, p: Principal) -> bool:
-    """The API's read policy (operators all; members company, their teams', their own)."""
-    from reckon.server.http import _visible
+    """The read policy of every surface (:func:`reckon.memory.authz.can_read`)."""
+    from reckon.memory.authz import can_read
 
-    return _visible(m, p)
+    return can_read(p, scope=m.scope, owner=m.owner, teams=m.teams)
 
 
 # ---------------------------------------------------------------------------------------
