@@ -1,12 +1,14 @@
 """Memory verbs: `reckon remember|update|supersede|restore|history|get|memories|forget`.
 
-The principal is built from `--as PERSON` (default `ops`), `--member-of TEAM`
+The principal is built from `--as PERSON` (required, or `$RECKON_AS`), `--member-of TEAM`
 (repeatable) and `--operator`. Subclass properties are given as repeated
 `--prop key=value` (a key given twice makes a list value).
 
-Exit codes: 0 ok; 1 the memory does not conform to its SHACL shapes; 2 input error
-(bad field, unknown memory, not authorized, a conflict needing `--replace --conflict-id ID`
-or `--keep-both --conflict-id ID`, restore refused); 3 internal error.
+Exit codes: 0 ok; 1 an invalid memory (a field its model refuses, e.g. importance 9 or an
+unknown kind, or a SHACL shape violation, e.g. a negative budget amount: the same code
+whichever layer found it); 2 input error (bad option, unknown memory, not authorized, a
+conflict needing `--replace --conflict-id ID` or `--keep-both --conflict-id ID`, restore
+refused); 3 internal error.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any
 
 import typer
 
-from reckon.cli._app import app, fail
+from reckon.cli._app import app, fail, memory_write
 from reckon.cli._tenant import (
     AS_OPT, MEMBER_OF_OPT, OPERATOR_OPT, TENANT_OPT, open_tenant, principal, print_json, say, warn,
 )
@@ -92,11 +94,13 @@ def _remember_fields(kind: str | None, scope: str | None, importance: int | None
 
 
 def _write(fn: Any, **kwargs: Any) -> Any:
-    """Run a write; a pending conflict becomes a one-line error with the way forward."""
+    """Run a write; a memory its fields or shapes refuse exits 1 (like a shape violation);
+    a pending conflict becomes a one-line error with the way forward."""
     from reckon._errors import ConflictPending
 
     try:
-        return fn(**kwargs)
+        with memory_write():
+            return fn(**kwargs)
     except ConflictPending as c:
         warn(f"conflict: {c}", markup=False)
         warn(f"  would replace: {', '.join(c.candidates)}", markup=False)
@@ -214,7 +218,7 @@ def supersede(
     if by is not None:
         if any(v is not None for v in (label, content, kind, importance, source, confidence, expires)) or props:
             raise fail("--by takes an existing memory; do not combine it with field options")
-        m = t.supersede(old_id, by, principal=who)
+        m = _write(t.supersede, old_id=old_id, new=by, principal=who)
         show_memory(m, as_json, "superseded by")
         return
     old = t.get(old_id)
