@@ -279,13 +279,24 @@ def get(memory_id: str = typer.Argument(...), tenant: str = TENANT_OPT, as_json:
 def memories(
     tenant: str = TENANT_OPT,
     all_: bool = typer.Option(False, "--all", help="Include superseded and expired memories."),
-    kind: str = typer.Option(None, "--kind", "-k"),
-    scope: str = typer.Option(None, "--scope", "-s"),
-    subclass: str = typer.Option(None, "--subclass"),
+    kind: str = typer.Option(None, "--kind", "-k", help="objective | fact | preference | context."),
+    scope: str = typer.Option(None, "--scope", "-s", help="user | team | company."),
+    subclass: str = typer.Option(None, "--subclass", help="A memory class (its subclasses match too)."),
+    label: str = typer.Option(None, "--label", "-l", help="Only memories with this label (case and spacing ignored)."),
+    ids: bool = typer.Option(False, "--ids", help="Print only the ids, one per line (for scripts: "
+                             "MEMORY_ID=$(reckon memories ... --ids))."),
     as_json: bool = JSON_OPT,
 ) -> None:
     """List memories (active ones by default)."""
+    from reckon.memory.models import normalise_label
+
     ms = open_tenant(tenant).memories(active_only=not all_, kind=kind, scope=scope, subclass=subclass)
+    if label is not None:
+        ms = [m for m in ms if normalise_label(m.label) == normalise_label(label)]
+    if ids:
+        for m in ms:
+            say(m.id, markup=False)
+        return
     if as_json:
         print_json([m.model_dump(mode="json") for m in ms])
         return
