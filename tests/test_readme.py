@@ -31,8 +31,6 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
-
 REPO = Path(__file__).resolve().parents[1]
 TIMEOUT = 900  # seconds per block (the demo replays a month; a cold CI machine is slow)
 

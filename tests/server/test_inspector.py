@@ -27,7 +27,6 @@ def insp(world):
     """The server world plus: spend at 85 % of the cap, a member `lee` without teams, and
     clients signed in as dana (operator), sam (member of growth), lee and ana (SPARQL grant)."""
     from fastapi.testclient import TestClient
-
     from reckon.server.auth import TokenStore
 
     acme = world.engine.tenant("acme")
@@ -109,7 +108,6 @@ def test_the_cookie_does_not_open_the_rest_api(insp):
 
 def test_a_revoked_token_signs_the_browser_out(world):
     from fastapi.testclient import TestClient
-
     from reckon.server.auth import TokenStore
 
     ts = TokenStore(world.data_dir)
@@ -356,7 +354,8 @@ class _Tags(HTMLParser):
         a = {k: v or "" for k, v in attrs}
         if tag == "script":
             self.scripts.append(a)
-        if tag in ("img", "iframe", "style", "object", "embed", "link") and not (tag == "link" and a.get("href") == "/ui/static/inspector.css"):
+        ours = tag == "link" and a.get("href") == "/ui/static/inspector.css"
+        if tag in ("img", "iframe", "style", "object", "embed", "link") and not ours:
             self.bad.append((tag, str(a)))
         if tag == "svg" and a.get("class") != "chart":
             self.bad.append((tag, str(a)))
@@ -423,3 +422,26 @@ def test_error_pages_escape_the_request(insp):
 def test_budget_fixture_is_the_one_the_pages_show(insp):
     assert insp.engine.tenant("acme").get(insp.ids["budget"]).status["budgetStatus"] == "near_limit"
     assert BUDGET["label"] == "Meta monthly spend cap"
+
+
+def test_expired_memories_are_their_own_lane(insp):
+    from datetime import datetime, timezone
+
+    from reckon.api import Principal
+
+    acme = insp.engine.tenant("acme")
+    acme.tick(datetime(2026, 3, 10, tzinfo=timezone.utc))
+    m = acme.remember(principal=Principal.operator("dana"), kind="context", scope="company", importance=4,
+                      source="operator", label="Spring sale week", content="The spring sale runs this week.",
+                      expires_at=datetime(2026, 3, 15, tzinfo=timezone.utc))
+    c = insp.browsers["acme_ops"]
+    assert f'data-memory="{m.id}"' in c.get("/ui/lanes", params={"state": "active"}).text
+    acme.tick(datetime(2026, 3, 20, tzinfo=timezone.utc))
+    expired = c.get("/ui/lanes", params={"state": "expired"}).text
+    assert f'data-memory="{m.id}"' in expired and "2026-03-20" in expired
+    assert f'data-memory="{m.id}"' not in c.get("/ui/lanes", params={"state": "active"}).text
+    lanes = c.get("/ui/lanes", params={"group": "state", "state": "all"}).text
+    assert 'data-lane="expired"' in lanes and 'data-lane="superseded"' in lanes
+    page = c.get(f"/ui/memories/{m.id}").text
+    assert '<span class="badge state-expired">expired</span>' in page
+    assert 'data-name="active"' not in page  # no longer derived: nothing to prove

@@ -20,7 +20,15 @@ import typer
 
 from reckon.cli._app import app, fail, memory_write
 from reckon.cli._tenant import (
-    AS_OPT, MEMBER_OF_OPT, OPERATOR_OPT, TENANT_OPT, open_tenant, principal, print_json, say, warn,
+    AS_OPT,
+    MEMBER_OF_OPT,
+    OPERATOR_OPT,
+    TENANT_OPT,
+    open_tenant,
+    principal,
+    print_json,
+    say,
+    warn,
 )
 
 PROP_OPT = typer.Option([], "--prop", "-p", help="Subclass property KEY=VALUE; repeat (a repeated key makes a list).")

@@ -23,7 +23,14 @@ import typer
 
 from reckon.cli._app import app, console, fail, read_text_arg
 from reckon.cli._tenant import (
-    AS_OPT, MEMBER_OF_OPT, OPERATOR_OPT, TENANT_OPT, open_tenant, principal, print_json, say,
+    AS_OPT,
+    MEMBER_OF_OPT,
+    OPERATOR_OPT,
+    TENANT_OPT,
+    open_tenant,
+    principal,
+    print_json,
+    say,
 )
 
 PREFIXES = {

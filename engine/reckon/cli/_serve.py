@@ -22,17 +22,19 @@ def serve_cmd(
     port: int = typer.Option(8000, "--port", min=0, max=65535, help="TCP port."),
     log_level: str = typer.Option("info", "--log-level", help="uvicorn log level (critical .. trace)."),
 ) -> None:
-    """Serve the HTTP API: per-tenant SPARQL endpoint and REST routes (OpenAPI at /openapi.json).
+    """Serve the memory inspector at / and the HTTP API: per-tenant SPARQL endpoint and
+    REST routes (OpenAPI at /openapi.json).
 
-    Requests need `Authorization: Bearer <token>` with a token of the tenant in the URL
-    (`reckon token create --tenant T --as PERSON`).
+    API requests need `Authorization: Bearer <token>` with a token of the tenant in the
+    URL (`reckon token create --tenant T --as PERSON`); in the inspector, sign in once
+    with the same token (kept in an HttpOnly cookie of the browser session).
     """
     import uvicorn
 
     from reckon.server.http import create_app
 
     application = create_app(engine())
-    warn(f"reckon: serving {state.data_dir} on http://{host}:{port} (OpenAPI: /openapi.json)")
+    warn(f"reckon: serving {state.data_dir} on http://{host}:{port} (inspector: /, OpenAPI: /openapi.json)")
     uvicorn.run(application, host=host, port=port, log_level=log_level, access_log=False)
 
 

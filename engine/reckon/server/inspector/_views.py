@@ -13,7 +13,7 @@ shows up inside what is visible (a proof tree, a supersession chain) it is redac
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from decimal import Decimal
 from pathlib import PurePath
@@ -25,7 +25,7 @@ from reckon._errors import ExplainError, InvalidInput, ReadOnlyQuery, UnknownMem
 from reckon.memory import _rdf as R
 from reckon.memory.models import IMPORTANCE_NAMES, KINDS, SCOPES, Memory, Principal
 from reckon.recall.bundle import block_label
-from reckon.store.graphs import BUSINESS, INFERRED, MEMORIES, SCHEMA
+from reckon.store.graphs import INFERRED, MEMORIES
 
 __all__ = [
     "PREFIXES",
@@ -267,11 +267,12 @@ def overview_page(tenant: Any, viewer: Principal) -> dict[str, Any]:
     counts = {k: {s: 0 for s in STATES} for k in KINDS}
     for m in ms:
         counts[m.kind][memory_state(m, now)] += 1
-    rows = tenant.sparql("SELECT ?name WHERE { GRAPH <urn:reckon:graph:memories> { ?c a rk:Company ; rdfs:label ?name } }")
+    rows = tenant.sparql("SELECT ?name WHERE { GRAPH <urn:reckon:graph:memories> { ?c a rk:Company ; "
+                         "rdfs:label ?name } }")
+    epoch = datetime.min.replace(tzinfo=timezone.utc)
     return {"clock": now, "counts": counts, "total": len(ms), "states": STATES, "kinds": KINDS,
             "company": rows[0]["name"].value if rows else tenant.id,
-            "recent": sorted(ms, key=lambda m: (m.updated_at or m.created_at or datetime.min.replace(tzinfo=timezone.utc)),
-                             reverse=True)[:8]}
+            "recent": sorted(ms, key=lambda m: m.updated_at or m.created_at or epoch, reverse=True)[:8]}
 
 
 def bundle_page(tenant: Any, viewer: Principal, person: str | None, conversation: str,
