@@ -45,9 +45,10 @@ def mcp_cmd(
     member_of: list[str] = MEMBER_OF_OPT,
     operator: bool = OPERATOR_OPT,
 ) -> None:
-    """Serve the agent tools (remember, search, supersede, get_context) of one tenant,
-    as one person, over MCP stdio. Configure it in the agent host as the command
-    `reckon --data-dir DIR mcp --tenant T --as PERSON`."""
+    """Serve one tenant, as one person, over MCP stdio: the agent tools (remember, search,
+    supersede, get_context), the resources reckon://T/bundle, reckon://T/memories/ID and
+    reckon://T/ontology, and the start_conversation prompt. Configure it in the agent
+    host as the command `reckon --data-dir DIR mcp --tenant T --as PERSON`."""
     from reckon.api import Principal
     from reckon.server.mcp import run_stdio
 
