@@ -445,3 +445,38 @@ def test_expired_memories_are_their_own_lane(insp):
     page = c.get(f"/ui/memories/{m.id}").text
     assert '<span class="badge state-expired">expired</span>' in page
     assert 'data-name="active"' not in page  # no longer derived: nothing to prove
+
+
+def test_any_stored_text_comes_back_as_the_same_text(insp):
+    """Property: whatever a label or content holds, the memory page shows exactly that text
+    (escaped once, never markup), and no element or attribute comes from it."""
+    import html
+
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from reckon import ConflictPending, Principal
+
+    acme = insp.engine.tenant("acme")
+    ops = Principal.operator("dana")
+    c = insp.browsers["acme_ops"]
+    text = st.text(alphabet=st.sampled_from(list("<>\"'&/=;:{}%# abcXYZ019\u00e9\u2028\t")) | st.characters(
+        blacklist_categories=("Cs", "Cc")), min_size=1, max_size=60).filter(lambda s: s.strip() != "")
+
+    @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(label=text, content=text)
+    def check(label: str, content: str) -> None:
+        fields = dict(principal=ops, kind="fact", scope="company", importance=3, source="operator",
+                      label=f"prop {label}", content=content)
+        try:
+            m = acme.remember(**fields)
+        except ConflictPending as cp:
+            m = acme.remember(**fields, conflict_resolution="keep_both", conflict_id=cp.conflict_id)
+        page = c.get(f"/ui/memories/{m.id}").text
+        _assert_inert(page, repr(label))
+        title = re.search(r'<h1 class="memory-title">(.*?)</h1>', page, re.S).group(1)
+        assert html.unescape(title) == m.label
+        shown = re.search(r'<td class="content">(.*?)</td>', page, re.S).group(1)
+        assert html.unescape(shown) == m.content
+
+    check()
