@@ -225,7 +225,7 @@ def test_exit_3_for_a_store_failure(onboarded: tuple[Path, dict[str, str]], monk
     def fail(self: Any, *a: Any, **k: Any) -> Any:
         raise StoreError("lock timeout after 30 s")
 
-    monkeypatch.setattr(_tenant.Tenant, "sparql", fail)
+    monkeypatch.setattr(_tenant.Tenant, "sparql_outcome", fail)
     r = run_cli(d, "sparql", *T, "ASK { ?s ?p ?o }")
     assert r.code == 3 and r.err.startswith("store error: lock timeout")
 

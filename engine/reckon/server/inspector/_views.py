@@ -178,6 +178,13 @@ def format_term(t: Any, *, tenant_prefix: str = "", memory_prefix: str = "",
 # people, clock, state
 # ---------------------------------------------------------------------------------------
 
+
+def _select(tenant: Any, query: str) -> Any:
+    """Run one of this module's constant queries in-process over a committed snapshot
+    (the store's own read path; user queries of the console go to a query worker)."""
+    with tenant.store.snapshot() as view:
+        return view.query(query)
+
 _Q_PEOPLE = """
 SELECT ?p ?name ?team WHERE {
   GRAPH <urn:reckon:graph:memories> {
@@ -191,7 +198,7 @@ SELECT ?p ?name ?team WHERE {
 def people(tenant: Any) -> list[dict[str, Any]]:
     """The tenant's people: ``[{"id", "name", "teams"}]`` sorted by id."""
     out: dict[str, dict[str, Any]] = {}
-    for row in tenant.sparql(_Q_PEOPLE):
+    for row in _select(tenant, _Q_PEOPLE):
         pid = R.slug_of(row["p"].value)
         d = out.setdefault(pid, {"id": pid, "name": None, "teams": set[str]()})
         if "name" in row:
@@ -219,7 +226,7 @@ def principal_for(tenant: Any, viewer: Principal, person: str | None) -> Princip
 
 def clock(tenant: Any) -> datetime | None:
     """The in-graph clock ``rk:clock rk:now`` (UTC), or ``None`` when unset."""
-    rows = tenant.sparql("SELECT ?now WHERE { rk:clock rk:now ?now }")
+    rows = _select(tenant, "SELECT ?now WHERE { rk:clock rk:now ?now }")
     if not rows:
         return None
     v = R.python_value(rows[0]["now"])
@@ -267,7 +274,7 @@ def overview_page(tenant: Any, viewer: Principal) -> dict[str, Any]:
     counts = {k: {s: 0 for s in STATES} for k in KINDS}
     for m in ms:
         counts[m.kind][memory_state(m, now)] += 1
-    rows = tenant.sparql("SELECT ?name WHERE { GRAPH <urn:reckon:graph:memories> { ?c a rk:Company ; "
+    rows = _select(tenant, "SELECT ?name WHERE { GRAPH <urn:reckon:graph:memories> { ?c a rk:Company ; "
                          "rdfs:label ?name } }")
     epoch = datetime.min.replace(tzinfo=timezone.utc)
     return {"clock": now, "counts": counts, "total": len(ms), "states": STATES, "kinds": KINDS,
@@ -588,12 +595,12 @@ def business_page(tenant: Any, viewer: Principal) -> dict[str, Any]:
     with the visible budget caps), connected accounts, subscription and the clock."""
     kpis = [{"metric": _v(r, "mlabel") or R.local_name(r["metric"].value), "value": _v(r, "value"),
              "platform": _v(r, "plabel") or "company-wide", "as_of": _v(r, "asOf")}
-            for r in tenant.sparql(_Q_KPIS)]
+            for r in _select(tenant, _Q_KPIS)]
     spend = [{"platform": _v(r, "plabel"), "period": _v(r, "perlabel"), "amount": _v(r, "amount"),
               "currency": _v(r, "currency"), "start": _v(r, "start"), "iri": r["r"].value}
-             for r in tenant.sparql(_Q_SPEND)]
+             for r in _select(tenant, _Q_SPEND)]
     series = [{"platform": _v(r, "plabel"), "currency": _v(r, "currency"), "amount": _v(r, "amount"),
-               "as_of": _v(r, "asOf")} for r in tenant.sparql(_Q_SERIES)]
+               "as_of": _v(r, "asOf")} for r in _select(tenant, _Q_SERIES)]
     series = [s for s in series if isinstance(s["as_of"], datetime)]
     caps = []
     for m in tenant.memories(active_only=True, subclass="BudgetConstraintMemory"):
@@ -604,8 +611,8 @@ def business_page(tenant: Any, viewer: Principal) -> dict[str, Any]:
         caps.append({"platform": plat_label or plat, "currency": m.properties.get("currency"),
                      "amount": m.properties.get("amount"), "label": m.label, "id": m.id, "status": m.status})
     accounts = [{"platform": _v(r, "plabel"), "id": _v(r, "id"), "name": _v(r, "name")}
-                for r in tenant.sparql(_Q_ACCOUNTS)]
-    sub = tenant.sparql(_Q_SUBSCRIPTION)
+                for r in _select(tenant, _Q_ACCOUNTS)]
+    sub = _select(tenant, _Q_SUBSCRIPTION)
     subscription = ({"plan": _v(sub[0], "plan"), "status": _v(sub[0], "status"), "seats": _v(sub[0], "seats")}
                     if sub else None)
     return {"kpis": kpis, "spend": spend, "chart": spend_chart(series, caps), "caps": caps,
@@ -633,11 +640,11 @@ def settings_page(tenant: Any) -> dict[str, Any]:
     """The tenant's settings (``rk:settings``), the ontology modules of its schema graph,
     its memory classes, and the rule program it is reasoned with (files and rule counts)."""
     settings = [{"name": format_term(r["p"]).text, "value": format_term(r["o"]).text,
-                 "label": _v(r, "label"), "comment": _v(r, "comment")} for r in tenant.sparql(_Q_SETTINGS)]
+                 "label": _v(r, "label"), "comment": _v(r, "comment")} for r in _select(tenant, _Q_SETTINGS)]
     ontologies = [{"iri": r["o"].value, "label": _v(r, "label"), "comment": _v(r, "comment"),
-                   "version": _v(r, "version")} for r in tenant.sparql(_Q_ONTOLOGIES)]
+                   "version": _v(r, "version")} for r in _select(tenant, _Q_ONTOLOGIES)]
     classes = [{"name": format_term(r["c"]).text, "label": _v(r, "label"), "comment": _v(r, "comment")}
-               for r in tenant.sparql(_Q_CLASSES)]
+               for r in _select(tenant, _Q_CLASSES)]
     rules: dict[str, int] = {}
     ruleset = tenant.engine.ruleset
     for rule in (ruleset.rules if ruleset is not None else []):
@@ -687,20 +694,23 @@ def sparql_page(tenant: Any, viewer: Principal, query: str | None, *, allowed: b
     if not query.strip():
         out["error"] = "the query is empty"
         return out
-    from reckon.server.http import _query_form
+    from reckon._errors import QueryLimitExceeded
 
     try:
-        result = tenant.sparql(query)
-        form, names = _query_form(query)
+        outcome = tenant.sparql_outcome(query)  # the read-only guard, then a sandboxed worker under the limits
+        result, form, names = outcome.to_python(), outcome.form, list(outcome.variables)
     except ReadOnlyQuery as exc:
         out["error"] = f"refused: {exc}"
+        return out
+    except QueryLimitExceeded as exc:
+        out["error"] = f"over a query limit: {exc}"
         return out
     except (InvalidInput, SyntaxError, ValueError) as exc:
         out["error"] = str(exc)
         return out
     tp, mp = f"urn:reckon:{tenant.id}:", R.memory_prefix(tenant.id)
-    if isinstance(result, bool):
-        out.update(form="ask", boolean=result)
+    if form == "ask":
+        out.update(form="ask", boolean=bool(result))
         return out
     if form == "graph":
         out["form"] = "graph"
