@@ -480,3 +480,15 @@ def test_any_stored_text_comes_back_as_the_same_text(insp):
         assert html.unescape(shown) == m.content
 
     check()
+
+
+def test_sparql_console_runs_under_the_query_limits(insp):
+    c = insp.browsers["acme_analyst"]
+    big = "SELECT ?s WHERE { ?s ?p ?o } #" + "x" * (1 << 20)
+    r = c.post("/ui/sparql", data={"query": big})
+    assert r.status_code == 200 and "over a query limit" in r.text
+    deep = "SELECT ?s WHERE { " + "{ " * 1200 + "?s ?p ?o " + "} " * 1200 + "}"
+    r = c.post("/ui/sparql", data={"query": deep})
+    assert "over a query limit" in r.text
+    r = c.post("/ui/sparql", data={"query": "SELECT * WHERE { SERVICE <http://example.org/sparql> { ?s ?p ?o } }"})
+    assert "refused" in r.text
