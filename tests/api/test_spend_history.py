@@ -12,8 +12,8 @@ import pytest
 
 from reckon import InvalidInput
 
-Q = """SELECT ?day ?amount ?at WHERE { ?o a mk:SpendObservation ; mk:platform mk:meta ; mk:amount ?amount ;
-  mk:observedAt ?at . BIND(STR(?o) AS ?day) } ORDER BY ?at"""
+Q = """SELECT ?day ?amount ?at WHERE { ?o a mk:SpendObservation ; mk:spendRecord ?r ; mk:observedAmount ?amount ;
+  mk:observedAt ?at . ?r mk:platform mk:meta . BIND(STR(?o) AS ?day) } ORDER BY ?at"""
 
 
 @pytest.fixture
@@ -38,6 +38,9 @@ def test_one_point_per_day_the_last_refresh_wins(tenant):
     assert [(d, a) for d, a, _ in pts] == [("2026-03-01", Decimal("2600")), ("2026-03-03", Decimal("4000"))]
     current = tenant.sparql("SELECT ?a WHERE { ?c mk:currentSpendRecord ?r . ?r mk:amount ?a }")
     assert [Decimal(r["a"].value) for r in current] == [Decimal("4000")]
+    # the history has properties of its own: a query for amounts or platforms never meets it
+    assert len(tenant.sparql("SELECT ?a WHERE { ?s mk:amount ?a }")) == 1
+    assert len(tenant.sparql("SELECT ?s WHERE { ?s mk:platform mk:meta }")) == 1
 
 
 def test_default_time_is_the_in_graph_clock(tenant):

@@ -198,11 +198,12 @@ def write_spend(txn: Txn, tenant: str, *, platform: str, amount: Decimal, period
     when = as_of if as_of is not None else _clock_now(txn.view)
     when = (when.replace(tzinfo=timezone.utc) if when.tzinfo is None else when).astimezone(timezone.utc)
     obs = NamedNode(f"{node.value}:{when.date().isoformat()}")
+    # own properties only (not mk:amount / mk:platform): a query for spend records or amounts
+    # does not meet the history
     _replace_node(txn, obs, BUSINESS, [
-        (RDF_TYPE, mk("SpendObservation")), (mk("spendRecord"), node), (mk("platform"), plat), (mk("period"), per),
-        (mk("amount"), decimal_literal(amount)), (mk("currency"), Literal(currency)),
-        (mk("observedAt"), dt_literal(when)),
-    ] + ([(mk("periodStart"), Literal(period_start.isoformat(), datatype=X_DATE))] if period_start else []))
+        (RDF_TYPE, mk("SpendObservation")), (mk("spendRecord"), node),
+        (mk("observedAmount"), decimal_literal(amount)), (mk("observedAt"), dt_literal(when)),
+    ])
     return node
 
 

@@ -508,7 +508,8 @@ SELECT ?r ?plabel ?perlabel ?amount ?currency ?start WHERE { GRAPH <urn:reckon:g
 
 _Q_SERIES = """
 SELECT ?plabel ?currency ?amount ?asOf WHERE { GRAPH <urn:reckon:graph:business> {
-  ?o a mk:SpendObservation ; mk:platform ?p ; mk:amount ?amount ; mk:currency ?currency ; mk:observedAt ?asOf . }
+  ?o a mk:SpendObservation ; mk:spendRecord ?r ; mk:observedAmount ?amount ; mk:observedAt ?asOf .
+  ?r mk:platform ?p ; mk:currency ?currency . }
   OPTIONAL { ?p rdfs:label ?plabel }
 } ORDER BY ?asOf"""
 
