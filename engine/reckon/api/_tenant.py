@@ -150,19 +150,23 @@ class Tenant:
         period: str = "monthly",
         period_start: date | None = None,
         currency: str = "USD",
+        as_of: datetime | None = None,
     ) -> Commit | None:
         """Set the current spend of a platform for a period (replacing the previous
-        record of the same platform, period and currency).
+        record of the same platform, period and currency), and record it in the spend
+        history (one ``mk:SpendObservation`` per UTC day of ``as_of``).
 
         :param amount: spend >= 0 in ``currency`` (stored as ``xsd:decimal``).
+        :param as_of: when the amount was observed (default: the in-graph clock, else now;
+            naive = UTC).
         :raises InvalidInput: for an unknown platform / period, a negative amount or a
             currency that is not three upper-case letters.
         """
         sp = parse_model(SpendInput, platform=platform, amount=amount, period=period,
-                         period_start=period_start, currency=currency)
+                         period_start=period_start, currency=currency, as_of=as_of)
         with self.store.transaction() as txn:
             B.write_spend(txn, self.id, platform=sp.platform, amount=sp.amount, period=sp.period,
-                          period_start=sp.period_start, currency=sp.currency)
+                          period_start=sp.period_start, currency=sp.currency, as_of=sp.as_of)
         return txn.commit
 
     def connect_account(self, platform: str, account_id: str, name: str | None = None) -> Commit | None:

@@ -39,11 +39,14 @@ def serve_cmd(
     max_body_bytes: int = typer.Option(4 << 20, "--max-body-bytes", min=1024,
                                        help="Largest request body, bytes (413)."),
 ) -> None:
-    """Serve the HTTP API: per-tenant SPARQL endpoint and REST routes (OpenAPI at /openapi.json).
+    """Serve the memory inspector at / and the HTTP API: per-tenant SPARQL endpoint and
+    REST routes (OpenAPI at /openapi.json).
 
-    Requests need `Authorization: Bearer <token>` with a token of the tenant in the URL
-    (`reckon token create --tenant T --as PERSON`). SPARQL queries run in sandboxed
-    worker processes (no network) under the limits above.
+    API requests need `Authorization: Bearer <token>` with a token of the tenant in the
+    URL (`reckon token create --tenant T --as PERSON`); in the inspector, sign in once
+    with the same token (kept in an HttpOnly cookie of the browser session). SPARQL
+    queries (endpoint and console) run in sandboxed worker processes (no network) under
+    the limits above.
     """
     import uvicorn
 
@@ -57,7 +60,7 @@ def serve_cmd(
     eng.query_pool.start()  # warm workers: the first query does not pay for their start
     application = create_app(eng, rate_limit=rate_limit or None, rate_burst=rate_burst,
                              max_body_bytes=max_body_bytes)
-    warn(f"reckon: serving {state.data_dir} on http://{host}:{port} (OpenAPI: /openapi.json)")
+    warn(f"reckon: serving {state.data_dir} on http://{host}:{port} (inspector: /, OpenAPI: /openapi.json)")
     uvicorn.run(application, host=host, port=port, log_level=log_level, access_log=False)
 
 
@@ -68,9 +71,10 @@ def mcp_cmd(
     member_of: list[str] = MEMBER_OF_OPT,
     operator: bool = OPERATOR_OPT,
 ) -> None:
-    """Serve the agent tools (remember, search, supersede, get_context) of one tenant,
-    as one person, over MCP stdio. Configure it in the agent host as the command
-    `reckon --data-dir DIR mcp --tenant T --as PERSON`."""
+    """Serve one tenant, as one person, over MCP stdio: the agent tools (remember, search,
+    supersede, get_context), the resources reckon://T/bundle, reckon://T/memories/ID and
+    reckon://T/ontology, and the start_conversation prompt. Configure it in the agent
+    host as the command `reckon --data-dir DIR mcp --tenant T --as PERSON`."""
     from reckon.api import Principal
     from reckon.server.mcp import run_stdio
 

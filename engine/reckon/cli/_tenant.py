@@ -15,7 +15,7 @@ from typing import Any
 
 import typer
 
-from reckon.cli._app import EXIT_INVALID, app, console, err_console, fail, state
+from reckon.cli._app import EXIT_INVALID, app, console, err_console, fail, memory_write, state
 
 tenant_app = typer.Typer(help="Create, list, delete, export, import and validate tenants.", no_args_is_help=True)
 app.add_typer(tenant_app, name="tenant")
@@ -36,8 +36,8 @@ def warn(*objects: Any, **kwargs: Any) -> None:
 
 
 def engine(query_limits: Any = None) -> Any:
-    """The :class:`reckon.api.Engine` over `--data-dir` (``query_limits``: a
-    :class:`reckon.store.QueryLimits` for its SPARQL interface)."""
+    """The :class:`reckon.api.Engine` over `--data-dir` (creates nothing until a write;
+    ``query_limits``: a :class:`reckon.store.QueryLimits` for its SPARQL interface)."""
     from reckon.api import Engine
 
     return Engine(state.data_dir, query_limits=query_limits)
@@ -55,7 +55,7 @@ def principal(person: str, operator: bool, teams: list[str] | None = None) -> An
     return Principal(person=person, teams=list(teams or []), role="operator" if operator else "member")
 
 
-AS_OPT = typer.Option("ops", "--as", help="Person id acting (the principal).")
+AS_OPT = typer.Option(..., "--as", envvar="RECKON_AS", help="Person id acting (the principal; $RECKON_AS).")
 OPERATOR_OPT = typer.Option(False, "--operator", help="Act as an operator (team/company memories, restore, delete).")
 MEMBER_OF_OPT = typer.Option([], "--member-of", help="A team of the acting person; repeat the option.")
 
@@ -233,12 +233,14 @@ def onboard_cmd(
 ) -> None:
     """Onboard a tenant from a YAML file: company, teams, people, accounts and the first
     objective, fact and preference (seed 003 §5). A file missing any of the three is
-    refused (exit 2) naming what is missing; a failed onboarding leaves no tenant."""
+    refused (exit 2) naming what is missing; an invalid seed memory exits 1; a failed
+    onboarding leaves no tenant."""
     from reckon._errors import TenantExists
     from reckon.onboarding import onboard
 
     try:
-        result = onboard(engine(), file, tenant_id=tenant_id, existing=existing)
+        with memory_write():  # an invalid seed memory exits 1, like a shape violation
+            result = onboard(engine(), file, tenant_id=tenant_id, existing=existing)
     except TenantExists as e:
         raise fail(str(e)) from e
     if as_json:
