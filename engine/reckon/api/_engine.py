@@ -37,6 +37,9 @@ class Engine:
         graph.
     :param lock_timeout: seconds a write waits for another process's write before
         :class:`~reckon._errors.StoreError`; ``None`` waits.
+    :param embedder: the recall embedder of every tenant: an
+        :class:`~reckon.recall.embed.Embedder`, a name (``"minilm"``, ``"openai"``,
+        ``"hashing"``; see :mod:`reckon.recall.embed`) or ``None`` = ``$RECKON_EMBEDDER``.
     :raises StoreError: when ``data_dir`` cannot be created.
 
     >>> import tempfile
@@ -54,6 +57,7 @@ class Engine:
         rules: Sequence[str | Path] | None = None,
         modules: Sequence[str | Path] | None = None,
         lock_timeout: float | None = None,
+        embedder: Any = None,
     ) -> None:
         from reckon._errors import StoreError
 
@@ -70,6 +74,7 @@ class Engine:
         self._rule_files += [m for m in modules if m.suffix in _RULE_SUFFIXES]
         self._schema_modules = [m for m in modules if m.suffix == ".ttl"]
         self._lock_timeout = lock_timeout
+        self.embedder = embedder
         self._ruleset: Any = None
         self._lock = threading.RLock()
         self._tenants: dict[str, "Tenant"] = {}
