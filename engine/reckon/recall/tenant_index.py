@@ -88,6 +88,20 @@ def _doc_from_json(d: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _indexable(d: dict[str, Any] | None) -> bool:
+    """A document the index can hold: a memory whose stored values break the shapes
+    (say, importance 9 planted by hand) is left out, not fatal (``tenant validate``'s
+    SHACL part reports it)."""
+    if d is None:
+        return False
+    imp = d.get("importance", 3)
+    ok = (isinstance(d.get("id"), str) and bool(d["id"]) and isinstance(d.get("text"), str)
+          and isinstance(d.get("time"), datetime) and isinstance(imp, int) and 1 <= imp <= 5)
+    if not ok:
+        log.warning("recall index: memory %s has values outside the shapes; not indexed", d.get("id"))
+    return ok
+
+
 def _same(rec: Any, d: dict[str, Any]) -> bool:
     t = d["time"]
     t = t if t.tzinfo else t.replace(tzinfo=timezone.utc)
@@ -140,6 +154,7 @@ class TenantIndex:
         self._worker: threading.Thread | None = None
         self._background = background
         self._closed = False
+        self._ranking = False  # embedding starts once this process ranks (not in `tenant validate`)
         self._embed_failed: str | None = None
         self.rebuilds = 0  # full reads of the store's active memories (observability, tests)
         self._open()
@@ -260,21 +275,18 @@ class TenantIndex:
             if touched is None:
                 docs = self._read(view, None)
                 self.rebuilds += 1
-                self._apply_docs([d for d in docs.values() if d is not None], replace=True)
+                self._apply_docs([d for d in docs.values() if _indexable(d)], replace=True)
             elif touched:
                 docs = self._read(view, touched)
-                live = [d for d in docs.values() if d is not None]
-                gone = [i for i in touched if docs.get(i) is None]
+                live = [d for d in docs.values() if _indexable(d)]
+                gone = [i for i in touched if not _indexable(docs.get(i))]
                 for i in gone:
                     self.index.remove(i)
                     self._keys.pop(i, None)
                 self._apply_docs(live, replace=False)
             self._gen = cur
         if rebuilt and self.directory is not None:  # the costly path: spare the next process
-            if self._background:
-                threading.Thread(target=self.save_snapshot, name="reckon-recall-snapshot", daemon=True).start()
-            else:
-                self.save_snapshot()
+            self.save_snapshot()  # O(documents), a fraction of the rebuild it saves
         self._after_sync()
 
     def _touched(self, commits: Sequence[Any]) -> set[str] | None:
@@ -340,8 +352,15 @@ class TenantIndex:
                 else:
                     entry[1].add(doc_id)
             self._cv.notify_all()
-        if self._background:
+        if self._background and self._ranking:
             self._start_worker()
+
+    def _wants_ranking(self) -> None:
+        """This process ranks: from now on the queue is embedded in the background."""
+        if not self._ranking:
+            self._ranking = True
+            if self._background and self._pending:
+                self._start_worker()
 
     def _start_worker(self) -> None:
         with self._cv:
@@ -434,7 +453,7 @@ class TenantIndex:
             self._cv.notify_all()
 
     def _after_sync(self) -> None:
-        if not self._background and self._pending:
+        if not self._background and self._ranking and self._pending:
             while True:
                 with self._cv:
                     batch = list(self._pending.items())[:_BATCH]
@@ -450,6 +469,7 @@ class TenantIndex:
     def wait(self, timeout: float | None = 60.0) -> bool:
         """Block until every queued document has its vector (or the embedder failed);
         returns False on timeout."""
+        self._wants_ranking()
         if not self._background:
             self._after_sync()
             return True
@@ -470,6 +490,7 @@ class TenantIndex:
     def load_model(self) -> None:
         """Load the embedding model now (``serve`` / ``mcp`` at start) and embed one
         text, so the first request does not pay for it."""
+        self._wants_ranking()
         emb = self.index.embedder
         load = getattr(emb, "load", None)
         try:
@@ -494,6 +515,7 @@ class TenantIndex:
                **kw: Any) -> list[Hit]:
         """:meth:`RecallIndex.search` on the synced documents, with the cached query
         vector; ``mask_fn(index)`` builds the eligibility mask under the index lock."""
+        self._wants_ranking()
         self.sync()
         qv = self.query_vector(query) if self.index.config.use_vector and self.index.embedded_count() else None
         with self.index._lock:  # noqa: SLF001 - mask and search on the same rows
@@ -521,6 +543,7 @@ class TenantIndex:
         :param embed_missing: up to this many of ``ids`` still without a vector are
             embedded first (:meth:`embed_now`).
         """
+        self._wants_ranking()
         self.sync()
         ids = list(ids)
         if embed_missing > 0 and self._embed_failed is None:
@@ -535,17 +558,19 @@ class TenantIndex:
         return self.index.rank_by_similarity(text, ids, query_vector=qv)
 
     # ------------------------------------------------------------------ checks
-    def check(self) -> dict[str, Any]:
+    def check(self, *, repair: bool = True) -> dict[str, Any]:
         """Compare the index with a rebuild from the store (``tenant validate``).
 
+        :param repair: on a difference, replace the documents by the rebuild and write a
+            new snapshot (what was found is still reported).
         :returns: ``{"documents", "vectors", "pending", "missing", "extra", "stale",
-            "generation", "conforms"}``: ``missing`` active memories not indexed,
-            ``extra`` indexed ids that are not active memories, ``stale`` documents whose
-            text or metadata differ from the store (ids, sorted).
+            "generation", "embedder", "repaired", "conforms"}``: ``missing`` active
+            memories not indexed, ``extra`` indexed ids that are not active memories,
+            ``stale`` documents whose text or metadata differ from the store (ids, sorted).
         """
         self.sync()
         with self._lock, self.store.snapshot() as view:
-            truth = {i: d for i, d in self._read(view, None).items() if d is not None}
+            truth = {i: d for i, d in self._read(view, None).items() if d is not None and _indexable(d)}
             gen = view.generation
             if gen != self._gen:  # a write landed between sync and this snapshot
                 return self.check()
@@ -554,9 +579,17 @@ class TenantIndex:
             extra = sorted(ids - set(truth))
             stale = sorted(i for i in set(truth) & ids if not _same(self.index.get(i), truth[i]))
             embedded = self.index.embedded_count()
+            bad = bool(missing or extra or stale)
+            if bad and repair:
+                log.warning("recall index of %s differed from the store (%d missing, %d extra, %d stale): rebuilt",
+                            self.store.tenant_id, len(missing), len(extra), len(stale))
+                self._apply_docs(truth.values(), replace=True)
+                self._snap_gen = None
+        if bad and repair:
+            self.save_snapshot()
         return {"documents": len(ids), "vectors": embedded, "pending": self.pending(), "missing": missing,
                 "extra": extra, "stale": stale, "generation": gen, "embedder": self.embedder_name,
-                "conforms": not (missing or extra or stale)}
+                "repaired": bad and repair, "conforms": not bad}
 
     def close(self) -> None:
         """Stop the background thread (pending documents are embedded by the next
