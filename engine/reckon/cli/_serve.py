@@ -31,7 +31,9 @@ def serve_cmd(
 
     from reckon.server.http import create_app
 
-    application = create_app(engine())
+    eng = engine()
+    _load_model(eng)
+    application = create_app(eng)
     warn(f"reckon: serving {state.data_dir} on http://{host}:{port} (OpenAPI: /openapi.json)")
     uvicorn.run(application, host=host, port=port, log_level=log_level, access_log=False)
 
@@ -51,7 +53,27 @@ def mcp_cmd(
 
     t = engine().tenant(tenant)
     p = Principal(person=person, teams=list(member_of), role="operator" if operator else "member")
+    t.recall.warm()  # the index open and the model loaded before the first tool call
     run_stdio(t, p)
+
+
+def _load_model(eng: object) -> None:
+    """Load the recall embedder before the first request (not on it)."""
+    import time
+
+    from reckon.recall.embed import EmbeddingUnavailable, configured_embedder
+
+    t0 = time.perf_counter()
+    emb = configured_embedder(getattr(eng, "embedder", None))
+    try:
+        load = getattr(emb, "load", None)
+        if callable(load):
+            load()
+        emb.encode(["warm up"])
+    except EmbeddingUnavailable as exc:
+        warn(f"reckon: embedding model unavailable ({exc}); recall ranks by keyword")
+        return
+    warn(f"reckon: embedder {emb.name} ready in {time.perf_counter() - t0:.1f} s")
 
 
 @token_app.command("create")
