@@ -140,19 +140,6 @@ _CONVERSATION_CHARS = 2000
 _PREFIX = "PREFIX rk: <https://reckon.dev/ns/core#>\n"
 
 
-def _q_select(scope: str, link: str, lo: int, hi: int) -> str:
-    """Active memories of one scope (``link``: extra triple pattern on ?m) with importance
-    in [lo, hi]: rows ?m ?i ?c ?t."""
-    assert scope in ("UserScope", "TeamScope", "CompanyScope") and isinstance(lo, int) and isinstance(hi, int)
-    return (_PREFIX + "SELECT ?m ?i ?c ?t WHERE {\n"
-            f"  GRAPH <urn:reckon:graph:memories> {{ ?m rk:scope rk:{scope} ; rk:importance ?i ; "
-            f"rk:confidence ?c ; rk:createdAt ?t . {link} }}\n"
-            "  GRAPH <urn:reckon:graph:inferred> { ?m a rk:ActiveMemory }\n"
-            f"  FILTER(?i >= {lo} && ?i <= {hi})\n}}")
-
-
-
-
 def _q_class(cls: NamedNode) -> str:
     return ("SELECT ?m WHERE { ?m a " + str(NamedNode(cls.value)) + " . GRAPH <urn:reckon:graph:inferred> "
             "{ ?m a <https://reckon.dev/ns/core#ActiveMemory> } }")
@@ -482,9 +469,10 @@ class TenantRecall:
         )
         text = f"{m.label}\n{m.content}" + (f"\n{extra}" if extra else "")
         return dict(
-            id=m.id, text=text, time=m.updated_at or m.created_at or datetime.now(timezone.utc),
+            id=m.id, text=text, time=m.updated_at or m.created_at or _EPOCH,
             importance=m.importance, scope=m.scope, kind=m.kind, owner=m.owner, teams=list(m.teams),
-            subclass=m.subclass,
+            subclass=m.subclass, confidence=float(m.confidence),
+            created=(_utc(m.created_at) or _EPOCH).isoformat(),
         )
 
     def after_write(self) -> None:
@@ -542,18 +530,6 @@ class TenantRecall:
             return default
         return R.python_value(objs[0])
 
-    def _select(self, view: Any, scope: str, link: str, lo: int, hi: int) -> list[tuple[str, int, float, Any]]:
-        out = []
-        for row in view.query(_q_select(scope, link, lo, hi)):
-            out.append((row["m"].value.rsplit(":", 1)[-1], int(row["i"].value), float(row["c"].value), row["t"].value))
-        return out
-
-    def _me(self, principal: Principal) -> str:
-        return f"?m rk:owner {R.person_iri(self.tenant, principal.person)} ."
-
-    def _team(self, team: str) -> str:
-        return f"?m rk:team {R.team_iri(self.tenant, team)} ."
-
     # ------------------------------------------------------------------ bundle
     def context(
         self,
@@ -589,19 +565,41 @@ class TenantRecall:
             for m in view.objects(_LIVE_CONTEXT, _LIVE_MEMBER, INFERRED):
                 chosen[m.value.rsplit(":", 1)[-1]] = m
             capped: dict[str, int] = {}
-            personal = self._select(view, "UserScope", self._me(principal), floor_imp, 5)
-            team_rows: dict[str, tuple[str, int, float, Any]] = {}
-            for team in sorted(set(principal.teams)):
-                for row in self._select(view, "TeamScope", self._team(team), floor_imp, 5):
-                    team_rows[row[0]] = row
-            for scope, rows in (("user", personal), ("team", list(team_rows.values()))):
-                ok = [r for r in rows if r[2] >= floor_conf]
-                ok.sort(key=lambda r: (-r[1], _neg_time(r[3]), r[0]))
-                if len(ok) > cap:
-                    capped[scope] = len(ok) - cap
-                for r in ok[:cap]:
-                    chosen[r[0]] = R.memory_iri(self.tenant, r[0])
-            memories = self._memories(view, list(chosen.values()))
+            # personal and team tiers: candidates from the recall index's columns (kept
+            # equal to this snapshot's generation), each checked against the snapshot
+            # below -- the store decides, the index only narrows the reads
+            idx = self.index
+            tiers = list(range(max(1, floor_imp), 6))
+            cands = idx.candidates(importance=tiers, scopes=["user", "team"],
+                                   visible_to=(principal.person, principal.teams))
+            my_teams = set(principal.teams)
+            read: dict[str, Memory] = {}
+            for scope in ("user", "team"):
+                # the rule's order (importance, newest, IRI) on the index's columns; then
+                # read and check against the snapshot until the cap is filled
+                ok = sorted((d for d in cands if d.scope == scope and (d.extra.get("confidence") or 0.0) >= floor_conf),
+                            key=lambda d: (-d.importance, _neg_iso(d.extra.get("created")), d.id))
+                kept: list[str] = []
+                for k in range(0, len(ok), max(cap, 1)):
+                    chunk = ok[k:k + max(cap, 1)]
+                    for m in self._memories(view, [R.memory_iri(self.tenant, d.id) for d in chunk]):
+                        fits = (m.active and floor_imp <= m.importance <= 5 and m.confidence >= floor_conf
+                                and ((scope == "user" and m.scope == "user" and m.owner == principal.person)
+                                     or (scope == "team" and m.scope == "team" and bool(my_teams.intersection(m.teams)))))
+                        if fits and len(kept) < cap:
+                            kept.append(m.id)
+                            read[m.id] = m
+                    if len(kept) >= cap:
+                        break
+                eligible = len(ok)
+                if eligible > cap:
+                    capped[scope] = eligible - cap
+                for i in kept:
+                    chosen[i] = R.memory_iri(self.tenant, i)
+            live = [iri for i, iri in chosen.items() if i not in read]
+            memories_by_id = {m.id: m for m in self._memories(view, live)}
+            memories_by_id.update(read)
+            memories = [memories_by_id[i] for i in chosen if i in memories_by_id]
             memories = [m for m in memories if m.active]
             business = _business_lines(view)
             ranking, sims = self._similarities(view, text, [m.id for m in memories])
@@ -837,11 +835,15 @@ def _conversation_text(conversation: Any) -> str:
     raise InvalidInput("conversation: a string or a list of strings is required", field="conversation")
 
 
-def _neg_time(lex: str) -> float:
+def _neg_iso(text: str | None) -> float:
+    """Sort key: newest first for an ISO 8601 time (missing = oldest)."""
+    if not text:
+        return 0.0
     try:
-        return -datetime.fromisoformat(lex.replace("Z", "+00:00")).timestamp()
+        t = datetime.fromisoformat(text)
     except ValueError:
         return 0.0
+    return -(t if t.tzinfo else t.replace(tzinfo=timezone.utc)).timestamp()
 
 
 def _tiers(importance: Any) -> set[int]:

@@ -69,7 +69,8 @@ DocReader = Callable[[Any, "Collection[str] | None"], dict[str, "dict[str, Any] 
 every active memory. A document is a dict of :meth:`RecallIndex.add` keywords plus
 ``id``."""
 
-_DOC_FIELDS = ("text", "importance", "scope", "kind", "owner", "teams", "subclass")
+_DOC_FIELDS = ("text", "importance", "scope", "kind", "owner", "teams", "subclass", "confidence", "created")
+_EXTRA = ("subclass", "confidence", "created")  # kept in DocRecord.extra
 
 
 def _doc_json(d: dict[str, Any]) -> dict[str, Any]:
@@ -108,7 +109,7 @@ def _same(rec: Any, d: dict[str, Any]) -> bool:
     return (rec.text == d["text"] and rec.importance == int(d.get("importance", 3)) and rec.scope == d.get("scope")
             and rec.kind == d.get("kind") and rec.owner == d.get("owner")
             and rec.teams == tuple(d.get("teams") or ()) and rec.time == t
-            and rec.extra.get("subclass") == d.get("subclass"))
+            and all(rec.extra.get(k) == d.get(k) for k in _EXTRA))
 
 
 class TenantIndex:
@@ -240,7 +241,8 @@ class TenantIndex:
             for rec in self.index._docs.values():  # noqa: SLF001 (same package)
                 docs.append({"id": rec.id, "text": rec.text, "time": rec.time.isoformat(),
                              "importance": rec.importance, "scope": rec.scope, "kind": rec.kind,
-                             "owner": rec.owner, "teams": list(rec.teams), "subclass": rec.extra.get("subclass")})
+                             "owner": rec.owner, "teams": list(rec.teams),
+                             **{k: rec.extra.get(k) for k in _EXTRA}})
         data = json.dumps({"version": _SNAPSHOT_VERSION, "tenant": self.store.tenant_id, "generation": gen,
                            "docs": docs}, ensure_ascii=False)
         tmp = self.directory / f".{SNAPSHOT}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp"
@@ -262,7 +264,9 @@ class TenantIndex:
         docstring); cheap when nothing changed (one generation check)."""
         if self._closed:
             return
-        with self._lock, self.store.snapshot() as view:
+        # lock order everywhere: the store's lock, then this index's (a bundle syncs
+        # inside its own snapshot)
+        with self.store.snapshot() as view, self._lock:
             cur = view.generation
             if cur == self._gen:
                 return
@@ -522,6 +526,17 @@ class TenantIndex:
             mask = mask_fn(self.index) if mask_fn is not None else None
             return self.index.search(query, limit=limit, mask=mask, query_vector=qv, **kw)
 
+    def candidates(self, **filters: Any) -> list[Any]:
+        """The documents (:class:`~reckon.recall.index.DocRecord`) passing
+        :meth:`RecallIndex.filter_mask` ``filters`` -- a pre-filter: the caller checks
+        what it keeps against the store."""
+        self.sync()
+        with self.index._lock:  # noqa: SLF001
+            mask = self.index.filter_mask(**filters)
+            docs = self.index._docs  # noqa: SLF001
+            ids = self.index._row_ids  # noqa: SLF001
+            return [docs[ids[r]] for r in np.nonzero(mask)[0]]
+
     def embed_now(self, ids: Iterable[str]) -> int:
         """Embed the given documents that have no vector yet on the calling thread (the
         bundle does this for the few items it ranks, so a memory written a moment ago is
@@ -569,7 +584,7 @@ class TenantIndex:
             ``stale`` documents whose text or metadata differ from the store (ids, sorted).
         """
         self.sync()
-        with self._lock, self.store.snapshot() as view:
+        with self.store.snapshot() as view, self._lock:
             truth = {i: d for i, d in self._read(view, None).items() if d is not None and _indexable(d)}
             gen = view.generation
             if gen != self._gen:  # a write landed between sync and this snapshot

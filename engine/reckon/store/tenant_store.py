@@ -68,7 +68,7 @@ from pyoxigraph import (
 )
 
 from reckon._errors import InvalidInput, ReckonError, StoreError
-from reckon.store.graphs import ASSERTED, GENERATION, INFERRED, META, PUBLIC, STORE_NODE
+from reckon.store.graphs import ASSERTED, GENERATION, INFERRED, META, PUBLIC, SKOLEM_PREFIX, STORE_NODE
 from reckon.store.ids import FORMAT_VERSION, validate_tenant_id
 from reckon.store.locking import TenantLock
 from reckon.store.sparql import (
@@ -971,7 +971,12 @@ def _sk_quad(q: Quad) -> Quad:
 
 
 def _desk_quad(q: Quad) -> Quad:
-    return Quad(deskolemize(q.subject), q.predicate, deskolemize(q.object), q.graph_name)  # type: ignore[arg-type]
+    s, o = q.subject, q.object
+    # fast path: no Skolem IRI in the quad (nearly every quad) -> the quad itself
+    if (type(s) is NamedNode and not s.value.startswith(SKOLEM_PREFIX)
+            and (type(o) is Literal or (type(o) is NamedNode and not o.value.startswith(SKOLEM_PREFIX)))):
+        return q
+    return Quad(deskolemize(s), q.predicate, deskolemize(o), q.graph_name)  # type: ignore[arg-type]
 
 
 def _desk_triple(q: Quad | Triple) -> Triple:
