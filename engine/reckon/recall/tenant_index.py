@@ -279,10 +279,10 @@ class TenantIndex:
             if touched is None:
                 docs = self._read(view, None)
                 self.rebuilds += 1
-                self._apply_docs([d for d in docs.values() if _indexable(d)], replace=True)
+                self._apply_docs([d for d in docs.values() if d is not None and _indexable(d)], replace=True)
             elif touched:
                 docs = self._read(view, touched)
-                live = [d for d in docs.values() if _indexable(d)]
+                live = [d for d in docs.values() if d is not None and _indexable(d)]
                 gone = [i for i in touched if not _indexable(docs.get(i))]
                 for i in gone:
                     self.index.remove(i)
@@ -543,7 +543,7 @@ class TenantIndex:
         ranked at once); returns how many got one."""
         with self._lock:
             todo = [i for i in ids if i in self.index and self.index.embedding(i) is None and i in self._keys]
-            batch = {}
+            batch: dict[bytes, tuple[str, set[str]]] = {}
             for i in todo:
                 k = self._keys[i]
                 batch.setdefault(k, (self.index.get(i).text, set()))[1].add(i)
