@@ -12,12 +12,14 @@ On disk (``<tenant>/recall/vectors-<embedder>.f32``), fixed-size records::
     magic   4 bytes  b"RKV1"
     key    16 bytes  BLAKE2b-128 digest of the embedded text (see :func:`text_key`)
     vector  4*dim    float32, little-endian, L2-normalised
-    crc     4 bytes  CRC-32 of key + vector, little-endian
+    check   4 bytes  Fletcher-style checksum of key + vector as little-endian 32-bit
+                     words w_1..w_m: (sum w_i + (sum i*w_i) * 65536) mod 2**32
+                     (computed for every record at once with numpy)
 
 Appends happen under an exclusive ``flock`` on ``vectors-<embedder>.lock``; an append
 first cuts a torn tail (a record a killed writer left half-written) so that records
 stay aligned. Readers need no lock: they read whole records up to the file size and
-skip any whose magic or CRC does not match (a record still being written). Every
+skip any whose magic or checksum does not match (a record still being written). Every
 process reads the records other processes appended since its last look
 (:meth:`VectorFile.refresh`), so a vector computed anywhere is reused everywhere and
 nothing is embedded twice. When more than half of the records are no longer looked up,
@@ -33,7 +35,6 @@ import os
 import re
 import threading
 import uuid
-import zlib
 from collections.abc import Collection, Iterable
 from pathlib import Path
 
@@ -49,6 +50,15 @@ MAGIC = b"RKV1"
 def text_key(embedder: str, text: str) -> bytes:
     """16-byte key of ``text`` as embedded by the embedder named ``embedder``."""
     return hashlib.blake2b(embedder.encode() + b"\0" + text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def _checksums(body: np.ndarray) -> np.ndarray:
+    """uint32 check of each row of ``body`` (uint32 words ``(records, m)``)."""
+    w = body.astype(np.uint64)
+    i = np.arange(1, body.shape[1] + 1, dtype=np.uint64)
+    s1 = w.sum(axis=1) & 0xFFFFFFFF
+    s2 = (w * i).sum(axis=1) & 0xFFFFFFFF
+    return ((s1 + (s2 << np.uint64(16))) & 0xFFFFFFFF).astype(np.uint32)  # type: ignore[no-any-return]
 
 
 def _slug(name: str) -> str:
@@ -72,6 +82,7 @@ class VectorFile:
         self._rec = 4 + 16 + 4 * dim + 4
         self._dtype = np.dtype([("magic", "S4"), ("key", "S16"), ("vec", "<f4", (dim,)), ("crc", "<u4")])
         assert self._dtype.itemsize == self._rec
+        self._words = (16 + 4 * dim) // 4  # key + vector as 32-bit words
         self._mu = threading.RLock()
         self._rows: dict[bytes, int] = {}
         self._mat = np.zeros((0, dim), dtype=np.float32)
@@ -130,13 +141,8 @@ class VectorFile:
                 return 0
             count = len(data) // self._rec
             recs = np.frombuffer(data, dtype=self._dtype, count=count)
-            ok = recs["magic"] == MAGIC
-            if ok.any():
-                idx = np.nonzero(ok)[0]
-                crc_ok = np.fromiter(
-                    (zlib.crc32(data[i * self._rec + 4:(i + 1) * self._rec - 4]) == int(recs["crc"][i]) for i in idx),
-                    dtype=bool, count=len(idx))
-                ok[idx[~crc_ok]] = False
+            words = np.frombuffer(data, dtype="<u4").reshape(count, self._rec // 4)[:, 1:1 + self._words]
+            ok = (recs["magic"] == MAGIC) & (_checksums(words) == recs["crc"])
             # a record that does not check may be one still being written: stop before the
             # first bad record that is in the last few (re-read next time); skip older ones
             good = np.nonzero(ok)[0]
@@ -165,6 +171,13 @@ class VectorFile:
             return new
 
     # ------------------------------------------------------------------ writing
+    def _sealed(self, recs: np.ndarray) -> bytes:
+        """The records' bytes with their checksums filled in."""
+        if len(recs):
+            body = np.frombuffer(recs.tobytes(), dtype="<u4").reshape(len(recs), self._rec // 4)[:, 1:1 + self._words]
+            recs["crc"] = _checksums(body)
+        return recs.tobytes()  # type: ignore[no-any-return]
+
     def _locked(self) -> int:
         self.directory.mkdir(parents=True, exist_ok=True)
         fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
@@ -190,11 +203,7 @@ class VectorFile:
             recs["magic"] = MAGIC
             recs["key"] = list(todo)
             recs["vec"] = np.stack(list(todo.values()))
-            raw = bytearray(recs.tobytes())
-            for i in range(len(todo)):
-                a = i * self._rec
-                crc = zlib.crc32(raw[a + 4:a + self._rec - 4])
-                raw[a + self._rec - 4:a + self._rec] = crc.to_bytes(4, "little")
+            raw = self._sealed(recs)
             fd = self._locked()
             try:
                 wfd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
@@ -203,7 +212,7 @@ class VectorFile:
                     whole = (size // self._rec) * self._rec
                     if whole != size:  # a writer was killed mid-record: cut its torn tail
                         os.ftruncate(wfd, whole)
-                    os.pwrite(wfd, bytes(raw), whole)
+                    os.pwrite(wfd, raw, whole)
                 finally:
                     os.close(wfd)
             finally:
@@ -228,14 +237,11 @@ class VectorFile:
                 if keys:
                     recs["key"] = keys
                     recs["vec"] = self._mat[[self._rows[k] for k in keys]]
-                raw = bytearray(recs.tobytes())
-                for i in range(len(keys)):
-                    a = i * self._rec
-                    raw[a + self._rec - 4:a + self._rec] = zlib.crc32(raw[a + 4:a + self._rec - 4]).to_bytes(4, "little")
+                raw = self._sealed(recs)
                 tmp = self.directory / f".{self.path.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp"
                 try:
                     with open(tmp, "wb") as f:
-                        f.write(bytes(raw))
+                        f.write(raw)
                         f.flush()
                         os.fsync(f.fileno())
                     os.replace(tmp, self.path)
