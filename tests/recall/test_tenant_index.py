@@ -259,3 +259,19 @@ def test_expiry_by_the_clock_leaves_the_index(tmp_path: Path) -> None:
     t.tick(t0 + timedelta(days=3))
     assert t.search("spring promo code", principal=OPS) == []
     assert m.id not in t.recall.index
+
+
+def test_deleting_a_tenant_while_its_index_embeds_leaves_no_directory(tmp_path: Path) -> None:
+    """The embedding thread of a deleted tenant must not recreate its folder (a zombie
+    folder would make `create_tenant` of the same id fail with TenantExists)."""
+    emb = GatedHashing()
+    e = Engine(tmp_path, embedder=emb)
+    t = e.create_tenant("acme")
+    t.search("q: open", principal=OPS)
+    t.remember(**fact("Warehouse closing time", "the warehouse closes at six pm"))
+    e.delete_tenant("acme")
+    emb.gate.set()  # the thread finishes its batch after the deletion
+    time.sleep(0.5)
+    assert not (tmp_path / "tenants" / "acme").exists()
+    again = e.create_tenant("acme")
+    assert again.memories() == []

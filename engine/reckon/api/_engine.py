@@ -188,6 +188,9 @@ class Engine:
             with t.store.exclusive():
                 os.rename(path, grave)
             t.store.close()
+            recall = getattr(t, "_recall", None)
+            if recall is not None and recall.loaded:
+                recall.index.close(save=False)  # its thread must not write into the grave
             self._tenants.pop(tenant_id, None)
         shutil.rmtree(grave, ignore_errors=True)
 

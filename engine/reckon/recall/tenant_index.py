@@ -247,7 +247,7 @@ class TenantIndex:
                            "docs": docs}, ensure_ascii=False)
         tmp = self.directory / f".{SNAPSHOT}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp"
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
+            self.directory.mkdir(exist_ok=True)  # not its parents: the tenant may have been deleted
             tmp.write_text(data, encoding="utf-8")
             os.replace(tmp, self.directory / SNAPSHOT)
         except OSError as exc:
@@ -606,10 +606,11 @@ class TenantIndex:
                 "extra": extra, "stale": stale, "generation": gen, "embedder": self.embedder_name,
                 "repaired": bad and repair, "conforms": not bad}
 
-    def close(self) -> None:
+    def close(self, *, save: bool = True) -> None:
         """Stop the background thread (pending documents are embedded by the next
-        process that opens the index) and write a snapshot."""
-        self.save_snapshot()
+        process that opens the index) and, with ``save``, write a snapshot."""
+        if save:
+            self.save_snapshot()
         self._closed = True
         with self._cv:
             self._cv.notify_all()

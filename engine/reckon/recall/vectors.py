@@ -179,7 +179,8 @@ class VectorFile:
         return recs.tobytes()  # type: ignore[no-any-return]
 
     def _locked(self) -> int:
-        self.directory.mkdir(parents=True, exist_ok=True)
+        # the folder only, never its parents: a tenant deleted meanwhile must not come back
+        self.directory.mkdir(exist_ok=True)
         fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         fcntl.flock(fd, fcntl.LOCK_EX)
         return fd
