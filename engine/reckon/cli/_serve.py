@@ -54,6 +54,8 @@ def mcp_cmd(
     t = engine().tenant(tenant)
     p = Principal(person=person, teams=list(member_of), role="operator" if operator else "member")
     t.recall.warm()  # the index open and the model loaded before the first tool call
+    t.store.reasoner()  # and the write path: the mirror and the reasoner loaded
+    t.memory.schema  # noqa: B018 - the schema view cached
     run_stdio(t, p)
 
 
