@@ -62,6 +62,7 @@ SNAPSHOT = "docs.json"
 _SNAPSHOT_VERSION = 1
 _SNAPSHOT_EVERY = 200  # generations between background snapshots
 _BATCH = 64
+_RETRY_S = 30.0  # a failing embedder (model missing, endpoint down) is retried after this
 
 DocReader = Callable[[Any, "Collection[str] | None"], dict[str, "dict[str, Any] | None"]]
 """``read(view, ids)``: the index documents of the memories ``ids`` as of the snapshot
@@ -156,7 +157,7 @@ class TenantIndex:
         self._background = background
         self._closed = False
         self._ranking = False  # embedding starts once this process ranks (not in `tenant validate`)
-        self._embed_failed: str | None = None
+        self._retry_at = 0.0  # monotonic time before which a failing embedder is not retried
         self.rebuilds = 0  # full reads of the store's active memories (observability, tests)
         self._open()
 
@@ -378,6 +379,10 @@ class TenantIndex:
         idle_since = time.monotonic()
         while not self._closed:
             with self._cv:
+                backoff = self._retry_at - time.monotonic()
+                if backoff > 0:
+                    self._cv.wait(timeout=min(backoff, 1.0))
+                    continue
                 if not self._pending:
                     self._cv.notify_all()
                     self._cv.wait(timeout=1.0)
@@ -411,11 +416,13 @@ class TenantIndex:
                 log.warning("embedding failed: %s", exc)
                 enc = None
             if enc is None:
-                self._embed_failed = "embedder unavailable"
-                with self._cv:  # keyword-only: drop them from the queue, retried on next open
-                    for k, _ in batch:
-                        self._pending.pop(k, None)
+                # keyword-only for now; the queue is kept and retried later (and by the
+                # next process to open the index, if this one ends first)
+                with self._cv:
+                    self._retry_at = time.monotonic() + _RETRY_S
+                    self._cv.notify_all()
                 return
+            self._retry_at = 0.0
             if vf is not None and self.index.embedder.name != vf.embedder:
                 self._rekey()  # switched to the fallback, which re-embedded every document
                 return
@@ -458,7 +465,7 @@ class TenantIndex:
 
     def _after_sync(self) -> None:
         if not self._background and self._ranking and self._pending:
-            while True:
+            while time.monotonic() >= self._retry_at:
                 with self._cv:
                     batch = list(self._pending.items())[:_BATCH]
                 if not batch:
@@ -471,8 +478,8 @@ class TenantIndex:
             self.save_snapshot()
 
     def wait(self, timeout: float | None = 60.0) -> bool:
-        """Block until every queued document has its vector (or the embedder failed);
-        returns False on timeout."""
+        """Block until every queued document has its vector; returns False on timeout
+        or, at once, while the embedder is failing (its queue is retried later)."""
         self._wants_ranking()
         if not self._background:
             self._after_sync()
@@ -482,6 +489,8 @@ class TenantIndex:
             with self._cv:
                 if not self._pending and not self._busy:
                     return True
+                if not self._busy and self._retry_at > time.monotonic():
+                    return False
                 alive = self._worker is not None and self._worker.is_alive()
             if not alive:
                 self._start_worker()
@@ -561,7 +570,7 @@ class TenantIndex:
         self._wants_ranking()
         self.sync()
         ids = list(ids)
-        if embed_missing > 0 and self._embed_failed is None:
+        if embed_missing > 0 and time.monotonic() >= self._retry_at:
             missing = [i for i in ids if i in self.index and self.index.embedding(i) is None]
             if missing:
                 self.embed_now(missing[:embed_missing])
