@@ -98,3 +98,20 @@ def test_compaction_keeps_what_is_asked_and_readers_follow(tmp_path: Path) -> No
     other.refresh()  # the file was replaced: read again from the start
     assert len(other) == 5 and np.array_equal(other.get(other.key("4")), vec(4))
     assert list(tmp_path.glob(".*tmp")) == []
+
+
+def test_keys_ending_in_nul_bytes_round_trip(tmp_path: Path) -> None:
+    """A digest that ends in 0x00 (1 key in 256) is found again (a fixed-width bytes field
+    that strips trailing NULs lost them: the vector was rewritten on every open)."""
+    vf = VectorFile(tmp_path, "e", DIM)
+    keys = [bytes(15) + b"\x01", b"\x07" + bytes(15), b"abc" + bytes(13), bytes(16)]
+    vf.add([(k, vec(i)) for i, k in enumerate(keys)])
+    back = VectorFile(tmp_path, "e", DIM)
+    back.refresh()
+    assert len(back) == 4
+    for i, k in enumerate(keys):
+        assert np.array_equal(back.get(k), vec(i))
+    assert vf.add([(k, vec(9)) for k in keys]) == 0  # known: nothing written twice
+    assert vf.compact(set(keys[:2])) == 2
+    back.refresh()
+    assert len(back) == 2 and np.array_equal(back.get(keys[0]), vec(0))

@@ -80,7 +80,9 @@ class VectorFile:
         self.path = self.directory / f"vectors-{_slug(embedder)}.f32"
         self._lock_path = self.directory / f"vectors-{_slug(embedder)}.lock"
         self._rec = 4 + 16 + 4 * dim + 4
-        self._dtype = np.dtype([("magic", "S4"), ("key", "S16"), ("vec", "<f4", (dim,)), ("crc", "<u4")])
+        # the key is raw bytes ("V16"): an "S16" field would drop trailing NUL bytes, and a
+        # digest ending in 0x00 (1 in 256) would never match again
+        self._dtype = np.dtype([("magic", "S4"), ("key", "V16"), ("vec", "<f4", (dim,)), ("crc", "<u4")])
         assert self._dtype.itemsize == self._rec
         self._words = (16 + 4 * dim) // 4  # key + vector as 32-bit words
         self._mu = threading.RLock()
@@ -202,7 +204,7 @@ class VectorFile:
                 return 0
             recs = np.zeros(len(todo), dtype=self._dtype)
             recs["magic"] = MAGIC
-            recs["key"] = list(todo)
+            recs["key"] = [np.void(k) for k in todo]
             recs["vec"] = np.stack(list(todo.values()))
             raw = self._sealed(recs)
             fd = self._locked()
@@ -236,7 +238,7 @@ class VectorFile:
                 recs = np.zeros(len(keys), dtype=self._dtype)
                 recs["magic"] = MAGIC
                 if keys:
-                    recs["key"] = keys
+                    recs["key"] = [np.void(k) for k in keys]
                     recs["vec"] = self._mat[[self._rows[k] for k in keys]]
                 raw = self._sealed(recs)
                 tmp = self.directory / f".{self.path.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp"
