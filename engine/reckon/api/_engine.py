@@ -12,7 +12,15 @@ from typing import TYPE_CHECKING, Any, Sequence
 from pyoxigraph import NamedNode, Quad
 
 from reckon._errors import InvalidInput, InvalidTenantId, TenantExists, UnknownTenant
-from reckon.store import SCHEMA, TenantStore, read_export, tenant_dir, validate_tenant_id
+from reckon.store import (
+    SCHEMA,
+    QueryLimits,
+    QueryPool,
+    TenantStore,
+    read_export,
+    tenant_dir,
+    validate_tenant_id,
+)
 from reckon.store.tenant_store import ReasonerFactory
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -37,6 +45,9 @@ class Engine:
         graph.
     :param lock_timeout: seconds a write waits for another process's write before
         :class:`~reckon._errors.StoreError`; ``None`` waits.
+    :param query_limits: limits of the read-only SPARQL interface (``Tenant.sparql``,
+        ``reckon sparql``, the HTTP endpoint): text size, depth, deadline, result size,
+        worker processes (default :class:`~reckon.store.QueryLimits`).
     :param embedder: the recall embedder of every tenant: an
         :class:`~reckon.recall.embed.Embedder`, a name (``"minilm"``, ``"openai"``,
         ``"hashing"``; see :mod:`reckon.recall.embed`) or ``None`` = ``$RECKON_EMBEDDER``.
@@ -57,6 +68,7 @@ class Engine:
         rules: Sequence[str | Path] | None = None,
         modules: Sequence[str | Path] | None = None,
         lock_timeout: float | None = None,
+        query_limits: QueryLimits | None = None,
         embedder: Any = None,
     ) -> None:
         from reckon._errors import StoreError
@@ -78,6 +90,31 @@ class Engine:
         self._ruleset: Any = None
         self._lock = threading.RLock()
         self._tenants: dict[str, "Tenant"] = {}
+        if query_limits is not None and not isinstance(query_limits, QueryLimits):
+            raise InvalidInput("query_limits must be a reckon.store.QueryLimits", field="query_limits")
+        self.query_limits: QueryLimits = query_limits or QueryLimits()
+        self._query_pool: QueryPool | None = None
+        _sweep_aside(self.data_dir / "tenants")
+
+    @property
+    def query_pool(self) -> QueryPool:
+        """The worker processes that evaluate read-only SPARQL (started on first use;
+        see :mod:`reckon.store.query_pool`)."""
+        with self._lock:
+            if self._query_pool is None:
+                self._query_pool = QueryPool(self.query_limits)
+            return self._query_pool
+
+    def close(self) -> None:
+        """Stop the query workers and close every open tenant (the engine can be used
+        again: workers and tenants reopen on demand)."""
+        with self._lock:
+            pool, self._query_pool = self._query_pool, None
+            tenants, self._tenants = list(self._tenants.values()), {}
+        if pool is not None:
+            pool.close()
+        for t in tenants:
+            t.store.close()
 
     # ------------------------------------------------------------------ program & schema
     @property
@@ -156,10 +193,21 @@ class Engine:
             if not (path / "meta.json").is_file():
                 self._tenants.pop(tenant_id, None)
                 raise UnknownTenant(f"no tenant {tenant_id!r} in {self.data_dir}")
+            if t is not None and not t.store.is_current():
+                # deleted (and maybe re-created) by another process: never serve the dead one
+                self._tenants.pop(tenant_id, None)
+                t.store.mark_gone()
+                t.store.close()
+                t = None
             if t is None:
                 store = TenantStore(
                     path, reasoner_factory=self.reasoner_factory(), lock_timeout=self._lock_timeout
                 )
+                if store.tenant_id != tenant_id:
+                    store.close()
+                    raise UnknownTenant(
+                        f"no tenant {tenant_id!r} in {self.data_dir}: its directory holds tenant {store.tenant_id!r}"
+                    )
                 t = Tenant(self, store)
                 self._tenants[tenant_id] = t
             return t
@@ -172,7 +220,7 @@ class Engine:
                 validate_tenant_id(p.name)
             except InvalidTenantId:
                 continue
-            if (p / "meta.json").is_file():
+            if not p.is_symlink() and (p / "meta.json").is_file():
                 out.append(p.name)
         return sorted(out)
 
@@ -181,18 +229,28 @@ class Engine:
 
         :raises UnknownTenant: when no such tenant exists.
         """
-        t = self.tenant(tenant_id)
-        path = t.store.path
-        grave = path.parent / f".deleting-{tenant_id}-{uuid.uuid4().hex}"
-        with self._lock:
-            with t.store.exclusive():
-                os.rename(path, grave)
-            t.store.close()
-            recall = getattr(t, "_recall", None)
-            if recall is not None and recall.loaded:
-                recall.index.close(save=False)  # its thread must not write into the grave
-            self._tenants.pop(tenant_id, None)
-        shutil.rmtree(grave, ignore_errors=True)
+        from reckon._errors import TenantGone
+
+        for _ in range(3):
+            t = self.tenant(tenant_id)
+            path = t.store.path
+            grave = path.parent / f".deleting-{tenant_id}-{uuid.uuid4().hex}"
+            with self._lock:
+                try:
+                    with t.store.exclusive():
+                        os.rename(path, grave)
+                except TenantGone:
+                    self._tenants.pop(tenant_id, None)
+                    continue  # another process replaced it meanwhile: delete the current one
+                t.store.mark_gone()
+                t.store.close()
+                recall = getattr(t, "_recall", None)
+                if recall is not None and recall.loaded:
+                    recall.index.close(save=False)  # its thread must not write into the grave
+                self._tenants.pop(tenant_id, None)
+            shutil.rmtree(grave, ignore_errors=True)
+            return
+        raise UnknownTenant(f"tenant {tenant_id!r} keeps being re-created by another process; not deleted")
 
     # ------------------------------------------------------------------ export / import
     def import_tenant(self, tenant_id: str, source: str | Path | bytes) -> "Tenant":
@@ -220,6 +278,39 @@ class Engine:
             t = Tenant(self, store)
             self._tenants[tenant_id] = t
         return t
+
+
+def _sweep_aside(tenants: Path) -> None:
+    """Remove what killed creates, imports and deletes left beside the tenants:
+    ``.creating-<id>-<pid>-<thread>`` of a process that no longer runs and
+    ``.deleting-<id>-<uuid>`` (already renamed away from its tenant)."""
+    try:
+        entries = list(tenants.iterdir())
+    except OSError:
+        return
+    for p in entries:
+        name = p.name
+        if name.startswith(".deleting-"):
+            shutil.rmtree(p, ignore_errors=True)
+        elif name.startswith(".creating-"):
+            parts = name.rsplit("-", 2)
+            try:
+                pid = int(parts[-2])
+            except (ValueError, IndexError):
+                continue
+            if pid == os.getpid() or _pid_alive(pid):
+                continue
+            shutil.rmtree(p, ignore_errors=True)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _export_tenant(source: str | Path | bytes) -> str | None:

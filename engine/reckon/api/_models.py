@@ -41,7 +41,15 @@ def _decimal(value: Any) -> Decimal:
         raise ValueError(f"not a decimal number: {value!r}") from e
     if not d.is_finite():
         raise ValueError(f"not a finite number: {value!r}")
+    if abs(d) >= MAX_MAGNITUDE:
+        # the bound the bulk loaders apply (reckon.loaders): past it a float rendering
+        # (bundle, JSON) overflows to Infinity at 1e309 and loses every cent long before
+        raise ValueError(f"not a number below 1e15 in magnitude: {value!r}")
     return d
+
+
+MAX_MAGNITUDE = Decimal("1e15")
+"""KPI values and spend amounts must be below this in magnitude (as in ``reckon.loaders``)."""
 
 
 def _utc(value: datetime) -> datetime:

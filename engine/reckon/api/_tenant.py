@@ -9,7 +9,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pyoxigraph import NamedNode, Triple
+from pyoxigraph import Literal, NamedNode, Triple
 
 from reckon._errors import InvalidInput
 from reckon.api import _business as B
@@ -53,15 +53,36 @@ class Tenant:
 
     # ------------------------------------------------------------------ reads
     def sparql(self, query: str) -> QueryResult:
-        """Run a read-only SPARQL query; the default graph is the union of the schema,
-        memories, business and inferred graphs, each addressable with ``GRAPH``.
+        """Run a read-only SPARQL 1.2 query; the default graph is the union of the
+        schema, memories, business and inferred graphs, each addressable with ``GRAPH``
+        (and nameable in ``FROM`` / ``FROM NAMED``).
+
+        The text is checked first (:func:`reckon.store.inspect_query`: form, updates,
+        ``SERVICE``, dataset, size, depth), then evaluated once in a query worker
+        process that cannot open a network connection, under the engine's
+        :class:`~reckon.store.QueryLimits` (``Engine(query_limits=...)``).
 
         :returns: SELECT: list of dicts (variable name -> pyoxigraph term); ASK: bool;
             CONSTRUCT / DESCRIBE: list of ``Triple``.
         :raises ReadOnlyQuery: for an update or a SERVICE clause.
-        :raises InvalidInput: when the text does not parse.
+        :raises InvalidInput: when the text does not parse, or ``FROM`` names a graph
+            that is not public.
+        :raises QueryLimitExceeded: over a limit (``.limit`` says which: query_bytes,
+            depth, deadline, rows, result_bytes, busy, resources).
+        :raises TenantGone: when the tenant was deleted meanwhile.
         """
-        return self.store.query(query)
+        result: QueryResult = self.sparql_outcome(query).to_python()
+        return result
+
+    def sparql_outcome(self, query: str) -> Any:
+        """Like :meth:`sparql`, but the worker's serialized result
+        (:class:`reckon.store.QueryOutcome`: form, variables, SPARQL JSON results or
+        N-Triples bytes), for servers that pass it on."""
+        from reckon.store import inspect_query
+        from reckon.store.tenant_store import PUBLIC_IRIS
+
+        plan = inspect_query(query, self.engine.query_limits, public_graphs=PUBLIC_IRIS)
+        return self.engine.query_pool.run(self.store, plan)
 
     def explain(self, s: Any, p: Any, o: Any) -> Any:
         """Why an inferred triple holds (``reckon.datalog`` Explanation: rule, bindings and
@@ -177,6 +198,42 @@ class Tenant:
             B.write_clock(txn, now)
         return txn.commit
 
+    def clock(self) -> datetime | None:
+        """The in-graph clock ``rk:clock rk:now`` (UTC), or ``None`` when never ticked."""
+        from datetime import timezone
+
+        from reckon.store import BUSINESS
+
+        with self.store.snapshot() as view:
+            vals = view.objects(B.CLOCK, B.rk("now"), BUSINESS)
+        if not vals or not isinstance(vals[0], Literal):
+            return None
+        try:
+            t = datetime.fromisoformat(vals[0].value.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+
+    def advance_clock(self, now: datetime | None = None, *, min_step: float = 60.0) -> bool:
+        """Move the in-graph clock forward to ``now`` (default: the wall clock) when it is
+        unset or more than ``min_step`` seconds behind; never back. The HTTP and MCP
+        servers call this on each request, so that expiry is judged against the present
+        there (a memory with a future ``expires_at`` is active, one past it is not);
+        through the Python API and the CLI the clock moves only by :meth:`tick`.
+
+        :returns: whether the clock was moved.
+        """
+        from datetime import timezone
+
+        now = now or datetime.now(timezone.utc)
+        if now.tzinfo is None:
+            now = now.replace(tzinfo=timezone.utc)
+        cur = self.clock()
+        if cur is not None and (now - cur).total_seconds() <= min_step:
+            return False
+        self.tick(now)
+        return True
+
     def add_team(self, team_id: str, name: str | None = None) -> NamedNode:
         """Add (or rename) a team; returns its IRI."""
         t = parse_model(TeamInput, team_id=team_id, name=name)
@@ -269,12 +326,25 @@ class Tenant:
 
     def context(self, principal: Any, conversation: Any = "", budget_chars: int = 6000) -> Any:
         """The context bundle for a new turn; see ``TenantRecall.context``.
-        :returns: ``ContextBundle`` (``.render()`` is the prompt text)."""
+        :returns: ``ContextBundle`` (``.render()`` is the prompt text).
+        :raises InvalidInput: when ``conversation`` is longer than
+            ``reckon.api._limits.MAX_CONVERSATION_CHARS`` (100,000) characters."""
+        from reckon.api._limits import MAX_CONVERSATION_CHARS
+
+        if isinstance(conversation, str) and len(conversation) > MAX_CONVERSATION_CHARS:
+            raise InvalidInput(f"conversation: at most {MAX_CONVERSATION_CHARS} characters, got {len(conversation)}",
+                               field="conversation")
         return self.recall.context(principal, conversation, budget_chars)
 
     def search(self, query: str, *, principal: Any, **options: Any) -> Any:
         """Hybrid search over active visible memories (importance 2-3 by default); see
-        ``TenantRecall.search``. :returns: list of ``SearchHit``."""
+        ``TenantRecall.search``. :returns: list of ``SearchHit``.
+        :raises InvalidInput: when ``query`` is longer than
+            ``reckon.api._limits.MAX_SEARCH_CHARS`` (2,000) characters."""
+        from reckon.api._limits import MAX_SEARCH_CHARS
+
+        if isinstance(query, str) and len(query) > MAX_SEARCH_CHARS:
+            raise InvalidInput(f"query: at most {MAX_SEARCH_CHARS} characters, got {len(query)}", field="query")
         return _checked(self.recall.search, query, principal=principal, **options)
 
     def tool_definitions(self, format: str = "openai") -> Any:

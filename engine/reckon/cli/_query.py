@@ -1,7 +1,9 @@
 """Read verbs: `reckon bundle`, `reckon search`, `reckon sparql`.
 
 `sparql` takes the query inline, as `@FILE` or `-` (stdin) and is read-only: an
-update (INSERT, DELETE, LOAD, CLEAR, DROP ...) or a SERVICE clause is refused with exit 2.
+update (INSERT, DELETE, LOAD, CLEAR, DROP ...) or a SERVICE clause is refused with exit 2,
+and so is a query over a limit (text over 1 MiB, nesting deeper than 1,000, running longer
+than `--timeout` seconds, more than `--max-rows` rows).
 Output formats (`--format`): SELECT / ASK: `table` (default), `csv` and `tsv`
 (SPARQL 1.1 Query Results CSV and TSV Formats), `json` (SPARQL 1.1 Query Results JSON
 Format); CONSTRUCT / DESCRIBE: `table`, `ttl` (Turtle), `nt` (N-Triples).
@@ -22,7 +24,7 @@ import typer
 
 from reckon.cli._app import app, console, fail, read_text_arg
 from reckon.cli._tenant import (
-    AS_OPT, MEMBER_OF_OPT, OPERATOR_OPT, TENANT_OPT, open_tenant, principal, print_json, say,
+    AS_OPT, MEMBER_OF_OPT, OPERATOR_OPT, TENANT_OPT, engine, open_tenant, principal, print_json, say,
 )
 
 PREFIXES = {
@@ -157,22 +159,6 @@ def _json_term(t: Any) -> dict[str, Any]:
                                         "object": _json_term(t.object)}}
 
 
-def query_form(text: str) -> tuple[str, list[str]]:
-    """`("select" | "ask" | "graph", variable names in projection order)`, found by
-    running the (already accepted) query over an empty in-memory store."""
-    from pyoxigraph import QueryBoolean, QuerySolutions, Store
-
-    try:
-        r = Store().query(text)
-    except (SyntaxError, OSError, ValueError, RuntimeError):
-        return "select", []
-    if isinstance(r, QueryBoolean):
-        return "ask", []
-    if isinstance(r, QuerySolutions):
-        return "select", [v.value for v in r.variables]
-    return "graph", []
-
-
 def render_results(result: Any, form: str, variables: list[str], fmt: str) -> str:
     """The text of a query result in `fmt` (see the module docstring).
 
@@ -241,14 +227,15 @@ def sparql(
     query: str = typer.Argument(..., help="The query inline, @FILE, or - for stdin."),
     tenant: str = TENANT_OPT,
     fmt: str = typer.Option("table", "--format", "-f", help="table | csv | tsv | json | ttl | nt."),
+    timeout: float = typer.Option(60.0, "--timeout", min=0.01, help="Seconds before the query is cancelled."),
+    max_rows: int = typer.Option(1_000_000, "--max-rows", min=1, help="Most rows of the result."),
 ) -> None:
-    """Run a read-only SPARQL query. The default graph is the union of the schema,
+    """Run a read-only SPARQL query (in a sandboxed worker process: no network). The default graph is the union of the schema,
     memories, business and inferred graphs (each also addressable with GRAPH
     <urn:reckon:graph:schema|memories|business|inferred>)."""
+    from reckon.store import QueryLimits
+
     text = read_text_arg(query)
-    t = open_tenant(tenant)
-    result = t.sparql(text)  # ReadOnlyQuery / InvalidInput -> exit 2
-    form, variables = query_form(text)
-    if isinstance(result, bool):
-        form = "ask"
-    sys.stdout.write(render_results(result, form, variables, fmt))
+    t = engine(QueryLimits(timeout=timeout, max_rows=max_rows, workers=1)).tenant(tenant)
+    outcome = t.sparql_outcome(text)  # ReadOnlyQuery / InvalidInput / QueryLimitExceeded -> exit 2
+    sys.stdout.write(render_results(outcome.to_python(), outcome.form, list(outcome.variables), fmt))

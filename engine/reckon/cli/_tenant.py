@@ -35,11 +35,12 @@ def warn(*objects: Any, **kwargs: Any) -> None:
     err_console.print(*objects, **kwargs)
 
 
-def engine() -> Any:
-    """The :class:`reckon.api.Engine` over `--data-dir`."""
+def engine(query_limits: Any = None) -> Any:
+    """The :class:`reckon.api.Engine` over `--data-dir` (``query_limits``: a
+    :class:`reckon.store.QueryLimits` for its SPARQL interface)."""
     from reckon.api import Engine
 
-    return Engine(state.data_dir)
+    return Engine(state.data_dir, query_limits=query_limits)
 
 
 def open_tenant(tenant_id: str) -> Any:

@@ -1073,8 +1073,9 @@ class MemoryService:
         node; ``rk:supersedes`` is derived (seed §9).
 
         :raises NotAuthorized: the principal does not own the old memory.
-        :raises InvalidInput: the old memory is already superseded, or the pointer would
-            form a cycle.
+        :raises InvalidInput: the old memory is already superseded, the replacement is
+            itself superseded (nothing would stay live: supersede with its live
+            successor), or the pointer would form a cycle.
         :raises UnknownMemory: either memory does not exist.
         :returns: the new memory.
         """
@@ -1112,6 +1113,13 @@ class MemoryService:
                     break
                 seen.add(nxt)
                 cur = self._node(nxt)[0].get(R.P_SUPERSEDED_BY, [])
+            if ta.get(R.P_SUPERSEDED_BY):
+                raise InvalidInput(
+                    f"supersede: the replacement {target.value.rsplit(':', 1)[-1]} is itself superseded by "
+                    f"{ta[R.P_SUPERSEDED_BY][0].value.rsplit(':', 1)[-1]}; nothing would stay live "
+                    "(supersede with the live memory instead)",
+                    field="new",
+                )
             txn.add(Quad(old, R.P_SUPERSEDED_BY, target, R.MEMORIES))
         return self.get(target.value)
 

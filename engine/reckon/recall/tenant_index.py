@@ -221,6 +221,9 @@ class TenantIndex:
         try:
             if raw.get("version") != _SNAPSHOT_VERSION or raw.get("tenant") != self.store.tenant_id:
                 return None
+            inc = getattr(self.store, "incarnation", None)
+            if inc is not None and raw.get("incarnation") not in (None, inc):
+                return None  # written for a deleted tenant of the same id
             gen = int(raw["generation"])
             docs = [_doc_from_json(d) for d in raw["docs"]]
         except (KeyError, TypeError, ValueError) as exc:
@@ -244,8 +247,11 @@ class TenantIndex:
                              "importance": rec.importance, "scope": rec.scope, "kind": rec.kind,
                              "owner": rec.owner, "teams": list(rec.teams),
                              **{k: rec.extra.get(k) for k in _EXTRA}})
+        if not self._current():
+            return False
         data = json.dumps({"version": _SNAPSHOT_VERSION, "tenant": self.store.tenant_id, "generation": gen,
-                           "docs": docs}, ensure_ascii=False)
+                           "incarnation": getattr(self.store, "incarnation", None), "docs": docs},
+                          ensure_ascii=False)
         tmp = self.directory / f".{SNAPSHOT}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp"
         try:
             self.directory.mkdir(exist_ok=True)  # not its parents: the tenant may have been deleted
@@ -427,7 +433,7 @@ class TenantIndex:
                 self._rekey()  # switched to the fallback, which re-embedded every document
                 return
             new = {k: enc[j] for j, (k, _) in enumerate(need)}
-            if vf is not None:
+            if vf is not None and self._current():  # never into a re-created tenant's folder
                 try:
                     vf.add(new.items())
                 except OSError as exc:
@@ -444,6 +450,14 @@ class TenantIndex:
                 cur = self._pending.get(k)
                 if cur is not None and cur[1] <= ids:
                     del self._pending[k]
+
+    def _current(self) -> bool:
+        """False once the tenant this index was opened on was deleted (its folder may hold
+        a new tenant of the same id by now)."""
+        if self._closed:
+            return False
+        check = getattr(self.store, "is_current", None)
+        return bool(check()) if callable(check) else True
 
     def _rekey(self) -> None:
         """After a switch of embedder (the hashing fallback, which re-embedded every

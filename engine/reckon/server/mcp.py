@@ -26,9 +26,11 @@ import anyio
 __all__ = ["build_server", "run_stdio"]
 
 
-def build_server(tenant: Any, principal: Any, *, name: str = "reckon") -> Any:
+def build_server(tenant: Any, principal: Any, *, name: str = "reckon", wall_clock: bool = True) -> Any:
     """A low-level ``mcp.server.Server`` exposing ``tenant``'s agent tools, acting as
-    ``principal`` (a :class:`reckon.api.Principal`).
+    ``principal`` (a :class:`reckon.api.Principal`). With ``wall_clock`` each tool call
+    first moves the tenant's in-graph clock forward to the wall clock when it is more
+    than a minute behind (``Tenant.advance_clock``).
 
     Tool calls run in a worker thread (the store and reasoner are synchronous).
     """
@@ -49,8 +51,12 @@ def build_server(tenant: Any, principal: Any, *, name: str = "reckon") -> Any:
 
     async def on_call_tool(ctx: Any, params: Any) -> Any:
         args = params.arguments if params.arguments is not None else {}
-        result: dict[str, Any] = await anyio.to_thread.run_sync(
-            lambda: tenant.handle_tool_call(params.name, args, principal))
+        def call() -> dict[str, Any]:
+            if wall_clock:
+                tenant.advance_clock()  # expiry judged against the present
+            return tenant.handle_tool_call(params.name, args, principal)  # type: ignore[no-any-return]
+
+        result: dict[str, Any] = await anyio.to_thread.run_sync(call)
         text = json.dumps(result, ensure_ascii=False, default=str)
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=text)],

@@ -20,6 +20,7 @@ __all__ = [
     "ASSERTED",
     "BUSINESS",
     "GENERATION",
+    "INCARNATION",
     "INFERRED",
     "MEMORIES",
     "META",
@@ -43,6 +44,9 @@ PUBLIC: tuple[NamedNode, ...] = (SCHEMA, MEMORIES, BUSINESS, INFERRED)
 
 STORE_NODE = NamedNode("urn:reckon:store")
 GENERATION = NamedNode("urn:reckon:generation")
+INCARNATION = NamedNode("urn:reckon:incarnation")
+"""``<urn:reckon:store> <urn:reckon:incarnation> "hex"`` in :data:`META`: random per
+created / imported tenant, the same as ``meta.json``'s ``incarnation``."""
 """``<urn:reckon:store> <urn:reckon:generation> n`` in :data:`META`: bumped by every write."""
 
 SKOLEM_PREFIX = "https://reckon.dev/.well-known/genid/"
