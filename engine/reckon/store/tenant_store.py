@@ -369,7 +369,7 @@ class TenantStore:
         self._fresh = False  # mirror known current since this process took its flock
         self._tl = threading.local()
         self.last_commit: Commit | None = None
-        self._recent: dict[int, Commit] = {}  # this process's last commits, by generation
+        self._recent_commits: dict[int, Commit] = {}  # this process's last commits, by generation
 
     # ------------------------------------------------------------------ creation
     @classmethod
@@ -761,9 +761,9 @@ class TenantStore:
             inferred_removed=frozenset(rem_inf),
         )
         self.last_commit = commit
-        self._recent[new_gen] = commit
-        if len(self._recent) > _RECENT_COMMITS:
-            del self._recent[min(self._recent)]
+        self._recent_commits[new_gen] = commit
+        if len(self._recent_commits) > _RECENT_COMMITS:
+            del self._recent_commits[min(self._recent_commits)]
         return commit
 
     def changes(self, since: int, until: int) -> list[Commit] | None:
@@ -782,13 +782,13 @@ class TenantStore:
         if until < since:
             return None
         out: list[Commit] = []
-        missing = [g for g in range(since + 1, until + 1) if g not in self._recent]
+        missing = [g for g in range(since + 1, until + 1) if g not in self._recent_commits]
         texts = _read_journal(self.path, missing[0], missing[-1]) if missing else []
         if texts is None:
             return None
         by_gen = dict(zip(range(missing[0], missing[-1] + 1), texts)) if missing else {}
         for g in range(since + 1, until + 1):
-            c = self._recent.get(g)
+            c = self._recent_commits.get(g)
             if c is None:
                 c = _commit_from_update(g, by_gen[g])
                 if c is None:
