@@ -36,6 +36,7 @@ Query embeddings are cached (LRU, 1024 texts).
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import os
@@ -397,7 +398,7 @@ class TenantIndex:
                             self._worker = None  # restarted by the next enqueue
                             return
                         continue
-                batch = list(self._pending.items())[:_BATCH]
+                batch = list(itertools.islice(self._pending.items(), _BATCH))
                 self._busy = True
             try:
                 self._embed_batch(batch)
@@ -481,7 +482,7 @@ class TenantIndex:
         if not self._background and self._ranking and self._pending:
             while time.monotonic() >= self._retry_at:
                 with self._cv:
-                    batch = list(self._pending.items())[:_BATCH]
+                    batch = list(itertools.islice(self._pending.items(), _BATCH))
                 if not batch:
                     break
                 self._embed_batch(batch)
