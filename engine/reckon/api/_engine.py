@@ -53,6 +53,9 @@ class Engine:
     :param query_limits: limits of the read-only SPARQL interface (``Tenant.sparql``,
         ``reckon sparql``, the HTTP endpoint): text size, depth, deadline, result size,
         worker processes (default :class:`~reckon.store.QueryLimits`).
+    :param embedder: the recall embedder of every tenant: an
+        :class:`~reckon.recall.embed.Embedder`, a name (``"minilm"``, ``"openai"``,
+        ``"hashing"``; see :mod:`reckon.recall.embed`) or ``None`` = ``$RECKON_EMBEDDER``.
     :raises StoreError: when ``data_dir`` cannot be created (on the first write).
 
     >>> import tempfile
@@ -71,6 +74,7 @@ class Engine:
         modules: Sequence[str | Path] | None = None,
         lock_timeout: float | None = None,
         query_limits: QueryLimits | None = None,
+        embedder: Any = None,
     ) -> None:
         self.data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
         modules = [Path(m) for m in (modules or [])]
@@ -81,6 +85,7 @@ class Engine:
         self._rule_files += [m for m in modules if m.suffix in _RULE_SUFFIXES]
         self._schema_modules = [m for m in modules if m.suffix == ".ttl"]
         self._lock_timeout = lock_timeout
+        self.embedder = embedder
         self._ruleset: Any = None
         self._lock = threading.RLock()
         self._tenants: dict[str, "Tenant"] = {}
@@ -258,6 +263,9 @@ class Engine:
                     continue  # another process replaced it meanwhile: delete the current one
                 t.store.mark_gone()
                 t.store.close()
+                recall = getattr(t, "_recall", None)
+                if recall is not None and recall.loaded:
+                    recall.index.close(save=False)  # its thread must not write into the grave
                 self._tenants.pop(tenant_id, None)
             shutil.rmtree(grave, ignore_errors=True)
             return

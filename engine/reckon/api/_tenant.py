@@ -266,35 +266,36 @@ class Tenant:
 
     def remember(self, **fields: Any) -> Any:
         """Store a new memory; see ``MemoryService.remember`` (API.md for the fields).
-        The recall index embeds it at write time. :returns: ``Memory``."""
+        It is searchable by keyword at once; its embedding is computed after the write,
+        off the caller's path. :returns: ``Memory``."""
         m = _checked(self.memory.remember, **fields)
-        self._indexed(m, fields.get("supersedes"))
+        self._indexed()
         return m
 
     def update(self, memory_id: str, *, principal: Any, **changes: Any) -> Any:
         """Three-state partial edit (absent = untouched, ``None`` = remove, value = set);
         see ``MemoryService.update``. :returns: ``Memory``."""
         m = _checked(self.memory.update, memory_id, principal=principal, **changes)
-        self._indexed(m)
+        self._indexed()
         return m
 
     def supersede(self, old_id: str, new: Any, *, principal: Any) -> Any:
         """Replace ``old_id`` by a new memory (dict of fields) or an existing one (id);
         see ``MemoryService.supersede``. :returns: the new ``Memory``."""
         m = self.memory.supersede(old_id, new, principal=principal)
-        self._indexed(m, [old_id])
+        self._indexed()
         return m
 
     def restore(self, memory_id: str, *, principal: Any) -> Any:
         """Operator only: undo a supersession; see ``MemoryService.restore``."""
         m = self.memory.restore(memory_id, principal=principal)
-        self._indexed(m)
+        self._indexed()
         return m
 
     def delete(self, memory_id: str, *, principal: Any) -> None:
         """Operator only: delete a memory; see ``MemoryService.delete``."""
         self.memory.delete(memory_id, principal=principal)
-        self.recall.on_remove(str(memory_id))
+        self._indexed()
 
     def get(self, memory_id: str) -> Any:
         """One memory by id (``UnknownMemory`` if absent)."""
@@ -317,20 +318,15 @@ class Tenant:
             if self._recall is None:
                 from reckon.recall.bundle import TenantRecall
 
-                self._recall = TenantRecall(self.store, memory)
+                self._recall = TenantRecall(self.store, memory, embedder=getattr(self.engine, "embedder", None))
             return self._recall
 
-    def _indexed(self, m: Any, replaced: Any = None) -> None:
-        """Feed the recall index after a write (the new state of ``m`` and of the memories
-        it replaced). Indexing never fails a committed write: a missed memory is indexed
-        on the next read."""
-        try:
-            ms = [m] + [self.memory.get(r) for r in (replaced or [])]
-            self.recall.on_write(ms)
-        except Exception:  # noqa: BLE001
-            import logging
-
-            logging.getLogger("reckon.recall").warning("recall indexing after a write failed", exc_info=True)
+    def _indexed(self) -> None:
+        """After a write: the recall index (if open in this process) follows the commits
+        the write made, whatever they were (a replaced memory leaves the index, a
+        restored one returns). Never fails a committed write; the next read retries."""
+        if self._recall is not None:
+            self._recall.after_write()
 
     def context(self, principal: Any, conversation: Any = "", budget_chars: int = 6000) -> Any:
         """The context bundle for a new turn; see ``TenantRecall.context``.

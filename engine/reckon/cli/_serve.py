@@ -58,6 +58,7 @@ def serve_cmd(
                          workers=query_workers)
     eng = engine(limits)
     eng.query_pool.start()  # warm workers: the first query does not pay for their start
+    _load_model(eng)  # the embedder too: loaded before the server binds
     application = create_app(eng, rate_limit=rate_limit or None, rate_burst=rate_burst,
                              max_body_bytes=max_body_bytes)
     warn(f"reckon: serving {state.data_dir} on http://{host}:{port} (inspector: /, OpenAPI: /openapi.json)")
@@ -80,7 +81,29 @@ def mcp_cmd(
 
     t = engine().tenant(tenant)
     p = Principal(person=person, teams=list(member_of), role="operator" if operator else "member")
+    t.recall.warm()  # the index open and the model loaded before the first tool call
+    t.store.reasoner()  # and the write path: the mirror and the reasoner loaded
+    t.memory.schema  # noqa: B018 - the schema view cached
     run_stdio(t, p)
+
+
+def _load_model(eng: object) -> None:
+    """Load the recall embedder before the first request (not on it)."""
+    import time
+
+    from reckon.recall.embed import EmbeddingUnavailable, configured_embedder
+
+    t0 = time.perf_counter()
+    emb = configured_embedder(getattr(eng, "embedder", None))
+    try:
+        load = getattr(emb, "load", None)
+        if callable(load):
+            load()
+        emb.encode(["warm up"])
+    except EmbeddingUnavailable as exc:
+        warn(f"reckon: embedding model unavailable ({exc}); recall ranks by keyword")
+        return
+    warn(f"reckon: embedder {emb.name} ready in {time.perf_counter() - t0:.1f} s")
 
 
 @token_app.command("create")

@@ -153,11 +153,12 @@ def tenant_import(
 
 def validate_tenant(t: Any) -> dict[str, Any]:
     """Check a tenant: SHACL-validate every memory and every typed business node against
-    the tenant's own shapes, and compare the stored inferred graph with materialization
-    from scratch over the asserted graphs.
+    the tenant's own shapes, compare the stored inferred graph with materialization
+    from scratch over the asserted graphs, and compare the recall index with a rebuild
+    from the store (``TenantIndex.check``).
 
     :returns: `{"memories": n, "nodes": n, "violations": [dicts], "inferred_missing":
-        [triples as text], "inferred_extra": [...], "conforms": bool}`.
+        [triples as text], "inferred_extra": [...], "recall": {...}, "conforms": bool}`.
     """
     from pyoxigraph import NamedNode
 
@@ -181,6 +182,7 @@ def validate_tenant(t: Any) -> dict[str, Any]:
     stored = t.store.inferred()
     missing = sorted(str(x) for x in expected - stored)
     extra = sorted(str(x) for x in stored - expected)
+    recall = t.recall.check()
     return {
         "tenant": t.id,
         "memories": len(memories),
@@ -189,7 +191,8 @@ def validate_tenant(t: Any) -> dict[str, Any]:
         "inferred": len(stored),
         "inferred_missing": missing,
         "inferred_extra": extra,
-        "conforms": not violations and not missing and not extra,
+        "recall": recall,
+        "conforms": not violations and not missing and not extra and recall["conforms"],
     }
 
 
@@ -217,6 +220,12 @@ def tenant_validate(
             warn(f"missing inferred: {line}", markup=False)
         for line in report["inferred_extra"][:20]:
             warn(f"extra inferred: {line}", markup=False)
+        rc = report["recall"]
+        say(f"recall index: {rc['documents']} documents, {rc['vectors']} with vectors ({rc['embedder']}), "
+            f"{len(rc['missing'])} missing, {len(rc['extra'])} extra and {len(rc['stale'])} stale vs the store")
+        for what in ("missing", "extra", "stale"):
+            for mid in rc[what][:20]:
+                warn(f"recall index {what}: {mid}", markup=False)
     if not report["conforms"]:
         raise typer.Exit(EXIT_INVALID)
     if not as_json:
