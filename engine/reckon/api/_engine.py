@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from pyoxigraph import NamedNode, Quad
 
+from reckon._config import default_data_dir
 from reckon._errors import InvalidInput, InvalidTenantId, TenantExists, UnknownTenant
 from reckon.store import (
     SCHEMA,
@@ -44,10 +45,14 @@ DEFAULT_RULES: tuple[str, ...] = ("core.srl", "marketing.srl", "recruiting.srl")
 _RULE_SUFFIXES = (".srl", ".dlog")
 
 
+
 class Engine:
     """Entry point: tenants under ``data_dir/tenants/<id>/``.
 
-    :param data_dir: directory holding the tenants (created if missing).
+    :param data_dir: directory holding the tenants; ``None`` = :func:`default_data_dir`
+        (``$RECKON_DATA_DIR``, the directory the CLI uses too). Created by the first
+        write (``create_tenant`` / ``import_tenant``): reading a directory that does not
+        exist finds no tenants and creates nothing.
     :param rules: rule files of the program given to NEW tenants (paths or shipped
         names such as ``"core.srl"``); ``None`` = every shipped module's rules
         (:data:`DEFAULT_RULES`); ``[]`` = no rules.
@@ -62,7 +67,10 @@ class Engine:
     :param query_limits: limits of the read-only SPARQL interface (``Tenant.sparql``,
         ``reckon sparql``, the HTTP endpoint): text size, depth, deadline, result size,
         worker processes (default :class:`~reckon.store.QueryLimits`).
-    :raises StoreError: when ``data_dir`` cannot be created.
+    :param embedder: the recall embedder of every tenant: an
+        :class:`~reckon.recall.embed.Embedder`, a name (``"minilm"``, ``"openai"``,
+        ``"hashing"``; see :mod:`reckon.recall.embed`) or ``None`` = ``$RECKON_EMBEDDER``.
+    :raises StoreError: when ``data_dir`` cannot be created (on the first write).
 
     >>> import tempfile
     >>> engine = Engine(tempfile.mkdtemp(), rules=[])
@@ -74,20 +82,15 @@ class Engine:
 
     def __init__(
         self,
-        data_dir: str | Path,
+        data_dir: str | Path | None = None,
         *,
         rules: Sequence[str | Path] | None = None,
         modules: Sequence[str | Path] | None = None,
         lock_timeout: float | None = None,
         query_limits: QueryLimits | None = None,
+        embedder: Any = None,
     ) -> None:
-        from reckon._errors import StoreError
-
-        self.data_dir = Path(data_dir)
-        try:
-            (self.data_dir / "tenants").mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise StoreError(f"cannot create the data directory {self.data_dir}: {e}") from e
+        self.data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
         modules = [Path(m) for m in (modules or [])]
         for m in modules:
             if not m.is_dir() and m.suffix not in _RULE_SUFFIXES + (".ttl", ".nt"):
@@ -98,6 +101,7 @@ class Engine:
         """True when ``rules`` or ``modules`` were given (see the class docstring)."""
         self._program: Any = None
         self._lock_timeout = lock_timeout
+        self.embedder = embedder
         self._lock = threading.RLock()
         self._tenants: dict[str, "Tenant"] = {}
         if query_limits is not None and not isinstance(query_limits, QueryLimits):
@@ -177,12 +181,26 @@ class Engine:
             return self.reasoner_factory()
         return stored.reasoner_factory()  # type: ignore[no-any-return]
 
+    def _make_data_dir(self) -> None:
+        """Create ``data_dir/tenants`` (before the first write).
+
+        :raises StoreError: when it cannot be created.
+        """
+        from reckon._errors import StoreError
+
+        try:
+            (self.data_dir / "tenants").mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise StoreError(f"cannot create the data directory {self.data_dir}: {e}") from e
+
     # ------------------------------------------------------------------ tenants
-    def create_tenant(self, tenant_id: str, *, company_name: str | None = None) -> "Tenant":
+    def create_tenant(self, tenant_id: str, *, company_name: str | None = None, exist_ok: bool = False) -> "Tenant":
         """Create a tenant: schema graph, company node, clock node, derived closure.
 
+        :param exist_ok: return the existing tenant instead of raising (a script that
+            creates its tenant can run twice); ``company_name`` is then not applied.
         :raises InvalidTenantId: when the id is invalid (before any path is built).
-        :raises TenantExists: when it already exists.
+        :raises TenantExists: when it already exists (and not ``exist_ok``).
         """
         from reckon.api._business import initial_quads
         from reckon.api._tenant import Tenant
@@ -193,7 +211,10 @@ class Engine:
         path = tenant_dir(self.data_dir, tenant_id)
         with self._lock:
             if (path / "meta.json").exists():
+                if exist_ok:
+                    return self.tenant(tenant_id)
                 raise TenantExists(f"tenant {tenant_id!r} already exists")
+            self._make_data_dir()
             store = TenantStore.create(
                 path,
                 tenant_id,
@@ -246,7 +267,10 @@ class Engine:
     def list_tenants(self) -> list[str]:
         """Ids of the existing tenants, sorted."""
         out = []
-        for p in (self.data_dir / "tenants").iterdir():
+        root = self.data_dir / "tenants"
+        if not root.is_dir():
+            return []
+        for p in root.iterdir():
             try:
                 validate_tenant_id(p.name)
             except InvalidTenantId:
@@ -275,6 +299,9 @@ class Engine:
                     continue  # another process replaced it meanwhile: delete the current one
                 t.store.mark_gone()
                 t.store.close()
+                recall = getattr(t, "_recall", None)
+                if recall is not None and recall.loaded:
+                    recall.index.close(save=False)  # its thread must not write into the grave
                 self._tenants.pop(tenant_id, None)
             shutil.rmtree(grave, ignore_errors=True)
             return
@@ -330,6 +357,7 @@ class Engine:
         with self._lock:
             if (path / "meta.json").exists():
                 raise TenantExists(f"tenant {tenant_id!r} already exists")
+            self._make_data_dir()
             # built beside the tenant directory and renamed into place: all or nothing
             store = TenantStore.create(
                 path, tenant_id, initial=quads, reasoner_factory=program.reasoner_factory(),

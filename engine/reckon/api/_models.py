@@ -97,15 +97,18 @@ class KpiInput(_Model):
 
 class SpendInput(_Model):
     """Current spend on one ``platform`` for one ``period`` (default monthly):
-    ``amount`` >= 0 in ``currency`` (ISO 4217, default USD) from ``period_start``."""
+    ``amount`` >= 0 in ``currency`` (ISO 4217, default USD) from ``period_start``, observed
+    ``as_of`` (UTC; default: the in-graph clock, else now)."""
 
     platform: str = Field(min_length=1)
     amount: Decimal
     period: str = "monthly"
     period_start: date | None = None
     currency: str = "USD"
+    as_of: datetime | None = None
 
     _v = field_validator("amount", mode="before")(lambda cls, v: _decimal(v))
+    _t = field_validator("as_of")(lambda cls, v: None if v is None else _utc(v))
 
     @field_validator("amount")
     @classmethod

@@ -234,20 +234,24 @@ class Tenant:
         period: str = "monthly",
         period_start: date | None = None,
         currency: str = "USD",
+        as_of: datetime | None = None,
     ) -> Commit | None:
         """Set the current spend of a platform for a period (replacing the previous
-        record of the same platform, period and currency).
+        record of the same platform, period and currency), and record it in the spend
+        history (one ``mk:SpendObservation`` per UTC day of ``as_of``).
 
         :param amount: spend in ``currency``, 0 <= amount < 1e15 with at most 18 fractional
             digits (stored as ``xsd:decimal``, canonical: ``"34000.10"`` -> ``34000.1``).
+        :param as_of: when the amount was observed (time-zone-aware; default: the in-graph
+            clock, else now).
         :raises InvalidInput: for an unknown platform / period, an amount out of that
-            range or a currency that is not three upper-case letters.
+            range, a naive ``as_of`` or a currency that is not three upper-case letters.
         """
         sp = parse_model(SpendInput, platform=platform, amount=amount, period=period,
-                         period_start=period_start, currency=currency)
+                         period_start=period_start, currency=currency, as_of=as_of)
         with self.store.transaction() as txn:
             B.write_spend(txn, self.id, platform=sp.platform, amount=sp.amount, period=sp.period,
-                          period_start=sp.period_start, currency=sp.currency)
+                          period_start=sp.period_start, currency=sp.currency, as_of=sp.as_of)
         return txn.commit
 
     def connect_account(self, platform: str, account_id: str, name: str | None = None) -> Commit | None:
@@ -352,35 +356,36 @@ class Tenant:
 
     def remember(self, **fields: Any) -> Any:
         """Store a new memory; see ``MemoryService.remember`` (API.md for the fields).
-        The recall index embeds it at write time. :returns: ``Memory``."""
+        It is searchable by keyword at once; its embedding is computed after the write,
+        off the caller's path. :returns: ``Memory``."""
         m = _checked(self.memory.remember, **fields)
-        self._indexed(m, fields.get("supersedes"))
+        self._indexed()
         return m
 
     def update(self, memory_id: str, *, principal: Any, **changes: Any) -> Any:
         """Three-state partial edit (absent = untouched, ``None`` = remove, value = set);
         see ``MemoryService.update``. :returns: ``Memory``."""
         m = _checked(self.memory.update, memory_id, principal=principal, **changes)
-        self._indexed(m)
+        self._indexed()
         return m
 
     def supersede(self, old_id: str, new: Any, *, principal: Any) -> Any:
         """Replace ``old_id`` by a new memory (dict of fields) or an existing one (id);
         see ``MemoryService.supersede``. :returns: the new ``Memory``."""
         m = self.memory.supersede(old_id, new, principal=principal)
-        self._indexed(m, [old_id])
+        self._indexed()
         return m
 
     def restore(self, memory_id: str, *, principal: Any) -> Any:
         """Operator only: undo a supersession; see ``MemoryService.restore``."""
         m = self.memory.restore(memory_id, principal=principal)
-        self._indexed(m)
+        self._indexed()
         return m
 
     def delete(self, memory_id: str, *, principal: Any) -> None:
         """Operator only: delete a memory; see ``MemoryService.delete``."""
         self.memory.delete(memory_id, principal=principal)
-        self.recall.on_remove(str(memory_id))
+        self._indexed()
 
     def get(self, memory_id: str) -> Any:
         """One memory by id (``UnknownMemory`` if absent)."""
@@ -403,20 +408,15 @@ class Tenant:
             if self._recall is None:
                 from reckon.recall.bundle import TenantRecall
 
-                self._recall = TenantRecall(self.store, memory)
+                self._recall = TenantRecall(self.store, memory, embedder=getattr(self.engine, "embedder", None))
             return self._recall
 
-    def _indexed(self, m: Any, replaced: Any = None) -> None:
-        """Feed the recall index after a write (the new state of ``m`` and of the memories
-        it replaced). Indexing never fails a committed write: a missed memory is indexed
-        on the next read."""
-        try:
-            ms = [m] + [self.memory.get(r) for r in (replaced or [])]
-            self.recall.on_write(ms)
-        except Exception:  # noqa: BLE001
-            import logging
-
-            logging.getLogger("reckon.recall").warning("recall indexing after a write failed", exc_info=True)
+    def _indexed(self) -> None:
+        """After a write: the recall index (if open in this process) follows the commits
+        the write made, whatever they were (a replaced memory leaves the index, a
+        restored one returns). Never fails a committed write; the next read retries."""
+        if self._recall is not None:
+            self._recall.after_write()
 
     def context(self, principal: Any, conversation: Any = "", budget_chars: int = 6000) -> Any:
         """The context bundle for a new turn; see ``TenantRecall.context``.

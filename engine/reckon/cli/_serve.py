@@ -39,11 +39,14 @@ def serve_cmd(
     max_body_bytes: int = typer.Option(4 << 20, "--max-body-bytes", min=1024,
                                        help="Largest request body, bytes (413)."),
 ) -> None:
-    """Serve the HTTP API: per-tenant SPARQL endpoint and REST routes (OpenAPI at /openapi.json).
+    """Serve the memory inspector at / and the HTTP API: per-tenant SPARQL endpoint and
+    REST routes (OpenAPI at /openapi.json).
 
-    Requests need `Authorization: Bearer <token>` with a token of the tenant in the URL
-    (`reckon token create --tenant T --as PERSON`). SPARQL queries run in sandboxed
-    worker processes (no network) under the limits above.
+    API requests need `Authorization: Bearer <token>` with a token of the tenant in the
+    URL (`reckon token create --tenant T --as PERSON`); in the inspector, sign in once
+    with the same token (kept in an HttpOnly cookie of the browser session). SPARQL
+    queries (endpoint and console) run in sandboxed worker processes (no network) under
+    the limits above.
     """
     import uvicorn
 
@@ -55,9 +58,10 @@ def serve_cmd(
                          workers=query_workers)
     eng = engine(limits)
     eng.query_pool.start()  # warm workers: the first query does not pay for their start
+    _load_model(eng)  # the embedder too: loaded before the server binds
     application = create_app(eng, rate_limit=rate_limit or None, rate_burst=rate_burst,
                              max_body_bytes=max_body_bytes)
-    warn(f"reckon: serving {state.data_dir} on http://{host}:{port} (OpenAPI: /openapi.json)")
+    warn(f"reckon: serving {state.data_dir} on http://{host}:{port} (inspector: /, OpenAPI: /openapi.json)")
     uvicorn.run(application, host=host, port=port, log_level=log_level, access_log=False)
 
 
@@ -68,15 +72,38 @@ def mcp_cmd(
     member_of: list[str] = MEMBER_OF_OPT,
     operator: bool = OPERATOR_OPT,
 ) -> None:
-    """Serve the agent tools (remember, search, supersede, get_context) of one tenant,
-    as one person, over MCP stdio. Configure it in the agent host as the command
-    `reckon --data-dir DIR mcp --tenant T --as PERSON`."""
+    """Serve one tenant, as one person, over MCP stdio: the agent tools (remember, search,
+    supersede, get_context), the resources reckon://T/bundle, reckon://T/memories/ID and
+    reckon://T/ontology, and the start_conversation prompt. Configure it in the agent
+    host as the command `reckon --data-dir DIR mcp --tenant T --as PERSON`."""
     from reckon.api import Principal
     from reckon.server.mcp import run_stdio
 
     t = engine().tenant(tenant)
     p = Principal(person=person, teams=list(member_of), role="operator" if operator else "member")
+    t.recall.warm()  # the index open and the model loaded before the first tool call
+    t.store.reasoner()  # and the write path: the mirror and the reasoner loaded
+    t.memory.schema  # noqa: B018 - the schema view cached
     run_stdio(t, p)
+
+
+def _load_model(eng: object) -> None:
+    """Load the recall embedder before the first request (not on it)."""
+    import time
+
+    from reckon.recall.embed import EmbeddingUnavailable, configured_embedder
+
+    t0 = time.perf_counter()
+    emb = configured_embedder(getattr(eng, "embedder", None))
+    try:
+        load = getattr(emb, "load", None)
+        if callable(load):
+            load()
+        emb.encode(["warm up"])
+    except EmbeddingUnavailable as exc:
+        warn(f"reckon: embedding model unavailable ({exc}); recall ranks by keyword")
+        return
+    warn(f"reckon: embedder {emb.name} ready in {time.perf_counter() - t0:.1f} s")
 
 
 @token_app.command("create")

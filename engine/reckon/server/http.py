@@ -35,12 +35,18 @@ body are refused with 400. ``default-graph-uri`` / ``named-graph-uri`` are refus
 addressable with ``GRAPH``). The endpoint reads every memory of the tenant, so it needs
 a token with the ``sparql`` grant (operators have it).
 
-**Errors** are JSON ``{"error": {"type", "message", "field", "constraint", ...}}``:
-InvalidInput / ShapeViolation / request validation 422 (with ``field`` and
-``constraint``), ReadOnlyQuery and malformed SPARQL 400, missing or invalid token 401,
-NotAuthorized or a token of another tenant 403, UnknownTenant / UnknownMemory 404,
-ConflictPending 409 (with ``conflict_id`` and ``candidates``), RestoreRefused 409,
-StoreError 503.
+**Errors** are JSON ``{"error": {"type", "message", "field", "constraint", ...}}``, every
+one of them (routing errors too): InvalidInput / ShapeViolation / request validation 422
+(``field`` always a name: the dotted location in the body or query, ``body`` for a body
+that is not JSON or not an object; validation errors also list ``errors: [{field,
+constraint, message}]``), ReadOnlyQuery and malformed SPARQL 400, missing or invalid
+token 401, NotAuthorized or a token of another tenant 403, UnknownTenant / UnknownMemory
+and no such route 404, a method the path does not serve 405 (with ``Allow``), ConflictPending
+409 (with ``conflict_id`` and ``candidates``), RestoreRefused 409, a body that is not
+``application/json`` on a JSON route 415, StoreError 503.
+
+The memory inspector (browser pages at ``/`` and ``/ui/...``) is
+:mod:`reckon.server.inspector`.
 """
 
 from __future__ import annotations
@@ -59,6 +65,7 @@ from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from pydantic import BaseModel, ConfigDict, Field
 from pyoxigraph import (
     BlankNode,
@@ -468,6 +475,36 @@ _STATUS: list[tuple[type[BaseException], int, str]] = [
 ]
 
 
+_HTTP_ERRORS: dict[int, tuple[str, str]] = {
+    400: ("bad_request", "bad request"),
+    401: ("unauthenticated", "authentication required"),
+    403: ("forbidden", "forbidden"),
+    404: ("not_found", "not found"),
+    405: ("method_not_allowed", "method not allowed"),
+    406: ("not_acceptable", "not acceptable"),
+    413: ("payload_too_large", "request body too large"),
+    415: ("unsupported_media_type", "unsupported media type"),
+    429: ("rate_limited", "too many requests"),
+}
+
+_SOURCES = ("body", "query", "path", "header", "cookie")
+
+
+def _validation_item(e: Any) -> dict[str, Any]:
+    """One request-validation error as ``{"field", "constraint", "message"}``: ``field``
+    is the dotted location inside its source (``teams.0``, ``k``), or the source itself
+    (``body``) when the error is about the whole of it (not JSON, not an object)."""
+    loc = list(e.get("loc", ()))
+    source = str(loc[0]) if loc and loc[0] in _SOURCES else "body"
+    rest = [str(x) for x in (loc[1:] if loc and loc[0] in _SOURCES else loc)]
+    constraint = str(e.get("type") or "invalid")
+    msg = str(e.get("msg") or "invalid value")
+    if constraint == "json_invalid":  # loc = ("body", character position)
+        where = f" at character {rest[0]}" if rest else ""
+        rest, msg = [], f"{msg}{where}: the body is not valid JSON"
+    return {"field": ".".join(rest) or source, "constraint": constraint, "message": msg}
+
+
 #: QueryLimitExceeded.limit -> HTTP status (413: the request or its result is too large;
 #: 400: the query nests too deep; 503: the server could not evaluate it in time).
 QUERY_LIMIT_STATUS = {"query_bytes": 413, "depth": 400, "rows": 413, "result_bytes": 413,
@@ -491,9 +528,10 @@ def _error_response(exc: ReckonError) -> JSONResponse:
         vs = [{k: (v if isinstance(v, (str, int, float, bool)) or v is None else str(v)) for k, v in d.items()}
               for d in exc.violations]
         first = vs[0] if vs else {}
-        err.update(field=first.get("field") or first.get("path"), constraint=first.get("constraint"), violations=vs)
+        err.update(field=first.get("field") or first.get("path") or "properties",
+                   constraint=first.get("constraint") or "shape", violations=vs)
     elif isinstance(exc, InvalidInput):
-        err.update(field=exc.field, constraint="value")
+        err.update(field=exc.field or "request", constraint="value")
     elif isinstance(exc, ReadOnlyQuery):
         err.update(field="query", constraint="read_only")
     elif isinstance(exc, ConflictPending):
@@ -510,13 +548,11 @@ def _nothing() -> Iterator[None]:
 
 
 def _visible(m: Memory, p: Any) -> bool:
-    """Whether principal ``p`` may read memory ``m``: operators all; members company
-    memories, their teams' and their own."""
-    if p.role == "operator" or m.scope == "company":
-        return True
-    if m.scope == "team":
-        return bool(set(m.teams) & set(p.teams))
-    return m.owner == p.person
+    """Whether principal ``p`` may read memory ``m`` (:func:`reckon.memory.authz.can_read`:
+    operators all; members company memories, their teams' and their own)."""
+    from reckon.memory.authz import can_read
+
+    return can_read(p, scope=m.scope, owner=m.owner, teams=m.teams)
 
 
 _bearer = HTTPBearer(auto_error=False, description="A Reckon API token of the tenant in the URL "
@@ -691,15 +727,52 @@ def create_app(
 
     @app.exception_handler(RequestValidationError)
     async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
-        errs = exc.errors()
-        first = errs[0] if errs else {}
-        loc = [str(x) for x in first.get("loc", ()) if x not in ("body", "query", "path", "header")]
-        field = ".".join(loc) or None
-        msg = "; ".join(f"{'.'.join(str(x) for x in e.get('loc', ()) if x not in ('body', 'query'))}: {e.get('msg')}"
-                        for e in errs)
+        errs = [_validation_item(e) for e in exc.errors()] or [
+            {"field": "body", "constraint": "invalid", "message": "invalid request"}]
         return JSONResponse(status_code=422, content={"error": {
-            "type": "invalid_input", "message": msg or "invalid request", "field": field,
-            "constraint": first.get("type")}})
+            "type": "invalid_input", "message": "; ".join(f"{e['field']}: {e['message']}" for e in errs),
+            "field": errs[0]["field"], "constraint": errs[0]["constraint"], "errors": errs}})
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        """Routing errors (404 no route, 405 method not allowed, ...) in the error envelope."""
+        type_, message = _HTTP_ERRORS.get(exc.status_code, ("http_error", str(exc.detail)))
+        field, constraint = None, None
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:
+            # Starlette's Allow names only the first route of the path; list every route's methods
+            from starlette.routing import Match
+
+            methods = {m for route in request.app.routes for m in (getattr(route, "methods", None) or ())
+                       if route.matches({**request.scope, "method": m})[0] == Match.FULL}
+            allow = ", ".join(sorted(methods)) or headers.get("Allow") or headers.get("allow") or ""
+            headers.pop("allow", None)
+            if allow:
+                headers["Allow"] = allow
+            message = f"{request.method} is not allowed on {request.url.path}" + (f" (allowed: {allow})" if allow else "")
+            field, constraint = "method", "allowed_methods"
+        elif exc.status_code == 404:
+            message = f"no route {request.method} {request.url.path} (the API is described at /openapi.json)"
+            field, constraint = "path", "route"
+        return JSONResponse(status_code=exc.status_code, headers=headers, content={"error": {
+            "type": type_, "message": message, "field": field, "constraint": constraint}})
+
+    @app.middleware("http")
+    async def _json_bodies(request: Request, call_next: Any) -> Any:
+        """415 for a body that is not JSON on the JSON routes (the SPARQL endpoint and
+        the inspector's forms take other media types and check them themselves)."""
+        path = request.url.path
+        if (request.method in ("POST", "PUT", "PATCH") and path.startswith("/tenants/")
+                and not path.endswith("/sparql")):
+            ctype = (request.headers.get("content-type") or "").split(";")[0].strip().lower()
+            has_body = request.headers.get("content-length", "0") not in ("", "0") or \
+                "transfer-encoding" in request.headers
+            if has_body and ctype != "application/json" and not ctype.endswith("+json"):
+                return JSONResponse(status_code=415, content={"error": {
+                    "type": "unsupported_media_type",
+                    "message": f"send the request body as application/json (got {ctype or 'no content type'})",
+                    "field": "content-type", "constraint": "media_type"}})
+        return await call_next(request)
 
     def _authenticate(tenant_id: str, creds: HTTPAuthorizationCredentials | None) -> TokenRecord:
         if creds is None or creds.scheme.lower() != "bearer" or not creds.credentials:
@@ -974,6 +1047,9 @@ def create_app(
     def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
+    from reckon.server.inspector import mount as mount_inspector
+
+    mount_inspector(app, engine, tokens)  # the browser pages: /, /ui/... (reckon.server.inspector)
     return app
 
 

@@ -93,6 +93,7 @@ from reckon.store.graphs import (
     META,
     PROGRAM,
     PUBLIC,
+    SKOLEM_PREFIX,
     STORE_NODE,
 )
 from reckon.store.ids import FORMAT_VERSION, validate_tenant_id
@@ -191,10 +192,13 @@ class StoreView:
 
     Only valid inside the ``with`` block that produced it
     (:meth:`TenantStore.snapshot` or a transaction).
+
+    :ivar generation: the committed generation the snapshot shows.
     """
 
-    def __init__(self, mirror: Store) -> None:
+    def __init__(self, mirror: Store, generation: int = -1) -> None:
         self._mirror = mirror
+        self.generation = generation
 
     def quads(
         self,
@@ -407,6 +411,7 @@ class TenantStore:
         self._fresh = False  # mirror known current since this process took its flock
         self._tl = threading.local()
         self.last_commit: Commit | None = None
+        self._recent_commits: dict[int, Commit] = {}  # this process's last commits, by generation
 
     # ------------------------------------------------------------------ creation
     @classmethod
@@ -487,12 +492,16 @@ class TenantStore:
                     self._rw = Store(str(self.path / "store"))
                 except OSError as e:
                     raise StoreError(f"cannot open the store of tenant {self.tenant_id!r}: {e}") from e
-                if self._sync_from(self._rw):
-                    _reset_journal(self.path)  # it missed a step: start a clean one
+                had_mirror = self._st.mirror is not None
+                if self._sync_from(self._rw) and had_mirror:
+                    # the journal missed a step this process needed: start a clean one
+                    # (a process that had no mirror yet found no gap: the journal stays,
+                    # so other processes keep catching up from it)
+                    _reset_journal(self.path)
                 self._fresh = True
             assert self._st.mirror is not None
             self._refresh_program()
-            yield StoreView(self._st.mirror)
+            yield StoreView(self._st.mirror, self._st.gen)
 
     @contextmanager
     def snapshot(self) -> Iterator[StoreView]:
@@ -522,7 +531,7 @@ class TenantStore:
                 self._fresh = True
             assert self._st.mirror is not None
             self._refresh_program()
-            yield StoreView(self._st.mirror)
+            yield StoreView(self._st.mirror, self._st.gen)
 
     def _check_incarnation(self, fd: int) -> None:
         """Called right after this process took the flock on ``fd``: the tenant must
@@ -841,7 +850,40 @@ class TenantStore:
             inferred_removed=frozenset(rem_inf),
         )
         self.last_commit = commit
+        self._recent_commits[new_gen] = commit
+        if len(self._recent_commits) > _RECENT_COMMITS:
+            del self._recent_commits[min(self._recent_commits)]
         return commit
+
+    def changes(self, since: int, until: int) -> list[Commit] | None:
+        """The commits that took the store from generation ``since`` to ``until``, in
+        order, or ``None`` when one of them is not known any more.
+
+        Commits of this process are kept (the last 256); those of other processes are
+        read back from the journal (the exact update text each writer appended). Derived
+        artefacts beside the store (the recall index) follow the store with it: on
+        ``None`` they rebuild from a snapshot. Call it inside :meth:`snapshot` (or a
+        transaction) with ``until = view.generation`` so that no write lands in between.
+
+        :returns: one :class:`Commit` per generation ``since + 1 .. until`` (blank nodes
+            stay skolemized in commits read from the journal); ``[]`` when equal.
+        """
+        if until < since:
+            return None
+        out: list[Commit] = []
+        missing = [g for g in range(since + 1, until + 1) if g not in self._recent_commits]
+        texts = _read_journal(self.path, missing[0], missing[-1]) if missing else []
+        if texts is None:
+            return None
+        by_gen = dict(zip(range(missing[0], missing[-1] + 1), texts)) if missing else {}
+        for g in range(since + 1, until + 1):
+            c = self._recent_commits.get(g)
+            if c is None:
+                c = _commit_from_update(g, by_gen[g])
+                if c is None:
+                    return None
+            out.append(c)
+        return out
 
     def _full_inferred_diff(self, reasoner: ReasonerLike) -> tuple[set[Triple], set[Triple]]:
         target = set(reasoner.inferred())
@@ -1203,7 +1245,12 @@ def _sk_quad(q: Quad) -> Quad:
 
 
 def _desk_quad(q: Quad) -> Quad:
-    return Quad(deskolemize(q.subject), q.predicate, deskolemize(q.object), q.graph_name)  # type: ignore[arg-type]
+    s, o = q.subject, q.object
+    # fast path: no Skolem IRI in the quad (nearly every quad) -> the quad itself
+    if (type(s) is NamedNode and not s.value.startswith(SKOLEM_PREFIX)
+            and (type(o) is Literal or (type(o) is NamedNode and not o.value.startswith(SKOLEM_PREFIX)))):
+        return q
+    return Quad(deskolemize(s), q.predicate, deskolemize(o), q.graph_name)  # type: ignore[arg-type]
 
 
 def _desk_triple(q: Quad | Triple) -> Triple:
@@ -1232,6 +1279,34 @@ def _gen_of(store: Store) -> int:
     for q in store.quads_for_pattern(STORE_NODE, GENERATION, None, META):
         return int(q.object.value)
     raise StoreError("tenant store has no generation counter (not a Reckon tenant store?)")
+
+
+_RECENT_COMMITS = 256
+
+
+def _commit_from_update(gen: int, text: str) -> Commit | None:
+    """The :class:`Commit` of one journal record (``DELETE DATA {..} ;\nINSERT DATA {..}``
+    as :meth:`TenantStore._commit` writes it), or None when it does not parse. Terms
+    stay as stored (skolemized); the private meta graph is left out."""
+    from pyoxigraph import parse
+
+    head, sep, tail = text.partition(" } ;\nINSERT DATA { ")
+    if not sep or not head.startswith("DELETE DATA { ") or not tail.endswith(" }"):
+        return None
+    try:
+        removed = list(parse(head[len("DELETE DATA { "):], format=RdfFormat.TRIG))
+        added = list(parse(tail[:-2], format=RdfFormat.TRIG))
+    except (SyntaxError, ValueError):
+        return None
+
+    def split(qs: list[Quad]) -> tuple[frozenset[Quad], frozenset[Triple]]:
+        asserted = frozenset(q for q in qs if q.graph_name in ASSERTED)
+        inferred = frozenset(q.triple for q in qs if q.graph_name == INFERRED)
+        return asserted, inferred
+
+    a, ia = split(added)
+    r, ir = split(removed)
+    return Commit(generation=gen, added=a, removed=r, inferred_added=ia, inferred_removed=ir)
 
 
 JOURNAL_MAX_BYTES = 8 << 20
