@@ -17,7 +17,7 @@ IRIs (API.md): ``urn:reckon:<tenant>:company``, ``...:person:<id>``, ``...:team:
 from __future__ import annotations
 
 import re
-from datetime import date, datetime
+from datetime import date, datetime, timezone
 from decimal import Decimal
 from typing import Iterable
 from urllib.parse import quote
