@@ -33,7 +33,14 @@ from reckon._errors import (
 )
 from reckon.memory import _rdf as R
 from reckon.memory import authz
-from reckon.memory.conflicts import ConflictJudge, LexicalJudge, Subject, conflict_digest, tokens
+from reckon.memory.conflicts import (
+    ConflictJudge,
+    ContradictionJudge,
+    LexicalJudge,
+    Subject,
+    conflict_digest,
+    tokens,
+)
 from reckon.memory.models import (
     Conflict,
     HistoryEntry,
@@ -57,13 +64,13 @@ _PREFIXES = (
 )
 _PEERS_BODY = (
     "GRAPH <urn:reckon:graph:memories> {{ {seed} ?m rk:scope ?scope ; a ?t ; rdfs:label ?l . "
-    "OPTIONAL {{ ?m rk:content ?c }} {team} }} GRAPH <urn:reckon:graph:inferred> {{ ?m a rk:ActiveMemory }} }}"
+    "OPTIONAL {{ ?m rk:content ?c }} OPTIONAL {{ ?m rk:kind ?k }} OPTIONAL {{ ?m rk:source ?src }} {team} }} GRAPH <urn:reckon:graph:inferred> {{ ?m a rk:ActiveMemory }} }}"
 )
-_Q_PEERS_USER = _PREFIXES + "SELECT ?owner ?scope ?m ?t ?l ?c WHERE { " + _PEERS_BODY.format(
+_Q_PEERS_USER = _PREFIXES + "SELECT ?owner ?scope ?m ?t ?l ?c ?k ?src WHERE { " + _PEERS_BODY.format(
     seed="?m rk:owner ?owner .", team="")
-_Q_PEERS_TEAM = _PREFIXES + "SELECT ?team ?scope ?m ?t ?l ?c ?tm WHERE { " + _PEERS_BODY.format(
+_Q_PEERS_TEAM = _PREFIXES + "SELECT ?team ?scope ?m ?t ?l ?c ?k ?src ?tm WHERE { " + _PEERS_BODY.format(
     seed="?m rk:team ?team .", team="?m rk:team ?tm .")
-_Q_PEERS_COMPANY = _PREFIXES + "SELECT ?scope ?m ?t ?l ?c WHERE { " + _PEERS_BODY.format(seed="", team="")
+_Q_PEERS_COMPANY = _PREFIXES + "SELECT ?scope ?m ?t ?l ?c ?k ?src WHERE { " + _PEERS_BODY.format(seed="", team="")
 _Q_ALL = _PREFIXES + (
     "SELECT ?m ?g ?p ?o WHERE { GRAPH <urn:reckon:graph:memories> { ?m rk:kind ?k } GRAPH ?g { ?m ?p ?o } }"
 )
@@ -101,9 +108,9 @@ class _PeerEntry:
         return self.a
 
     def partial(self, scope_iri: NamedNode) -> dict[Any, list[Any]]:
-        """The fields the peers query reads (type, label, content, team, scope)."""
+        """The fields the peers query reads (type, label, content, team, kind, source, scope)."""
         d: dict[Any, list[Any]] = defaultdict(list)
-        for p in (R.A, R.LABEL, R.P_CONTENT, R.P_TEAM):
+        for p in (R.A, R.LABEL, R.P_CONTENT, R.P_TEAM, R.P_KIND, R.P_SOURCE):
             if p in self.a:
                 d[p] = list(dict.fromkeys(self.a[p]))
         d[R.P_SCOPE] = [scope_iri]
@@ -189,7 +196,7 @@ class _PeerIndex:
         idx = cls(gen)
         active = {q.subject for q in view.quads(None, R.A, R.ACTIVE, R.INFERRED)}
         nodes: dict[Any, dict[Any, list[Any]]] = {}
-        for p in (R.A, R.LABEL, R.P_CONTENT, R.P_SCOPE, R.P_OWNER, R.P_TEAM):
+        for p in (R.A, R.LABEL, R.P_CONTENT, R.P_SCOPE, R.P_OWNER, R.P_TEAM, R.P_KIND, R.P_SOURCE):
             for q in view.quads(None, p, None, R.MEMORIES):
                 if q.subject in active:
                     nodes.setdefault(q.subject, {}).setdefault(p, []).append(q.object)
@@ -219,7 +226,8 @@ class MemoryService:
     """Memory operations of one tenant, over a :class:`reckon.store.TenantStore`.
 
     :param store: the tenant store (``tenant_id``, ``query``, ``transaction``).
-    :param judge: conflict judge; default :class:`~reckon.memory.conflicts.LexicalJudge`.
+    :param judge: conflict judge; default :class:`~reckon.memory.conflicts.ContradictionJudge`
+        (no model: word-count similarity for candidates, then the contradiction test).
     :param validator: SHACL validator of one node's small graph; default
         ``reckon.schema.validate`` over the tenant's SCHEMA graph.
     :param clock: wall clock for ``rk:createdAt`` / ``rk:updatedAt`` (UTC).
@@ -235,7 +243,7 @@ class MemoryService:
     ) -> None:
         self.store = store
         self.tenant = store.tenant_id
-        self.judge: ConflictJudge = judge or LexicalJudge()
+        self.judge: ConflictJudge = judge or ContradictionJudge()
         self._validator = validator
         self._clock = clock
         self._schema: R.SchemaView | None = None
@@ -562,9 +570,12 @@ class MemoryService:
           stakeholder (owner for user scope, the team set for team scope, the company)
           and the same class is updated in place and returned.
         * **conflicts** — otherwise the judge sees the active same-scope memories (same
-          subclass when the newcomer has one). Auto-captured context
-          (``source="extraction"``, ``kind="context"``) supersedes them silently; any
-          other write raises :class:`ConflictPending` with nothing written, and is
+          subclass when the newcomer has one) and names those it would replace (same
+          subject and attribute, different value; :mod:`reckon.memory.conflicts`).
+          Auto-captured context (``source="extraction"``, ``kind="context"``)
+          supersedes them silently when every one of them was auto-captured too; any
+          other write (and any over a human's memory) raises :class:`ConflictPending`
+          with nothing written, and is
           retried with ``conflict_resolution="replace"`` (the newcomer supersedes them)
           or ``"keep_both"`` plus the ``conflict_id``.
         * **explicit replacement** — ``supersedes=[ids]`` skips detection; each named
@@ -683,7 +694,10 @@ class MemoryService:
                     candidates.setdefault(pid, (self._node(pid)[0], None))
                 hits = sorted(set(hits) | set(forced), key=lambda n: n.value)
             if hits:
-                silent = data.source == "extraction" and data.kind == "context"
+                # auto-captured context resolves silently, but never over a memory a human
+                # wrote or imported (seed 003 §9: "we never silently clobber a human's memory")
+                silent = data.source == "extraction" and data.kind == "context" and all(
+                    candidates[h][0].get(R.P_SOURCE, [None])[0] == R.SOURCE_IRI["extraction"] for h in hits)
                 cid = conflict_digest(self._canonical(data, owner, teams), [h.value for h in hits])
                 if not silent and (conflict_resolution is None or conflict_id != cid):
                     labels = [candidates[h][0][R.LABEL][0].value for h in hits]
@@ -878,7 +892,8 @@ class MemoryService:
         nodes: dict[NamedNode, dict[Any, list[Any]]] = {}
         for r in self._query(q, substitutions=subs):
             d = nodes.setdefault(r["m"], defaultdict(list))
-            for var, pred in (("t", R.A), ("l", R.LABEL), ("c", R.P_CONTENT), ("tm", R.P_TEAM)):
+            for var, pred in (("t", R.A), ("l", R.LABEL), ("c", R.P_CONTENT), ("tm", R.P_TEAM),
+                              ("k", R.P_KIND), ("src", R.P_SOURCE)):
                 if var in r and r[var] not in d[pred]:
                     d[pred].append(r[var])
             d[R.P_SCOPE] = [scope_iri]
@@ -895,9 +910,13 @@ class MemoryService:
                 spec = specs.get(p.value)
                 if spec is not None and spec.identifying and len(objs) == 1:
                     keys[p.value] = str(objs[0])
+        kind = triples.get(R.P_KIND)
+        source = triples.get(R.P_SOURCE)
         return Subject(
             id=m.value, label=label, content=content,
             subclass=klass.value if klass != R.MEMORY else None, keys=keys,
+            kind=R.IRI_KIND.get(kind[0]) if kind else None,
+            source=R.IRI_SOURCE.get(source[0]) if source else None,
         )
 
     def _judge(
