@@ -110,7 +110,7 @@ def test_judge_needs_same_kind_and_a_reason_not_similarity():
         Subject("c", "Email tone", "Write friendly, detailed emails", kind="preference"),  # similar only
     ]
     assert [v.id for v in j.verdicts(new, cands)] == ["a"]
-    assert j.verdicts(new, cands)[0].reason == "antonym short/long"
+    assert j.verdicts(new, cands)[0].reason == "antonym short/detailed"
 
 
 def test_judge_with_an_encoder_filters_candidates_by_embedding():
