@@ -27,11 +27,13 @@ from pyoxigraph import Literal, NamedNode, Quad, Triple, Variable
 from reckon._errors import (
     ConflictPending,
     InvalidInput,
+    ReckonError,
     RestoreRefused,
     ShapeViolation,
     UnknownMemory,
 )
 from reckon.memory import _rdf as R
+from reckon.store.graphs import ASSERTED
 from reckon.memory import authz
 from reckon.memory.conflicts import (
     ConflictJudge,
@@ -222,6 +224,34 @@ class _PeerIndex:
             self._join(m, e, g)
 
 
+def _at_index(exc: ReckonError, i: int) -> ReckonError:
+    """``exc`` re-raised for item ``i`` of a batch: ``items[i]: <message>``, field
+    ``items[i].<field>``; ConflictPending keeps its id and candidates."""
+    field = getattr(exc, "field", None)
+    msg = f"items[{i}]: {exc}"
+    if isinstance(exc, ConflictPending):
+        new: ReckonError = ConflictPending(msg, exc.conflict_id, exc.candidates)
+        if hasattr(exc, "conflict"):
+            new.conflict = exc.conflict  # type: ignore[attr-defined]
+    else:
+        try:
+            new = type(exc)(msg)
+        except TypeError:  # pragma: no cover - an error class with other constructor args
+            new = InvalidInput(msg)
+    for k, v in vars(exc).items():
+        if k not in ("args",):
+            try:
+                setattr(new, k, v)
+            except AttributeError:  # pragma: no cover
+                pass
+    try:
+        new.field = f"items[{i}].{field}" if field else f"items[{i}]"  # type: ignore[attr-defined]
+    except AttributeError:  # pragma: no cover
+        pass
+    new.index = i  # type: ignore[attr-defined]
+    return new
+
+
 class MemoryService:
     """Memory operations of one tenant, over a :class:`reckon.store.TenantStore`.
 
@@ -341,6 +371,9 @@ class MemoryService:
         return R.memory_iri(self.tenant, hex_id)
 
     def _node(self, m: NamedNode) -> tuple[dict[Any, list[Any]], dict[Any, list[Any]]]:
+        pending = getattr(self._tl, "pending", None)
+        if pending is not None and m in pending:  # written earlier in this batch (remember_many)
+            return {p: list(v) for p, v in pending[m].items()}, {}
         asserted: dict[Any, list[Any]] = defaultdict(list)
         inferred: dict[Any, list[Any]] = defaultdict(list)
         with self._view() as v:
@@ -411,6 +444,7 @@ class MemoryService:
             supersedes=sorted(o.value.rsplit(":", 1)[-1] for o in inferred.get(R.P_SUPERSEDES, [])),
             active=R.ACTIVE in inferred.get(R.A, []),
             status=status,
+            derived_from=sorted(o.value for o in asserted.get(R.P_DERIVED_FROM, [])),
         )
 
     def get(self, memory_id: str) -> Memory:
@@ -482,7 +516,7 @@ class MemoryService:
 
     def _types_of(self, iri: NamedNode) -> list[NamedNode]:
         with self._view() as v:
-            return [q.object for g in (R.SCHEMA, R.MEMORIES, R.BUSINESS) for q in v.quads(iri, R.A, None, g)]
+            return [q.object for g in ASSERTED for q in v.quads(iri, R.A, None, g)]
 
     def _derived_predicates(self) -> frozenset[str]:
         """IRIs of predicates some rule of the tenant's program derives (rule heads):
@@ -512,6 +546,23 @@ class MemoryService:
             for term in self.schema.to_terms(spec, value):
                 out.append(Triple(m, NamedNode(spec.iri), term))
         return out
+
+    def _turns(self, iris: Sequence[str] | None) -> list[NamedNode]:
+        """Turn IRIs of ``derived_from`` (each must be a turn of this tenant; SHACL
+        checks it is an ``ag:Turn``).
+
+        :raises InvalidInput: for a value that is not an IRI of this tenant.
+        """
+        out: list[NamedNode] = []
+        for v in iris or ():
+            if not isinstance(v, str) or not v.startswith(f"urn:reckon:{self.tenant}:"):
+                raise InvalidInput(f"derived_from: {v!r} is not a turn of tenant {self.tenant!r}",
+                                   field="derived_from")
+            try:
+                out.append(NamedNode(v))
+            except ValueError:
+                raise InvalidInput(f"derived_from: {v!r} is not an IRI", field="derived_from") from None
+        return list(dict.fromkeys(out))
 
     def _stakeholders(self, data: MemoryInput, principal: Principal) -> tuple[str | None, list[str]]:
         owner = data.owner
@@ -607,6 +658,97 @@ class MemoryService:
             )
         return self.get(target.value)
 
+    def remember_many(
+        self,
+        items: Sequence[dict[str, Any]],
+        *,
+        principal: Principal,
+        conflicts: TLiteral["raise", "keep_both", "skip"] = "raise",
+        within: Callable[[Any], None] | None = None,
+    ) -> list[Memory | None]:
+        """Store many memories in ONE store transaction (one commit, one reasoning pass):
+        bulk import and background extraction.
+
+        Each item is a dict of :meth:`remember` fields (optionally with ``supersedes``).
+        Every item is parsed and authorized before anything is written; then all are
+        written in order inside one transaction, each going through the same dedup,
+        validation and conflict rules as :meth:`remember` and seeing the items before it
+        (a later item can restate or replace an earlier one). **All or nothing**: the
+        first bad item raises, naming it (``items[3]: ...``, ``field="items[3].label"``),
+        and nothing is written.
+
+        :param conflicts: what a pending conflict does: ``"raise"`` :class:`ConflictPending`
+            for that item (nothing written); ``"keep_both"`` writes the item beside the
+            memories it would replace; ``"skip"`` leaves that item out (``None`` in the
+            result). Auto-captured context still supersedes auto-captured context silently.
+        :param within: called with the open transaction after the items, to add quads
+            that must commit with them (the extraction watermark).
+        :returns: the memories in item order (the updated one for a restatement).
+        :raises InvalidInput, ShapeViolation, NotAuthorized, ConflictPending,
+            UnknownMemory: as :meth:`remember`, for ``items[i]``.
+        """
+        if not isinstance(principal, Principal):
+            raise InvalidInput("principal: a reckon Principal is required", field="principal")
+        if conflicts not in ("raise", "keep_both", "skip"):
+            raise InvalidInput(f"conflicts: expected 'raise', 'keep_both' or 'skip', got {conflicts!r}",
+                               field="conflicts")
+        if isinstance(items, (str, bytes, dict)) or not isinstance(items, Sequence):
+            raise InvalidInput("items: a list of memory field dicts is required", field="items")
+        plan = []
+        for i, raw in enumerate(items):
+            try:
+                if not isinstance(raw, dict):
+                    raise InvalidInput("expected a dict of memory fields", field="item")
+                fields = dict(raw)
+                supersedes = fields.pop("supersedes", None)
+                data = parse_input(fields)
+                owner, teams = self._stakeholders(data, principal)
+                authz.check_create(principal, scope=data.scope, source=data.source, owner=owner, label=data.label)
+                klass = self.schema.resolve_class(data.subclass) if data.subclass else R.MEMORY
+                if data.properties and klass == R.MEMORY:
+                    raise InvalidInput("properties: only a subclass memory carries properties", field="properties")
+            except ReckonError as exc:
+                raise _at_index(exc, i) from None
+            plan.append((data, klass, owner, teams, supersedes))
+        targets: list[NamedNode | None] = []
+        ok = False
+        try:
+            with self._transaction() as txn:
+                self._tl.pending = {}
+                for i, (data, klass, owner, teams, supersedes) in enumerate(plan):
+                    try:
+                        try:
+                            m = self._write_new(txn, data, klass, owner, teams, principal, supersedes, None, None)
+                        except ConflictPending as exc:
+                            if conflicts == "raise":
+                                raise
+                            if conflicts == "skip":
+                                targets.append(None)
+                                continue
+                            m = self._write_new(txn, data, klass, owner, teams, principal, supersedes,
+                                                "keep_both", exc.conflict_id)
+                    except ReckonError as exc:
+                        raise _at_index(exc, i) from None
+                    targets.append(m)
+                if within is not None:
+                    within(txn)
+                self._tl.pending = None
+            ok = True
+        finally:
+            self._tl.pending = None
+            if not ok:
+                self._peer_index = None  # it listed nodes of the batch that was not written
+        out: list[Memory | None] = []
+        seen: dict[NamedNode, Memory] = {}
+        for t in targets:
+            if t is None:
+                out.append(None)
+                continue
+            if t not in seen:
+                seen[t] = self.get(t.value)
+            out.append(seen[t])
+        return out
+
     def _write_new(
         self,
         txn: Any,
@@ -643,7 +785,8 @@ class MemoryService:
         for pid in same_label:
             current = self._node(pid)[0]
             if self._restates(current, data, principal):
-                self._dedup_update(txn, pid, current, data, principal)
+                new = self._dedup_update(txn, pid, current, data, principal)
+                self._pend(pid, new)
                 return pid
             forced.append(pid)
 
@@ -670,6 +813,7 @@ class MemoryService:
             triples.append(Triple(m, R.P_EXPIRES, R.dt_literal(data.expires_at)))
         if klass != R.MEMORY:
             triples.extend(self._subclass_triples(m, klass, data.properties))
+        triples.extend(Triple(m, R.P_DERIVED_FROM, t) for t in self._turns(data.derived_from))
 
         # validate the node before anything else is decided about it
         ctx, create = self._linked_types(triples)
@@ -731,7 +875,34 @@ class MemoryService:
             txn.add(Quad(t.subject, t.predicate, t.object, R.MEMORIES))
         for old in replaced:
             txn.add(Quad(old, R.P_SUPERSEDED_BY, m, R.MEMORIES))
+        if getattr(self._tl, "pending", None) is not None:
+            a: dict[Any, list[Any]] = defaultdict(list)
+            for t in triples:
+                a[t.predicate].append(t.object)
+            self._pend(m, dict(a))
+            idx = self._peer_index
+            for old in replaced:
+                if idx is not None:
+                    idx._drop(old)  # noqa: SLF001 - superseded in this batch: no longer a peer
         return m
+
+    def _pend(self, m: NamedNode, asserted: dict[Any, list[Any]] | None) -> None:
+        """Inside :meth:`remember_many`: remember the pending node and list it in the peer
+        index, so later items of the batch dedup and conflict against it."""
+        pending = getattr(self._tl, "pending", None)
+        if pending is None or asserted is None:
+            return
+        pending[m] = asserted
+        idx = self._peer_index
+        if idx is None:
+            return
+        idx._drop(m)  # noqa: SLF001
+        groups = [g for g in _groups_of(asserted) if idx.complete or g in idx.built]
+        if groups and asserted.get(R.LABEL):
+            e = _PeerEntry(dict(asserted), groups)
+            idx.entries[m] = e
+            for g in groups:
+                idx._join(m, e, g)  # noqa: SLF001
 
     def _canonical(self, data: MemoryInput, owner: str | None, teams: list[str]) -> str:
         d = data.model_dump(mode="json")
@@ -981,7 +1152,7 @@ class MemoryService:
 
     def _dedup_update(
         self, txn: Any, m: NamedNode, asserted: dict[Any, list[Any]], data: MemoryInput, principal: Principal,
-    ) -> None:
+    ) -> dict[Any, list[Any]]:
         owner = asserted.get(R.P_OWNER)
         authz.check_update(
             principal, memory_id=m.value.rsplit(":", 1)[-1],
@@ -995,7 +1166,10 @@ class MemoryService:
             changes["expires_at"] = data.expires_at
         if data.properties:
             changes["properties"] = data.properties
-        self._apply_patch(txn, m, asserted, changes, principal)
+        if data.derived_from:  # a restatement from another conversation adds its turns
+            changes["derived_from"] = sorted(
+                set(asserted.get(R.P_DERIVED_FROM, [])) | set(self._turns(data.derived_from)), key=str)
+        return self._apply_patch(txn, m, asserted, changes, principal)
 
     # ------------------------------------------------------------------------------
     # update
@@ -1025,7 +1199,7 @@ class MemoryService:
 
     def _apply_patch(
         self, txn: Any, m: NamedNode, asserted: dict[Any, list[Any]], given: dict[str, Any], principal: Principal
-    ) -> None:
+    ) -> dict[Any, list[Any]]:
         new: dict[Any, list[Any]] = {p: list(v) for p, v in asserted.items()}
         scope = R.IRI_SCOPE[asserted[R.P_SCOPE][0]]
         simple = {
@@ -1040,6 +1214,8 @@ class MemoryService:
             if name in simple:
                 pred, conv = simple[name]
                 new[pred] = [] if value is None else [conv(value)]
+            elif name == "derived_from":  # internal: set by a restatement (dedup), not by update()
+                new[R.P_DERIVED_FROM] = list(value)
             elif name == "teams":
                 if scope != "team":
                     if value:
@@ -1085,6 +1261,7 @@ class MemoryService:
             txn.remove(Quad(t.subject, t.predicate, t.object, R.MEMORIES))
         for t in new_set - old_set:
             txn.add(Quad(t.subject, t.predicate, t.object, R.MEMORIES))
+        return {p: v for p, v in new.items() if v}
 
     # ------------------------------------------------------------------------------
     # supersede / restore / delete
