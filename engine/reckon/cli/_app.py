@@ -91,7 +91,7 @@ def run(argv: list[str]) -> int:
     # Register verbs (import for side effects).
     from reckon.cli import _rules  # noqa: F401
 
-    for mod in ("_tenant", "_memory", "_data", "_query", "_serve", "_demo"):
+    for mod in ("_tenant", "_memory", "_data", "_query", "_serve", "_demo", "_capture"):
         try:
             __import__(f"reckon.cli.{mod}")
         except ModuleNotFoundError as exc:  # verb module not present in this build

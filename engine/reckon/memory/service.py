@@ -662,7 +662,7 @@ class MemoryService:
         self,
         items: Sequence[dict[str, Any]],
         *,
-        principal: Principal,
+        principal: Principal | Sequence[Principal],
         conflicts: TLiteral["raise", "keep_both", "skip"] = "raise",
         within: Callable[[Any], None] | None = None,
     ) -> list[Memory | None]:
@@ -677,6 +677,8 @@ class MemoryService:
         first bad item raises, naming it (``items[3]: ...``, ``field="items[3].label"``),
         and nothing is written.
 
+        :param principal: who writes: one principal for every item, or one per item
+            (extraction writes each memory as the person who said it).
         :param conflicts: what a pending conflict does: ``"raise"`` :class:`ConflictPending`
             for that item (nothing written); ``"keep_both"`` writes the item beside the
             memories it would replace; ``"skip"`` leaves that item out (``None`` in the
@@ -687,15 +689,16 @@ class MemoryService:
         :raises InvalidInput, ShapeViolation, NotAuthorized, ConflictPending,
             UnknownMemory: as :meth:`remember`, for ``items[i]``.
         """
-        if not isinstance(principal, Principal):
-            raise InvalidInput("principal: a reckon Principal is required", field="principal")
+        if isinstance(items, (str, bytes, dict)) or not isinstance(items, Sequence):
+            raise InvalidInput("items: a list of memory field dicts is required", field="items")
+        principals = list(principal) if isinstance(principal, (list, tuple)) else [principal] * len(items)
+        if len(principals) != len(items) or not all(isinstance(p, Principal) for p in principals):
+            raise InvalidInput("principal: a reckon Principal (or one per item) is required", field="principal")
         if conflicts not in ("raise", "keep_both", "skip"):
             raise InvalidInput(f"conflicts: expected 'raise', 'keep_both' or 'skip', got {conflicts!r}",
                                field="conflicts")
-        if isinstance(items, (str, bytes, dict)) or not isinstance(items, Sequence):
-            raise InvalidInput("items: a list of memory field dicts is required", field="items")
         plan = []
-        for i, raw in enumerate(items):
+        for i, (raw, principal) in enumerate(zip(items, principals)):
             try:
                 if not isinstance(raw, dict):
                     raise InvalidInput("expected a dict of memory fields", field="item")
@@ -709,13 +712,13 @@ class MemoryService:
                     raise InvalidInput("properties: only a subclass memory carries properties", field="properties")
             except ReckonError as exc:
                 raise _at_index(exc, i) from None
-            plan.append((data, klass, owner, teams, supersedes))
+            plan.append((data, klass, owner, teams, supersedes, principal))
         targets: list[NamedNode | None] = []
         ok = False
         try:
             with self._transaction() as txn:
                 self._tl.pending = {}
-                for i, (data, klass, owner, teams, supersedes) in enumerate(plan):
+                for i, (data, klass, owner, teams, supersedes, principal) in enumerate(plan):
                     try:
                         try:
                             m = self._write_new(txn, data, klass, owner, teams, principal, supersedes, None, None)
