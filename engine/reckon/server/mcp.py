@@ -3,8 +3,10 @@
 One server process serves one tenant as one principal (``reckon mcp --tenant T --as
 PERSON [--member-of TEAM] [--operator]``): the agent host launches it per user.
 
-Tools are exactly the agent tools of :meth:`reckon.api.Tenant.tool_definitions`
-(``remember``, ``search``, ``supersede``, ``get_context``), their input schemas read from
+Tools are the agent tools of :meth:`reckon.api.Tenant.tool_definitions`
+(``remember``, ``search``, ``supersede``, ``get_context``) plus the transcript tools of
+:mod:`reckon.api._turn_tools` (``record_turn``, ``search_turns``: post-turn persistence
+for the host), the memory tools' input schemas read from
 the tenant's schema catalogue on every ``tools/list`` -- a memory subclass added in
 Turtle appears with no code change. Every ``tools/call`` goes through
 :meth:`reckon.api.Tenant.handle_tool_call`: the result is the handler's JSON dict, as
@@ -38,10 +40,17 @@ def build_server(tenant: Any, principal: Any, *, name: str = "reckon") -> Any:
     except ImportError as exc:  # mcp 1.x has another server API
         raise ImportError(f"reckon's MCP server needs the mcp SDK 2.x (pip install 'mcp>=2.3,<3'): {exc}") from exc
 
+    from reckon.api._turn_tools import TURN_TOOL_NAMES, handle_turn_tool, turn_tool_schemas
+
     def _tools() -> list[Any]:
-        defs = tenant.tool_definitions(format="anthropic")
+        defs = tenant.tool_definitions(format="anthropic") + turn_tool_schemas()
         return [types.Tool(name=d["name"], description=d["description"], input_schema=d["input_schema"])
                 for d in defs]
+
+    def _call(name: str, args: Any) -> dict[str, Any]:
+        if name in TURN_TOOL_NAMES:
+            return handle_turn_tool(tenant, name, args, principal)
+        return tenant.handle_tool_call(name, args, principal)  # type: ignore[no-any-return]
 
     async def on_list_tools(ctx: Any, params: Any) -> Any:
         tools = await anyio.to_thread.run_sync(_tools)
@@ -49,8 +58,7 @@ def build_server(tenant: Any, principal: Any, *, name: str = "reckon") -> Any:
 
     async def on_call_tool(ctx: Any, params: Any) -> Any:
         args = params.arguments if params.arguments is not None else {}
-        result: dict[str, Any] = await anyio.to_thread.run_sync(
-            lambda: tenant.handle_tool_call(params.name, args, principal))
+        result: dict[str, Any] = await anyio.to_thread.run_sync(lambda: _call(params.name, args))
         text = json.dumps(result, ensure_ascii=False, default=str)
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=text)],

@@ -174,6 +174,7 @@ class TranscriptService:
             view = txn.view
             known: dict[str, tuple[dict[int, str], dict[str, int], int]] = {}
             created_people: set[NamedNode] = set()
+            built: dict[tuple[str, int], Turn] = {}  # recorded earlier in this chunk (not committed yet)
             for i, t in enumerate(turns):
                 where = f"turns[{i + offset}]." if offset is not None else ""
                 if not t.text and not t.caption:
@@ -193,7 +194,8 @@ class TranscriptService:
                         txn.add(Quad(conv, R.A, T_CONV, TRANSCRIPTS))
                 by_order, by_ext, last = known[t.conversation]
                 if t.external_id is not None and t.external_id in by_ext:
-                    result[i] = self._as_turn(t, by_ext[t.external_id], existing_text=by_order[by_ext[t.external_id]])
+                    o = by_ext[t.external_id]
+                    result[i] = built.get((t.conversation, o)) or self._as_turn(t, o, existing_text=by_order[o])
                     continue
                 order = t.order if t.order is not None else last + 1
                 if order in by_order:
@@ -201,7 +203,8 @@ class TranscriptService:
                         raise InvalidInput(
                             f"{where}order: turn {order} of conversation {t.conversation!r} is already recorded "
                             f"with other text; turns are immutable", field=f"{where}order")
-                    result[i] = self._as_turn(t, order, existing_text=by_order[order])
+                    result[i] = built.get((t.conversation, order)) or self._as_turn(
+                        t, order, existing_text=by_order[order])
                     continue
                 at = t.at or self._clock()
                 node = turn_iri(self.tenant, t.conversation, order)
@@ -240,7 +243,7 @@ class TranscriptService:
                 if t.external_id is not None:
                     by_ext[t.external_id] = order
                 known[t.conversation] = (by_order, by_ext, max(last, order))
-                result[i] = self._as_turn(t, order, at=at)
+                result[i] = built[(t.conversation, order)] = self._as_turn(t, order, at=at)
         return [r for r in result if r is not None]
 
     def _as_turn(self, t: TurnInput, order: int, *, at: datetime | None = None,
