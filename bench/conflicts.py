@@ -11,8 +11,9 @@ same with MiniLM candidates (``--minilm``):
    source; ``ConflictPending`` is the prediction "replace". Precision, recall and false
    asks per category.
 2. **LoCoMo import** (``../shared/data/locomo/locomo_dev.json``): every turn of every
-   conversation through ``Tenant.remember(kind="context", source="import")`` one by one,
-   as the speaker (user scope), label = the turn's first 80 characters, content =
+   conversation through ``Tenant.remember(kind="context", source="import")`` one by one
+   (an operator importing; user scope, owned by the speaker), label = the turn's first
+   80 characters, content =
    ``"speaker: text"``. Every ``ConflictPending`` is a false ask (two utterances of a chat
    never replace each other). The same import with ``source="extraction"`` counts silent
    supersessions (the memory an agent needs, destroyed without asking).
@@ -95,11 +96,13 @@ def run_locomo(make_judge: Any, tmp: str, convs: list[dict[str, Any]], source: s
         while f"session_{n}" in c:
             for turn in c[f"session_{n}"]:
                 text = turn["text"] + (f" [shares a photo: {turn['blip_caption']}]" if turn.get("blip_caption") else "")
-                who = Principal(person=slug(turn["speaker"]))
+                speaker = slug(turn["speaker"])
+                # an import is operator-gated; extraction writes as the person who said it
+                who = Principal.operator("importer") if source == "import" else Principal(person=speaker)
                 turns += 1
                 try:
-                    t.remember(kind="context", scope="user", importance=3, source=source, principal=who,
-                               label=text[:80], content=f"{turn['speaker']}: {text}")
+                    t.remember(kind="context", scope="user", owner=speaker, importance=3, source=source,
+                               principal=who, label=text[:80], content=f"{turn['speaker']}: {text}")
                 except ConflictPending:
                     asks += 1
             n += 1

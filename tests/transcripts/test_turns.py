@@ -140,6 +140,7 @@ def test_memory_links_to_the_turns_it_came_from(tenant):
                         content="Don't let Meta spend go over $40k this month.", derived_from=[t.iri],
                         principal=ANN)
     assert m.derived_from == [t.iri]
+    assert [x.id for x in tenant.provenance(m.id)] == ["c/0"]  # where did this come from
     rows = tenant.sparql("PREFIX ag: <https://reckon.dev/ns/agent#> SELECT ?m WHERE { ?t ag:yielded ?m }")
     assert [r["m"].value for r in rows] == [m.iri]
     # only a recorded turn of this tenant

@@ -309,6 +309,16 @@ class Tenant:
         """One turn by id (``"<conversation>/<order>"``) or IRI (``UnknownMemory`` if absent)."""
         return self.transcripts.turn(turn_id)
 
+    def provenance(self, memory_id: str) -> list[Any]:
+        """Where a memory came from: the turns it was extracted from (``rk:derivedFrom``),
+        oldest first; empty for a memory written directly.
+
+        :raises UnknownMemory: no such memory.
+        """
+        m = self.memory.get(memory_id)
+        turns = [self.transcripts.turn(iri) for iri in m.derived_from]
+        return sorted(turns, key=lambda t: (t.at, t.conversation, t.order))
+
     def conversations(self) -> list[Any]:
         """Every conversation: turns, last order, participants, extraction watermark."""
         return self.transcripts.conversations()
