@@ -105,7 +105,7 @@ _CLAUSE = re.compile(r",?\s+(?:and|also|plus)\s+(?=(?:keep|hold|cap|make sure|ne
 def sentences(text: str) -> list[str]:
     """``text`` split into sentences (on ``.``/``!``/``?``/``;`` and newlines; decimals
     kept), and a sentence joining two instructions with "and" into its clauses."""
-    out = []
+    out: list[str] = []
     for s in _SENT.split(text):
         if s and s.strip():
             out.extend(c.strip() for c in _CLAUSE.split(s.strip()) if c.strip())

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.markup import escape
@@ -93,7 +94,7 @@ def extract_cmd(
     print_json(r.model_dump(mode="json"))
 
 
-def _jobs():  # type: ignore[no-untyped-def]
+def _jobs() -> Any:
     from reckon.jobs import Jobs
 
     return Jobs(state.data_dir)

@@ -130,7 +130,7 @@ class Jobs:
     def __init__(self, data_dir: str | Path, *, url: str | None = None, extract_every: int | None = None,
                  idle_seconds: float | None = None, extractor: Any = None, retries: int = 5,
                  retry_delay: float = 2.0) -> None:
-        from huey import crontab
+        from huey import crontab  # type: ignore[import-untyped]
 
         self.data_dir = str(Path(data_dir).resolve())
         self.url = url or os.environ.get("RECKON_JOBS_URL") or \
@@ -144,18 +144,19 @@ class Jobs:
         h = self.huey
         jobs = self
 
-        @h.task(name="reckon.extract", retries=retries, retry_delay=retry_delay, retry_backoff=2, context=True)
+        @h.task(name="reckon.extract", retries=retries, retry_delay=retry_delay, retry_backoff=2,  # type: ignore[untyped-decorator]
+                context=True)
         def extract(data_dir: str, tenant: str, conversation: str, task: Any = None) -> dict[str, Any]:
             return jobs._run_extract(data_dir, tenant, conversation, task)
 
-        @h.periodic_task(crontab(minute="*"), name="reckon.sweep")
+        @h.periodic_task(crontab(minute="*"), name="reckon.sweep")  # type: ignore[untyped-decorator]
         def sweep() -> int:
             return jobs.sweep()
 
         self.extract = extract
         self.periodic_sweep = sweep
 
-        @h.signal()
+        @h.signal()  # type: ignore[untyped-decorator]
         def _record(signal: str, task: Any, exc: Any = None) -> None:
             jobs._on_signal(signal, task, exc)
 
@@ -217,7 +218,7 @@ class Jobs:
 
     # ------------------------------------------------------------------ the job
     def _run_extract(self, data_dir: str, tenant: str, conversation: str, task: Any) -> dict[str, Any]:
-        from huey.exceptions import CancelExecution, RetryTask
+        from huey.exceptions import CancelExecution, RetryTask  # type: ignore[import-untyped]
 
         from reckon._errors import ReckonError, UnknownMemory, UnknownTenant
         from reckon.capture.extract import extract_conversation
@@ -258,7 +259,7 @@ class Jobs:
     def record(self, job_id: str) -> dict[str, Any] | None:
         """The record of one job, or ``None``."""
         raw = self.huey.storage.peek_data(self._key(job_id))
-        from huey.constants import EmptyData
+        from huey.constants import EmptyData  # type: ignore[import-untyped]
 
         if raw is EmptyData or raw is None:
             return None
@@ -270,7 +271,7 @@ class Jobs:
         if getattr(task, "name", "") != "reckon.extract":
             return
         rec = self.record(str(task.id)) or {}
-        args = task.args or ()
+        args: tuple[Any, ...] = tuple(task.args or ())
         rec.update(id=str(task.id), tenant=args[1] if len(args) > 1 else None,
                    conversation=args[2] if len(args) > 2 else None, updated_at=_now())
         if signal == S.SIGNAL_EXECUTING:
@@ -374,7 +375,7 @@ def _make_huey(url: str) -> Any:
 
         return RedisHuey("reckon", url=url, utc=True)
     if url.startswith(("postgres://", "postgresql://")):
-        from huey import PostgresHuey  # type: ignore[attr-defined]
+        from huey import PostgresHuey
 
         return PostgresHuey("reckon", dsn=url, utc=True)
     from reckon._errors import InvalidInput

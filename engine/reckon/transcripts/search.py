@@ -35,11 +35,11 @@ from reckon.transcripts.service import P_PARTICIPANT, T_CONV, TranscriptService
 
 __all__ = ["TURN_RANKING", "TurnIndex", "turn_document"]
 
-TURN_RANKING = RankConfig(
+TURN_RANKING = RankConfig.model_validate(dict(
     half_life_days=None, access_weight=0.0, feedback_weight=0.0, mmr_lambda=None,
     depth=25, context_keyword_weight=1.0, prf_docs=5, prf_terms=10,
     prf_keyword_weight=0.5, prf_vector_weight=0.0,
-)
+))
 """Ranking of turn search: RRF of BM25 (text), MiniLM (turn embedded with the one before)
 and BM25 (turn + the one before), depth 25, keyword pseudo-relevance feedback."""
 

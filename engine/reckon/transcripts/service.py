@@ -28,7 +28,7 @@ from pyoxigraph import Literal, NamedNode, Quad, Triple, Variable
 from reckon._errors import InvalidInput, NotAuthorized, UnknownMemory
 from reckon.memory import _rdf as R
 from reckon.memory.models import Principal
-from reckon.store.graphs import TRANSCRIPTS
+from reckon.store.graphs import MEMORIES, TRANSCRIPTS
 from reckon.transcripts.models import INGESTIBLE, Conversation, Turn, TurnInput, parse_turn
 
 __all__ = [
@@ -227,8 +227,8 @@ class TranscriptService:
                             txn.add(Quad(sp, R.A, T_AGENT, TRANSCRIPTS))
                     else:
                         sp = R.person_iri(self.tenant, t.speaker)
-                        if sp not in created_people and not view.contains(Quad(sp, R.A, R.PERSON, R.MEMORIES)):
-                            txn.add(Quad(sp, R.A, R.PERSON, R.MEMORIES))
+                        if sp not in created_people and not view.contains(Quad(sp, R.A, R.PERSON, MEMORIES)):
+                            txn.add(Quad(sp, R.A, R.PERSON, MEMORIES))
                             created_people.add(sp)
                     triples.append(Triple(node, P_SPEAKER, sp))
                 try:
@@ -373,7 +373,8 @@ class _maybe_snapshot:
     """``with _maybe_snapshot(store, view) as v``: ``view`` if given, else a fresh snapshot."""
 
     def __init__(self, store: Any, view: Any) -> None:
-        self.store, self.view, self._cm = store, view, None
+        self.store, self.view = store, view
+        self._cm: Any = None
 
     def __enter__(self) -> Any:
         if self.view is not None:
@@ -381,7 +382,7 @@ class _maybe_snapshot:
         self._cm = self.store.snapshot()
         return self._cm.__enter__()
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self._cm is not None:
             self._cm.__exit__(*exc)
 
