@@ -994,8 +994,9 @@ class MemoryService:
         self, group: tuple[_PeerIndex, tuple[Any, ...]], data: MemoryInput, klass: NamedNode
     ) -> dict[NamedNode, tuple[dict[Any, list[Any]], None]]:
         """Conflict candidates from the index: same-class peers for a subclass memory;
-        otherwise every peer, or for the lexical judge only peers sharing a word token
-        (its cosine is 0 < threshold for the others)."""
+        otherwise every peer, or for a judge ranking candidates by word-count cosine
+        (lexical; contradiction without an encoder) only peers sharing a word token (their
+        cosine is 0 < threshold for the others)."""
         idx, gkey = group
         members = idx.groups.get(gkey, set())
         scope_iri = gkey[0]
@@ -1008,7 +1009,11 @@ class MemoryService:
                     out[pid] = (e.node(pid, view), None)
             return out
         judge = self.judge
-        if type(judge) is LexicalJudge and judge.threshold > 0:
+        # both judges need a shared word token for a similarity above their threshold
+        # (the contradiction judge without an encoder ranks candidates by the same cosine)
+        lexical = (type(judge) is LexicalJudge and judge.threshold > 0) or (
+            type(judge) is ContradictionJudge and judge.encoder is None and judge.candidate_threshold > 0)
+        if lexical:
             pool: set[NamedNode] = set()
             for tok in set(tokens(f"{data.label} {data.content}")):
                 pool |= idx.by_token.get((gkey, tok), set())
