@@ -29,6 +29,7 @@ OpenAI-compatible client lives in :mod:`reckon.capture.judge`.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import re
@@ -230,6 +231,11 @@ def _stem(w: str) -> str:
 
 
 def content_tokens(text: str) -> list[str]:
+    return list(_content_tokens(text))
+
+
+@functools.lru_cache(maxsize=65_536)
+def _content_tokens(text: str) -> tuple[str, ...]:
     """Content tokens of ``text`` for the contradiction test, in order: NFKC, case-folded,
     contractions expanded ("don't" -> "do not"), function words dropped, plurals
     stemmed (``emails`` -> ``email``), numbers normalised (``$40k`` and ``40,000`` ->
@@ -244,7 +250,17 @@ def content_tokens(text: str) -> list[str]:
             out.append(n)
         elif w not in _FUNCTION and len(w) > 1:
             out.append(_stem(w))
-    return out
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=65_536)
+def _marked_words(text: str) -> tuple[frozenset[str], bool]:
+    """The raw lower-case words of ``text`` and whether it holds a change phrase."""
+    from reckon.memory._lexicon import CHANGE_PHRASES
+
+    words = [w.strip(".,;:!?\"'()") for w in text.casefold().replace("’", "'").split()]
+    phrase = any(tuple(words[i:i + len(p)]) == p for p in CHANGE_PHRASES for i in range(len(words) - len(p) + 1))
+    return frozenset(words), phrase
 
 
 def contradiction(old: str, new: str) -> str | None:
@@ -275,14 +291,13 @@ def contradiction(old: str, new: str) -> str | None:
     from reckon.memory._lexicon import (
         ADDITIVE,
         CHANGE_MARKERS,
-        CHANGE_PHRASES,
         FRAME_VERBS,
         NEGATORS,
         VALUE_CLASSES,
         antonyms_of,
     )
 
-    a, b = content_tokens(old), content_tokens(new)
+    a, b = _content_tokens(old), _content_tokens(new)
     sa, sb = set(a), set(b)
     shared = (sa & sb) - NEGATORS
     if not shared:
@@ -319,11 +334,11 @@ def contradiction(old: str, new: str) -> str | None:
             if va and vb and len(shared) >= 2 and len(rest - va - vb) <= 2 and one_subject(va, vb):
                 return f"value {min(va)}/{min(vb)}"
     # an explicit change of the old statement's frame
-    raw = new.casefold().replace("’", "'").split()
-    words = [w.strip(".,;:!?\"'()") for w in raw]
-    marked = bool((set(words) & CHANGE_MARKERS) - set(old.casefold().split())) or any(
-        tuple(words[i:i + len(p)]) == p for p in CHANGE_PHRASES for i in range(len(words) - len(p) + 1))
-    if marked and len(shared) >= 2 and len(shared) >= 0.6 * len(sa):
+    if len(shared) < 2 or len(shared) < 0.6 * len(sa):
+        return None
+    words, phrase = _marked_words(new)
+    old_words, _ = _marked_words(old)
+    if phrase or (words & CHANGE_MARKERS) - old_words:
         return "change marker"
     return None
 
