@@ -23,6 +23,8 @@ retry after reloading when no row matched).
 
 from reckon.store.graphs import ASSERTED, BUSINESS, INFERRED, MEMORIES, PUBLIC, SCHEMA, TRANSCRIPTS
 from reckon.store.ids import FORMAT_VERSION, tenant_dir, validate_tenant_id
+from reckon.store.query_guard import QueryLimits, QueryPlan, inspect_query
+from reckon.store.query_pool import QueryOutcome, QueryPool
 from reckon.store.tenant_store import (
     Commit,
     QueryResult,
@@ -43,6 +45,10 @@ __all__ = [
     "INFERRED",
     "MEMORIES",
     "PUBLIC",
+    "QueryLimits",
+    "QueryOutcome",
+    "QueryPlan",
+    "QueryPool",
     "QueryResult",
     "ReasonerFactory",
     "ReasonerLike",
@@ -52,6 +58,7 @@ __all__ = [
     "TenantStore",
     "Txn",
     "ValidateHook",
+    "inspect_query",
     "read_export",
     "tenant_dir",
     "validate_tenant_id",

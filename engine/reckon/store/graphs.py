@@ -21,6 +21,7 @@ __all__ = [
     "ASSERTED",
     "BUSINESS",
     "GENERATION",
+    "INCARNATION",
     "INFERRED",
     "MEMORIES",
     "META",
@@ -46,6 +47,9 @@ PUBLIC: tuple[NamedNode, ...] = (SCHEMA, MEMORIES, BUSINESS, TRANSCRIPTS, INFERR
 
 STORE_NODE = NamedNode("urn:reckon:store")
 GENERATION = NamedNode("urn:reckon:generation")
+INCARNATION = NamedNode("urn:reckon:incarnation")
+"""``<urn:reckon:store> <urn:reckon:incarnation> "hex"`` in :data:`META`: random per
+created / imported tenant, the same as ``meta.json``'s ``incarnation``."""
 """``<urn:reckon:store> <urn:reckon:generation> n`` in :data:`META`: bumped by every write."""
 
 SKOLEM_PREFIX = "https://reckon.dev/.well-known/genid/"
