@@ -29,7 +29,7 @@ def test_import_locomo_json_and_chat_jsonl(tmp_path, monkeypatch):
     Engine(data).create_tenant("acme")
     f = tmp_path / "conv.json"
     f.write_text(json.dumps([LOCOMO]))
-    r = run_cli(data, "import", "conversation", str(f), "--tenant", "acme", "--json")
+    r = run_cli(data, "import", "conversation", str(f), "--tenant", "acme", "--as", "ops", "--json")
     assert r.code == 0, r.err
     assert json.loads(r.out)["turns"] == 3 and json.loads(r.out)["conversations"] == ["conv-x"]
     t = Engine(data).tenant("acme")
@@ -38,7 +38,7 @@ def test_import_locomo_json_and_chat_jsonl(tmp_path, monkeypatch):
                                                                    ("ana", "D2:1", 9)]
     assert turns[1].caption == "a thumbs up"
     before = t.dump()
-    assert run_cli(data, "import", "conversation", str(f), "--tenant", "acme").code == 0  # again: a no-op
+    assert run_cli(data, "import", "conversation", str(f), "--tenant", "acme", "--as", "ops").code == 0  # again: a no-op
     assert Engine(data).tenant("acme").dump() == before
 
     chat = tmp_path / "thread-7.jsonl"
@@ -48,14 +48,14 @@ def test_import_locomo_json_and_chat_jsonl(tmp_path, monkeypatch):
         {"role": "assistant", "content": "Noted."},
         {"role": "tool", "content": "Cap Meta at $1 a day"},
     ]) + "\n")
-    r = run_cli(data, "import", "conversation", str(chat), "--tenant", "acme", "--extract", "--json")
+    r = run_cli(data, "import", "conversation", str(chat), "--tenant", "acme", "--as", "ops", "--extract", "--json")
     assert r.code == 0, r.err
     out = json.loads(r.out)
     assert out["conversations"] == ["thread-7"] and len(out["extracted"]["thread-7"]) == 1
     t = Engine(data).tenant("acme")
     [cap] = [m for m in t.memories() if m.subclass == "BudgetConstraintMemory"]
     assert cap.properties["amount"] == 40000 and cap.owner == "lee"
-    r = run_cli(data, "turns", "thread-7", "--tenant", "acme")
+    r = run_cli(data, "turns", "thread-7", "--tenant", "acme", "--as", "ops")
     assert r.code == 0 and "[thread-7/2] " in r.out and "tool" in r.out
 
 
@@ -66,15 +66,15 @@ def test_bad_files_exit_2_and_write_nothing(tmp_path, monkeypatch):
     before = t.dump()
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"role": "user", "content": "ok"}\n{"role": "user", "content": 3}\n')
-    r = run_cli(data, "import", "conversation", str(bad), "--tenant", "acme")
+    r = run_cli(data, "import", "conversation", str(bad), "--tenant", "acme", "--as", "ops")
     assert r.code == 2 and "bad.jsonl:2" in r.err
     worse = tmp_path / "x.json"
     worse.write_text('{"nothing": true}')
-    assert run_cli(data, "import", "conversation", str(worse), "--tenant", "acme").code == 2
-    assert run_cli(data, "import", "conversation", str(tmp_path / "missing.json"), "--tenant", "acme").code == 2
+    assert run_cli(data, "import", "conversation", str(worse), "--tenant", "acme", "--as", "ops").code == 2
+    assert run_cli(data, "import", "conversation", str(tmp_path / "missing.json"), "--tenant", "acme", "--as", "ops").code == 2
     role = tmp_path / "role.jsonl"
     role.write_text('{"role": "robot", "content": "beep"}\n')
-    r = run_cli(data, "import", "conversation", str(role), "--tenant", "acme")
+    r = run_cli(data, "import", "conversation", str(role), "--tenant", "acme", "--as", "ops")
     assert r.code == 2 and "role" in r.err
     assert Engine(data).tenant("acme").dump() == before
 
