@@ -186,7 +186,8 @@ class LexicalJudge:
 # the deterministic contradiction test
 # ---------------------------------------------------------------------------------------
 
-_CONTENT = re.compile(r"[$€£¥]?\d+(?:[.,]\d+)*\s?(?:k|m|bn|%|x)?(?![a-z])|[a-z]+", re.UNICODE)
+#: identifiers that glue letters and digits ("upd17", "old-2", "q3", "v2.1") are one word, not a value
+_CONTENT = re.compile(r"[a-z]+[-_]?\d[\w.-]*|[$€£¥]?\d+(?:[.,]\d+)*\s?(?:k|m|bn|%|x)?(?![a-z])|[a-z]+", re.UNICODE)
 _CONTRACTIONS = (("won't", "will not"), ("can't", "can not"), ("shan't", "shall not"), ("n't", " not"),
                  ("’", "'"))
 #: Function words that carry no subject, attribute or value (negators are kept).
