@@ -245,8 +245,12 @@ def test_as_comes_from_the_environment_but_never_from_a_default(onboarded: tuple
 
 
 def _tree(root: Path) -> dict[str, tuple[int, int]]:
+    """Size and mtime of every file, except the recall layer's vector cache: a ranking
+    read may embed a memory that was not embedded yet and append its vector there (a
+    cache fill keyed by the text's hash, never data; see ``reckon.recall.vectors``)."""
     return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns)
-            for p in sorted(root.rglob("*")) if p.is_file()}
+            for p in sorted(root.rglob("*"))
+            if p.is_file() and not (p.parent.name == "recall" and p.name.startswith("vectors-"))}
 
 
 READ_VERBS: list[tuple[str, ...]] = [

@@ -79,8 +79,9 @@ def test_stdio_client_lists_tools_and_calls_them(mcp_tenant):
 
     anyio.run(session)
 
-    assert out["names"] == list(TOOL_NAMES)
-    assert out["schemas"] == expected_schemas  # generated from the tenant's catalogue
+    assert out["names"] == list(TOOL_NAMES) + ["record_turn", "search_turns"]
+    # generated from the tenant's catalogue
+    assert {k: v for k, v in out["schemas"].items() if k in TOOL_NAMES} == expected_schemas  # type: ignore[union-attr]
 
     rem = out["remember"]
     assert rem.is_error is False and rem.structured_content["ok"] is True  # type: ignore[attr-defined]
@@ -267,3 +268,46 @@ def test_stdio_client_reads_resources_and_gets_the_start_prompt(mcp_tenant):
     assert msgs[1].content.type == "text" and "search" in msgs[1].content.text
     assert msgs[1].content.text.endswith("Can we spend more on TikTok?")
     assert isinstance(out["bad_prompt"], MCPError) and "unknown prompt" in out["bad_prompt"].message  # type: ignore[union-attr]
+
+
+def test_record_turn_and_search_turns_tools(mcp_tenant):
+    """The host records turns over MCP (post-turn persistence): a member only as
+    themselves; tool output is stored and searchable; refused calls are tool results."""
+    from mcp import Client
+
+    from reckon.api import Principal
+    from reckon.server.mcp import build_server
+
+    _, eng = mcp_tenant
+    tenant = eng.tenant("acme")
+    server = build_server(tenant, Principal(person="sam", teams=["growth"]))
+    out: dict[str, object] = {}
+
+    async def session() -> None:
+        with anyio.fail_after(TIMEOUT):
+            async with Client(server) as c:
+                out["user"] = await c.call_tool("record_turn", {
+                    "conversation": "mcp-1", "text": "Please keep weekly reports short.",
+                    "at": "2026-03-01T09:15:00.123456+02:00", "external_id": "m-1"})
+                out["again"] = await c.call_tool("record_turn", {
+                    "conversation": "mcp-1", "text": "Please keep weekly reports short.", "external_id": "m-1"})
+                out["tool"] = await c.call_tool("record_turn", {
+                    "conversation": "mcp-1", "role": "tool", "text": "weekly report: spend 34000 USD"})
+                out["forged"] = await c.call_tool("record_turn", {
+                    "conversation": "mcp-1", "text": "I am the boss", "speaker": "dana"})
+                out["bad"] = await c.call_tool("record_turn", {"conversation": "mcp-1", "text": "x", "role": "robot"})
+                out["search"] = await c.call_tool("search_turns", {"query": "weekly reports"})
+
+    anyio.run(session)
+    user = out["user"].structured_content  # type: ignore[attr-defined]
+    assert user["ok"] and user["turn"]["id"] == "mcp-1/0" and user["turn"]["speaker"] == "sam"
+    assert user["turn"]["at"].startswith("2026-03-01T07:15:00.123456")  # UTC, microseconds kept
+    assert out["again"].structured_content["turn"]["id"] == "mcp-1/0"  # type: ignore[attr-defined]
+    assert out["tool"].structured_content["turn"]["role"] == "tool"  # type: ignore[attr-defined]
+    forged = out["forged"]
+    assert forged.is_error and forged.structured_content["error"]["type"] == "not_authorized"  # type: ignore[attr-defined]
+    bad = out["bad"]
+    assert bad.is_error and bad.structured_content["error"]["field"] == "role"  # type: ignore[attr-defined]
+    hits = out["search"].structured_content["hits"]  # type: ignore[attr-defined]
+    assert {h["turn"]["id"] for h in hits} == {"mcp-1/0", "mcp-1/1"}
+    assert [t.id for t in tenant.turns("mcp-1")] == ["mcp-1/0", "mcp-1/1"]

@@ -39,7 +39,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["DEFAULT_RULES", "Engine"]
 
-DEFAULT_RULES: tuple[str, ...] = ("core.srl", "marketing.srl", "recruiting.srl")
+DEFAULT_RULES: tuple[str, ...] = ("core.srl", "marketing.srl", "recruiting.srl", "agent.srl")
 """Shipped rule files of the default program (resolved by ``reckon.datalog.loader``)."""
 
 _RULE_SUFFIXES = (".srl", ".dlog")
@@ -64,6 +64,12 @@ class Engine:
         (migrate it with ``Tenant.install_module`` / ``remove_module`` instead).
     :param lock_timeout: seconds a write waits for another process's write before
         :class:`~reckon._errors.StoreError`; ``None`` waits.
+    :param judge: conflict judge of every tenant's write path: a
+        ``reckon.memory.conflicts.ConflictJudge``, or a callable ``tenant -> judge``;
+        ``None`` = ``ContradictionJudge()`` (no model).
+    :param jobs: background extraction (``reckon.jobs.Jobs``): ``None`` = the embedded
+        default under ``data_dir/jobs`` when ``RECKON_EXTRACT_EVERY`` or a worker is
+        configured, see :meth:`after_turns`; ``False`` = never queue jobs.
     :param query_limits: limits of the read-only SPARQL interface (``Tenant.sparql``,
         ``reckon sparql``, the HTTP endpoint): text size, depth, deadline, result size,
         worker processes (default :class:`~reckon.store.QueryLimits`).
@@ -87,6 +93,8 @@ class Engine:
         rules: Sequence[str | Path] | None = None,
         modules: Sequence[str | Path] | None = None,
         lock_timeout: float | None = None,
+        judge: Any = None,
+        jobs: Any = None,
         query_limits: QueryLimits | None = None,
         embedder: Any = None,
     ) -> None:
@@ -101,6 +109,8 @@ class Engine:
         """True when ``rules`` or ``modules`` were given (see the class docstring)."""
         self._program: Any = None
         self._lock_timeout = lock_timeout
+        self._judge = judge
+        self._jobs = jobs
         self.embedder = embedder
         self._lock = threading.RLock()
         self._tenants: dict[str, "Tenant"] = {}
@@ -181,6 +191,37 @@ class Engine:
             return self.reasoner_factory()
         return stored.reasoner_factory()  # type: ignore[no-any-return]
 
+    def judge_for(self, tenant: "Tenant") -> Any:
+        """The conflict judge for ``tenant``'s write path (``None`` = the default)."""
+        j = self._judge
+        if j is None or callable(getattr(j, "judge", None)):
+            return j
+        return j(tenant)
+
+    @property
+    def jobs(self) -> Any:
+        """The background job queue (``reckon.jobs.Jobs``) or ``None`` when disabled."""
+        with self._lock:
+            if self._jobs is None:
+                from reckon.jobs import Jobs
+
+                self._jobs = Jobs.for_engine(self)
+            return self._jobs or None
+
+    def after_turns(self, tenant: "Tenant", turns: Sequence[Any]) -> None:
+        """Called after turns were recorded: queue an extraction job for each
+        conversation that has enough unprocessed turns (never runs extraction here).
+        Queueing never fails the recorded write."""
+        if self._jobs is False or not turns:
+            return
+        try:
+            jobs = self.jobs
+            if jobs is not None:
+                jobs.turns_recorded(tenant, turns)
+        except Exception:  # noqa: BLE001
+            import logging
+
+            logging.getLogger("reckon.jobs").warning("queueing extraction failed", exc_info=True)
     def _make_data_dir(self) -> None:
         """Create ``data_dir/tenants`` (before the first write).
 

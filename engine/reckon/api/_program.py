@@ -414,7 +414,12 @@ def _legacy_mismatch(schema_now: set[Triple], inferred_preds: set[str], opener: 
     return problems
 
 
-_SHIPPED_NS = ("https://reckon.dev/ns/core#", "https://reckon.dev/ns/marketing#", "https://reckon.dev/ns/recruiting#")
+_SHIPPED_NS = (
+    "https://reckon.dev/ns/core#",
+    "https://reckon.dev/ns/marketing#",
+    "https://reckon.dev/ns/recruiting#",
+    "https://reckon.dev/ns/agent#",
+)
 
 
 def _grouped(triples: set[Triple]) -> list[set[Triple]]:

@@ -46,6 +46,8 @@ class Tenant:
         self.id: str = store.tenant_id
         self._memory: Any = None
         self._recall: Any = None
+        self._transcripts: Any = None
+        self._turn_index: Any = None
         self._mlock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -351,8 +353,19 @@ class Tenant:
             if self._memory is None:
                 from reckon.memory.service import MemoryService
 
-                self._memory = MemoryService(self.store)
+                self._memory = MemoryService(self.store, judge=self.engine.judge_for(self))
             return self._memory
+
+    def set_judge(self, judge: Any) -> None:
+        """Replace this tenant's conflict judge (a ``reckon.memory.conflicts.ConflictJudge``:
+        ``judge(new, candidates) -> ids``), e.g. a ``ContradictionJudge(encoder=...)`` or
+        the model judge ``reckon.capture.judge.ModelJudge``.
+
+        :raises InvalidInput: when ``judge`` has no ``judge`` method.
+        """
+        if not callable(getattr(judge, "judge", None)):
+            raise InvalidInput("judge: an object with a judge(new, candidates) method is required", field="judge")
+        self.memory.judge = judge
 
     def remember(self, **fields: Any) -> Any:
         """Store a new memory; see ``MemoryService.remember`` (API.md for the fields).
@@ -361,6 +374,117 @@ class Tenant:
         m = _checked(self.memory.remember, **fields)
         self._indexed()
         return m
+
+    def remember_many(self, items: Any, *, principal: Any, conflicts: str = "raise") -> list[Any]:
+        """Store many memories in one transaction (one commit, one reasoning pass, one
+        embedding batch): bulk import. All or nothing: the first bad item raises naming
+        ``items[i]`` and nothing is written; see ``MemoryService.remember_many``.
+
+        :param conflicts: ``"raise"`` (ConflictPending for the item), ``"keep_both"`` or
+            ``"skip"`` (``None`` in the result).
+        :returns: ``list[Memory | None]`` in item order.
+        """
+        ms = _checked(self.memory.remember_many, items, principal=principal, conflicts=conflicts)
+        self._indexed_many([m for m in ms if m is not None])
+        return ms
+
+    # ------------------------------------------------------------------ transcripts (reckon.transcripts)
+    @property
+    def transcripts(self) -> Any:
+        """The tenant's ``reckon.transcripts.TranscriptService`` (created on first use)."""
+        memory = self.memory
+        with self._mlock:
+            if self._transcripts is None:
+                from reckon.transcripts.service import TranscriptService
+
+                self._transcripts = TranscriptService(self.store, memory)
+            return self._transcripts
+
+    @property
+    def turn_index(self) -> Any:
+        """The tenant's transcript search index (``reckon.transcripts.search.TurnIndex``,
+        persisted in ``<tenant>/recall-turns``), sharing the memory index's embedder."""
+        transcripts = self.transcripts
+        recall = self.recall
+        with self._mlock:
+            if self._turn_index is None:
+                from reckon.transcripts.search import TurnIndex
+
+                path = getattr(self.store, "path", None)
+                embedder = getattr(recall.index, "embedder", None)  # the process's shared embedder
+                self._turn_index = TurnIndex(transcripts, path / "recall-turns" if path else None, embedder=embedder)
+            return self._turn_index
+
+    def record_turn(self, conversation: str, text: str, *, principal: Any, role: str = "user",
+                    speaker: str | None = None, at: datetime | None = None, order: int | None = None,
+                    caption: str | None = None, external_id: str | None = None) -> Any:
+        """Record one turn of a conversation (post-turn persistence, seed 002): stored as
+        RDF, indexed for :meth:`search_turns`, and counted toward background extraction
+        (which never runs here: a job is queued when enough new turns accumulated).
+        Recording the same turn again is a no-op. See ``TranscriptService.record``.
+
+        :param role: ``user``, ``assistant``, ``tool``, ``web`` or ``system``; tool and
+            web output is stored but never extracted from (seed 001).
+        :returns: ``reckon.transcripts.Turn``.
+        :raises InvalidInput, NotAuthorized, ShapeViolation: see ``record_turns``.
+        """
+        turn = {k: v for k, v in dict(conversation=conversation, text=text, role=role, speaker=speaker, at=at,
+                                      order=order, caption=caption, external_id=external_id).items()
+                if v is not None}
+        return self.record_turns([turn], principal=principal)[0]
+
+    def record_turns(self, turns: Any, *, principal: Any) -> list[Any]:
+        """Record turns in one transaction per 2,000 (one commit, one reasoning pass, one
+        embedding batch). All or nothing: the first bad turn raises naming ``turns[i]``
+        and nothing is written.
+
+        :returns: ``list[Turn]`` in input order.
+        :raises InvalidInput: a malformed turn, or new text at an already recorded position.
+        :raises NotAuthorized: a member recording another person's turn or a system turn.
+        :raises ShapeViolation: a turn that does not conform to ``ag:TurnShape``.
+        """
+        recorded = _checked(self.transcripts.record, turns, principal=principal)
+        try:
+            self.turn_index.add(recorded)
+        except Exception:  # noqa: BLE001 - indexing never fails a committed write
+            import logging
+
+            logging.getLogger("reckon.recall").warning("indexing recorded turns failed", exc_info=True)
+        self.engine.after_turns(self, recorded)
+        return recorded
+
+    def turns(self, conversation: str, *, after: int = -1) -> list[Any]:
+        """Turns of a conversation with order > ``after``, in order."""
+        return self.transcripts.turns(conversation, after=after)
+
+    def turn(self, turn_id: str) -> Any:
+        """One turn by id (``"<conversation>/<order>"``) or IRI (``UnknownMemory`` if absent)."""
+        return self.transcripts.turn(turn_id)
+
+    def provenance(self, memory_id: str) -> list[Any]:
+        """Where a memory came from: the turns it was extracted from (``rk:derivedFrom``),
+        oldest first; empty for a memory written directly.
+
+        :raises UnknownMemory: no such memory.
+        """
+        m = self.memory.get(memory_id)
+        turns = [self.transcripts.turn(iri) for iri in m.derived_from]
+        return sorted(turns, key=lambda t: (t.at, t.conversation, t.order))
+
+    def conversations(self) -> list[Any]:
+        """Every conversation: turns, last order, participants, extraction watermark."""
+        return self.transcripts.conversations()
+
+    def search_turns(self, query: str, *, principal: Any, k: int = 10, conversations: Any = None,
+                     roles: Any = None) -> list[Any]:
+        """Search what was said: hybrid search over the turns of the conversations
+        ``principal`` may read (operators: all; members: those they spoke in).
+
+        :returns: ``list[TurnHit]`` (``.turn``, ``.score``), best first.
+        :raises InvalidInput: for a bad query, k or role.
+        """
+        return _checked(self.turn_index.search, query, principal=principal, k=k,
+                        conversations=conversations, roles=roles)
 
     def update(self, memory_id: str, *, principal: Any, **changes: Any) -> Any:
         """Three-state partial edit (absent = untouched, ``None`` = remove, value = set);
@@ -417,6 +541,12 @@ class Tenant:
         restored one returns). Never fails a committed write; the next read retries."""
         if self._recall is not None:
             self._recall.after_write()
+
+    def _indexed_many(self, ms: list[Any]) -> None:
+        """After a batch write: the recall index follows the commit (one embedding batch,
+        off the caller's path)."""
+        del ms
+        self._indexed()
 
     def context(self, principal: Any, conversation: Any = "", budget_chars: int = 6000) -> Any:
         """The context bundle for a new turn; see ``TenantRecall.context``.

@@ -336,7 +336,7 @@ def modules_add(
     as_json: bool = typer.Option(False, "--json", help="Print the migration report as JSON."),
 ) -> None:
     """Install a module (or upgrade one with --upgrade): one atomic migration. A shipped
-    module's name alone (core, marketing, recruiting) installs this Reckon's copy."""
+    module's name alone (core, marketing, recruiting, agent) installs this Reckon's copy."""
     from reckon.schema.program import SHIPPED_MODULES
 
     t = open_tenant(tenant_id)

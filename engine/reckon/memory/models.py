@@ -218,6 +218,9 @@ class MemoryInput(BaseModel):
     expires_at: datetime | None = None
     teams: list[str] | None = None
     owner: str | None = None
+    derived_from: list[str] | None = Field(
+        default=None, max_length=1000,
+        description="IRIs of the turns (ontology/agent.ttl ag:Turn) the memory was extracted from")
 
     _not_blank = field_validator("label", "content")(classmethod(lambda cls, v: _check_not_blank(v)))
     _strict_int = field_validator("importance", mode="before")(classmethod(lambda cls, v: _check_strict_int(v)))
@@ -338,6 +341,7 @@ class Memory(BaseModel):
     supersedes: list[str] = Field(default_factory=list)
     active: bool = False
     status: dict[str, Any] = Field(default_factory=dict)
+    derived_from: list[str] = Field(default_factory=list)
 
 
 class Revision(BaseModel):

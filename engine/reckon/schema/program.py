@@ -7,7 +7,7 @@ reasons with exactly those.*
 * A :class:`Module` is a named set of files: Turtle (``.ttl`` / ``.nt``: ontology and
   shapes together) and rule files (``.srl`` / ``.dlog``). Its digest is the SHA-256 of
   its name and the files' names and texts. The shipped modules are ``core``,
-  ``marketing`` and ``recruiting`` (``ontology/<m>.ttl``, ``shapes/<m>.ttl``,
+  ``marketing``, ``recruiting`` and ``agent`` (``ontology/<m>.ttl``, ``shapes/<m>.ttl``,
   ``rules/<m>.srl``); an author's files are grouped into modules by file stem (or one
   module per folder).
 * A :class:`Program` is an ordered tuple of modules; its digest does not depend on the
@@ -97,7 +97,7 @@ _P_DIGEST = NamedNode("urn:reckon:moduleDigest")
 _P_FILES = NamedNode("urn:reckon:moduleFiles")
 PROGRAM_FORMAT = 1
 
-SHIPPED_MODULES: tuple[str, ...] = ("core", "marketing", "recruiting")
+SHIPPED_MODULES: tuple[str, ...] = ("core", "marketing", "recruiting", "agent")
 """Names of the modules that ship with Reckon, in program order (core first)."""
 
 _SCHEMA_SUFFIXES = {".ttl": RdfFormat.TURTLE, ".nt": RdfFormat.N_TRIPLES, ".n3": RdfFormat.N3}

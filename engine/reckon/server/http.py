@@ -6,6 +6,9 @@ at ``/openapi.json``, interactive docs at ``/docs``):
 
 =====================================================  ===================================
 ``GET|POST /tenants/{id}/sparql``                      SPARQL 1.1 Protocol query operation
+``POST /tenants/{id}/turns``                           record conversation turns
+``GET /tenants/{id}/conversations[/{cid}/turns]``      conversations / their turns (visible ones)
+``GET /tenants/{id}/turns/search?q=...``               search what was said
 ``POST /tenants/{id}/memories``                        remember
 ``GET /tenants/{id}/memories``                         memories visible to the token (filters)
 ``GET /tenants/{id}/memories/{memory_id}``             one memory (if visible to the token)
@@ -1015,6 +1018,42 @@ def create_app(
         message}}`` -- the tool-call protocol, a result the model can correct."""
         with writes.timed(c.tenant, f"tool:{name}") if name in ("remember", "supersede") else _nothing():
             return c.tenant.handle_tool_call(name, arguments, c.principal)  # type: ignore[no-any-return]
+
+    # ------------------------------------------------------------------ transcripts
+    @app.post("/tenants/{tenant_id}/turns", summary="Record conversation turns (post-turn persistence)",
+              tags=["transcripts"], status_code=201, responses=_ERRORS)
+    def record_turns(body: dict[str, Any], c: Ctx = Depends(ctx)) -> dict[str, Any]:
+        """Body: one turn ``{"conversation", "text", "role"?, "speaker"?, "at"?, "order"?,
+        "caption"?, "external_id"?}`` or ``{"turns": [...]}``. All or nothing: a bad
+        turn is a 422 naming ``turns[i]`` and nothing is written. Returns the turns."""
+        turns = body.get("turns") if isinstance(body.get("turns"), list) else [body]
+        with writes.timed(c.tenant, "record_turns"):
+            out = c.tenant.record_turns(turns, principal=c.principal)
+        return {"turns": [json.loads(t.model_dump_json()) for t in out]}
+
+    @app.get("/tenants/{tenant_id}/conversations", summary="Conversations visible to the token",
+             tags=["transcripts"], responses=_ERRORS)
+    def list_conversations(c: Ctx = Depends(ctx)) -> list[dict[str, Any]]:
+        out = []
+        for conv in c.tenant.conversations():
+            if c.principal.is_operator or c.principal.person in conv.participants:
+                out.append(json.loads(conv.model_dump_json()))
+        return out
+
+    @app.get("/tenants/{tenant_id}/conversations/{conversation}/turns", summary="Turns of a conversation",
+             tags=["transcripts"], responses=_ERRORS)
+    def conversation_turns(conversation: str, after: int = Query(-1, ge=-1), c: Ctx = Depends(ctx)) -> Any:
+        conv = c.tenant.transcripts.conversation(conversation)
+        if not (c.principal.is_operator or c.principal.person in conv.participants):
+            raise ApiError(404, "unknown_memory", f"no conversation {conversation!r} visible to this token")
+        return [json.loads(t.model_dump_json()) for t in c.tenant.turns(conversation, after=after)]
+
+    @app.get("/tenants/{tenant_id}/turns/search", summary="Search what was said", tags=["transcripts"],
+             responses=_ERRORS)
+    def search_turns(q: str = Query(..., min_length=1), k: int = Query(10, ge=1, le=100),
+                     conversation: list[str] | None = Query(None), c: Ctx = Depends(ctx)) -> Any:
+        hits = c.tenant.search_turns(q, principal=c.principal, k=k, conversations=conversation)
+        return {"query": q, "hits": [{"score": h.score, "turn": json.loads(h.turn.model_dump_json())} for h in hits]}
 
     # ------------------------------------------------------------------ metrics
     def _metrics_response(request: Request, tenant: Any) -> Response:

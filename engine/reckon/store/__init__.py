@@ -21,7 +21,7 @@ would make the write conditional on the generation instead
 retry after reloading when no row matched).
 """
 
-from reckon.store.graphs import ASSERTED, BUSINESS, INFERRED, MEMORIES, PUBLIC, SCHEMA
+from reckon.store.graphs import ASSERTED, BUSINESS, INFERRED, MEMORIES, PUBLIC, SCHEMA, TRANSCRIPTS
 from reckon.store.ids import FORMAT_VERSION, tenant_dir, validate_tenant_id
 from reckon.store.query_guard import QueryLimits, QueryPlan, inspect_query
 from reckon.store.query_pool import QueryOutcome, QueryPool
@@ -53,6 +53,7 @@ __all__ = [
     "ReasonerFactory",
     "ReasonerLike",
     "SCHEMA",
+    "TRANSCRIPTS",
     "StoreView",
     "TenantStore",
     "Txn",
