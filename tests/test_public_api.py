@@ -17,6 +17,7 @@ EXPECTED = [
     "InvalidTenantId",
     "NotAuthorized",
     "Principal",
+    "ProgramMismatch",
     "QueryLimitExceeded",
     "ReadOnlyQuery",
     "ReckonError",

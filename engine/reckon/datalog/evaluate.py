@@ -49,7 +49,7 @@ Example::
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -150,6 +150,11 @@ class Reasoner:
     :param now: the ``xsd:dateTime`` literal ``NOW()`` returns, fixed for the life of the
         reasoner so that incremental results equal a fresh evaluation (default: the time
         of construction).
+    :param canonical: the identity of literals (term -> term), e.g.
+        :func:`reckon.store.terms.canonical_term` for a reasoner kept equal to a tenant
+        store: every spelling of one value is one term, computed literals and rule
+        constants come out in the store's form (see
+        :class:`reckon.datalog._factstore.TermDictionary`). ``None``: RDF term equality.
     :raises RuleSetInvalid: when the rule set is not well-formed or not stratifiable.
 
     ``stats`` (updated by :meth:`load` / :meth:`apply`): ``strata`` (number),
@@ -162,12 +167,19 @@ class Reasoner:
     lock) and must not read while a call runs.
     """
 
-    def __init__(self, ruleset: RuleSet, *, limits: Limits = Limits(), now: Literal | None = None) -> None:
+    def __init__(
+        self,
+        ruleset: RuleSet,
+        *,
+        limits: Limits = Limits(),
+        now: Literal | None = None,
+        canonical: Callable[[object], object] | None = None,
+    ) -> None:
         strata = check_program(ruleset)
         self.ruleset = ruleset
         self.limits = limits
         self._ctx = _expr.EvalContext(now=now, base=ruleset.base)
-        self._dic = TermDictionary()
+        self._dic = TermDictionary(canonical)
         self._rules: list[RuleInfo] = []
         self._strata: list[list[RuleInfo]] = []
         order = {id(r): i for i, r in enumerate(ruleset.rules)}
