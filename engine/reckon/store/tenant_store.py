@@ -408,6 +408,8 @@ class TenantStore:
             backend = _backend_from_meta(self.path, self.tenant_id, meta)
         self._backend: StoreBackend = backend
         if backend.kind != "embedded":
+            if lock_timeout is not None:
+                backend.lease_wait = lock_timeout  # type: ignore[attr-defined]
             linger = 0.0  # the lease is given back after each operation: other nodes cannot ask for it
         self._gone = False
         self._factory: ReasonerFactory = reasoner_factory or _NoRules
