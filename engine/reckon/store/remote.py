@@ -439,12 +439,18 @@ class RemoteBackend:
         delay = 0.002
         while True:
             now = time.time()
+            until = term_to_sparql(_dec(now + ep.lease_ttl))
+            # three operations, none with OPTIONAL (Virtuoso 7.2 applies a DELETE template
+            # bound by an OPTIONAL even where the FILTER refuses the solution): drop a
+            # holder without an expiry, take a free lease, take over an expired (or our own)
             ep.update(
+                f"DELETE {{ GRAPH {m} {{ {s} {h} ?h }} }} WHERE {{ GRAPH {m} {{ {s} {h} ?h "
+                f"FILTER NOT EXISTS {{ {s} {u} ?any }} }} }} ;\n"
+                f"INSERT {{ GRAPH {m} {{ {s} {h} {me} . {s} {u} {until} }} }} "
+                f"WHERE {{ GRAPH {m} {{ {s} {term_to_sparql(GENERATION)} ?g FILTER NOT EXISTS {{ {s} {h} ?h }} }} }} ;\n"
                 f"DELETE {{ GRAPH {m} {{ {s} {h} ?h . {s} {u} ?u }} }} "
-                f"INSERT {{ GRAPH {m} {{ {s} {h} {me} . {s} {u} {term_to_sparql(_dec(now + ep.lease_ttl))} }} }} "
-                f"WHERE {{ GRAPH {m} {{ {s} {term_to_sparql(GENERATION)} ?g }} "
-                f"OPTIONAL {{ GRAPH {m} {{ {s} {h} ?h . {s} {u} ?u }} }} "
-                f"FILTER(!BOUND(?h) || ?h = {me} || ?u < {term_to_sparql(_dec(now))}) }}"
+                f"INSERT {{ GRAPH {m} {{ {s} {h} {me} . {s} {u} {until} }} }} "
+                f"WHERE {{ GRAPH {m} {{ {s} {h} ?h . {s} {u} ?u FILTER(?h = {me} || ?u < {term_to_sparql(_dec(now))}) }} }}"
             )
             gen, inc, holders = self._state()
             self._check(gen, inc)

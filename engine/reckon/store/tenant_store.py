@@ -1032,6 +1032,22 @@ class TenantStore:
         self._fresh = False  # the hint decides freshness at the next snapshot
         return st.gen
 
+    def mirror_nquads(self) -> tuple[int, bytes]:
+        """``(generation, N-Quads of the mirror)`` at the committed generation: what a
+        query worker is handed for a tenant whose store it cannot reach (remote)."""
+        with self.snapshot():
+            assert self._st.mirror is not None
+            return self._st.gen, self._st.mirror.dump(format=RdfFormat.N_QUADS) or b""
+
+    def install_mirror(self, gen: int, nquads: bytes) -> int:
+        """Replace the mirror by ``nquads`` at generation ``gen`` (from
+        :meth:`mirror_nquads` of another process); returns ``gen``."""
+        mirror = Store()
+        mirror.load(nquads, format=RdfFormat.N_QUADS)
+        self._st = _State(mirror=mirror, gen=gen)
+        self._fresh = False
+        return gen
+
     def generation(self) -> int:
         """The committed generation (number of writes since creation, starting at 1)."""
         with self.snapshot():
