@@ -54,6 +54,10 @@ Server differences handled (measured on Oxigraph server 0.5.13 and Virtuoso Open
   ?o }`` over the staging graphs -- still one atomic operation; the staging graphs are
   dropped after. A node killed between staging and applying leaves unreferenced staging
   graphs (removed by ``tenant delete``); nothing visible changes.
+* **Decimal constants in templates.** Virtuoso turns a ``"40000"^^xsd:decimal`` constant
+  of a ``DELETE/INSERT`` template into an integer (read back as ``xsd:integer``); the
+  backend binds each decimal of a template with ``STRDT`` in the WHERE clause instead
+  (``INSERT DATA`` and copies through variables keep the datatype).
 * **Literal forms.** Virtuoso returns ``"1"^^xsd:boolean`` for ``true``, ``PT86400S`` for
   ``P1D``, ``1.5`` for ``1.5E0``, and the JSON result type ``typed-literal`` (SPARQL
   1.0). Every term read back is parsed by :func:`_term` (both result types) and put in
@@ -80,6 +84,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import secrets
 import socket
 import threading
@@ -319,6 +324,25 @@ def _term(v: Mapping[str, Any]) -> Any:
     raise ValueError(f"unknown SPARQL JSON term type {t!r}")
 
 
+_DECIMAL_CONST = re.compile(r'(?<!\\)"([0-9.+-]+)"\^\^<http://www\.w3\.org/2001/XMLSchema#decimal>')
+
+
+def _decimals_as_variables(*blocks: str) -> tuple[str, ...]:
+    """Virtuoso compiles a ``"40000"^^xsd:decimal`` constant of an update *template* to an
+    SQL integer (stored and read back as ``xsd:integer``, so a SHACL ``sh:datatype
+    xsd:decimal`` fails on the next node); a value made by ``STRDT`` in the WHERE clause
+    keeps its datatype. Each decimal constant of the templates becomes a variable bound
+    that way; returns the rewritten blocks and the ``BIND`` clauses."""
+    names: dict[str, str] = {}
+
+    def var(m: re.Match[str]) -> str:
+        return names.setdefault(m.group(1), f"?rkdec{len(names)}")
+
+    out = tuple(_DECIMAL_CONST.sub(var, b) for b in blocks)
+    binds = " ".join(f'BIND(STRDT("{lex}", <{_XSD}decimal>) AS {v})' for lex, v in names.items())
+    return (*out, binds)
+
+
 def _int(x: Any) -> int:
     return int(str(x.value))
 
@@ -492,8 +516,12 @@ class RemoteBackend:
         """The one conditional operation (and the staging graphs it reads, when staged)."""
         limit = self.endpoint.max_update_quads or 0
         if not limit or len(delete) + len(insert) <= limit:
+            d, i = block(delete), block(insert)
+            if self.endpoint.server == "virtuoso":
+                d, i, binds = _decimals_as_variables(d, i)
+                where = f"{where} {binds}"
             return (
-                f"DELETE {{ {block(delete)} {extra_delete} }} INSERT {{ {block(insert)} {extra_insert} }} "
+                f"DELETE {{ {d} {extra_delete} }} INSERT {{ {i} {extra_insert} }} "
                 f"WHERE {{ {where} }}", []
             )
         staged: list[NamedNode] = []

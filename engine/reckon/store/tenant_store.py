@@ -1153,6 +1153,57 @@ class TenantStore:
         stored.canonicalize(CanonicalizationAlgorithm.UNSTABLE)
         return set(exported) == set(stored)
 
+    def suspend(self) -> None:
+        """Give back what an idle tenant holds -- mirror, reasoner, lock files, the
+        read-write store or lease, connections -- while staying usable: the next
+        operation reopens on demand (the engine's tenant cache calls this for tenants
+        it evicts). A no-op inside an operation of this thread."""
+        if self._lock._depth:  # noqa: SLF001 - an operation of this thread holds it
+            return
+        self._lock.close_files()
+        self._st = _State()
+        self._fresh = False
+        self._recent.clear()
+        self._recent_commits.clear()
+        self._backend.close()
+
+    @classmethod
+    def attach(cls, path: str | Path, tenant_id: str, remote: Any, **kwargs: Any) -> "TenantStore":
+        """Open a tenant that lives on ``remote`` (an :class:`~reckon.store.remote.Endpoint`)
+        from a node that has no directory for it yet: the directory (``meta.json`` with the
+        server's incarnation, the lock, ``recall/``) is built aside and renamed into place.
+
+        :raises UnknownTenant: when the server holds no tenant of that id.
+        """
+        from reckon._errors import UnknownTenant
+
+        validate_tenant_id(tenant_id)
+        path = Path(path)
+        probe = remote.backend(tenant_id, "legacy")
+        gen, inc, _ = probe._state()  # noqa: SLF001
+        if gen is None:
+            raise UnknownTenant(f"no tenant {tenant_id!r} on endpoint {remote.name!r}")
+        if not (path / "meta.json").exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.parent / f".creating-{tenant_id}-{os.getpid()}-{threading.get_ident()}"
+            try:
+                tmp.mkdir()
+                (tmp / "recall").mkdir()
+                meta = {"format_version": FORMAT_VERSION, "tenant_id": tenant_id,
+                        "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(),
+                        "incarnation": inc or "legacy", "backend": {"kind": "sparql", "endpoint": remote.name}}
+                (tmp / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
+                try:
+                    os.rename(tmp, path)
+                except OSError:
+                    _rmtree(tmp)
+                    if not (path / "meta.json").exists():
+                        raise
+            except OSError as e:
+                _rmtree(tmp)
+                raise StoreError(f"cannot attach tenant {tenant_id!r} at {path}: {e}") from e
+        return cls(path, **kwargs)
+
     def close(self) -> None:
         """Drop the mirror and reasoner and close the lock file."""
         self._st = _State()
