@@ -315,6 +315,22 @@ class Engine:
         with self._lock:
             t = self._tenants.get(tenant_id)
             path = tenant_dir(self.data_dir, tenant_id)
+            moved = self._moved_here(tenant_id, path)
+            if moved:
+                self._tenants.pop(tenant_id, None)
+                if t is not None:
+                    t.store.mark_gone()
+                    t.store.close()
+                    t = None
+                from reckon.store.shards import EMBEDDED
+
+                shards = self._shards()
+                where = shards.placement(tenant_id)
+                if where == EMBEDDED:
+                    raise UnknownTenant(f"no tenant {tenant_id!r} in {self.data_dir} (the shard map says it is "
+                                        "embedded, and this node's directory points elsewhere)")
+                TenantStore.attach(path, tenant_id, shards.endpoint(where), replace=True,
+                                   program_resolver=self._resolve).close()
             if not (path / "meta.json").is_file():
                 from reckon.store.shards import EMBEDDED
 
@@ -343,6 +359,47 @@ class Engine:
                 check_open(t, self.program, self.explicit_program)
             self._cache(tenant_id, t)
             return t
+
+    def _moved_here(self, tenant_id: str, path: Path) -> bool:
+        """True when this node's directory of a tenant names another place than the
+        shard map (another node moved the tenant)."""
+        import json
+
+        from reckon.store.shards import EMBEDDED
+
+        try:
+            meta = json.loads((path / "meta.json").read_text())
+        except (OSError, ValueError):
+            return False
+        spec = meta.get("backend") or {}
+        local = spec.get("endpoint") if spec.get("kind") == "sparql" else EMBEDDED
+        where = self._shards().placement(tenant_id)
+        if where == EMBEDDED and local == EMBEDDED:
+            return False
+        return bool(where != local)
+
+    def move_tenant(self, tenant_id: str, to: str) -> "Tenant":
+        """Move a tenant to endpoint ``to`` of the shard map (or ``"embedded"``): export,
+        import on the target, verify, switch (writes wait only now), delete the source
+        (:mod:`reckon.store.move`).
+
+        :raises InvalidInput: when it is already there; StoreError when the copy does not
+            verify (nothing switched).
+        """
+        from reckon.api._tenant import Tenant
+        from reckon.store.move import move_tenant
+
+        t = self.tenant(tenant_id)
+        with self._lock:
+            store = move_tenant(self.data_dir, t.store, to, program_resolver=self._resolve,
+                                lock_timeout=self._lock_timeout)
+            recall = getattr(t, "_recall", None)
+            if recall is not None and recall.loaded:
+                recall.index.close(save=False)
+            self._tenants.pop(tenant_id, None)
+            nt = Tenant(self, store)
+            self._cache(tenant_id, nt)
+            return nt
 
     def list_tenants(self) -> list[str]:
         """Ids of the existing tenants, sorted."""

@@ -1168,7 +1168,8 @@ class TenantStore:
         self._backend.close()
 
     @classmethod
-    def attach(cls, path: str | Path, tenant_id: str, remote: Any, **kwargs: Any) -> "TenantStore":
+    def attach(cls, path: str | Path, tenant_id: str, remote: Any, *, replace: bool = False,
+               **kwargs: Any) -> "TenantStore":
         """Open a tenant that lives on ``remote`` (an :class:`~reckon.store.remote.Endpoint`)
         from a node that has no directory for it yet: the directory (``meta.json`` with the
         server's incarnation, the lock, ``recall/``) is built aside and renamed into place.
@@ -1183,15 +1184,22 @@ class TenantStore:
         gen, inc, _ = probe._state()  # noqa: SLF001
         if gen is None:
             raise UnknownTenant(f"no tenant {tenant_id!r} on endpoint {remote.name!r}")
-        if not (path / "meta.json").exists():
+        meta = {"format_version": FORMAT_VERSION, "tenant_id": tenant_id,
+                "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(),
+                "incarnation": inc or "legacy", "backend": {"kind": "sparql", "endpoint": remote.name}}
+        if replace and (path / "meta.json").exists():
+            # the tenant moved (the shard map names another endpoint): point this node's
+            # directory at its new place, keeping its tokens; the recall index follows the store
+            tmp_meta = path / f".meta.json.{os.getpid()}"
+            tmp_meta.write_text(json.dumps(meta, indent=2) + "\n")
+            os.replace(tmp_meta, path / "meta.json")
+            _rmtree(path / "store")
+        elif not (path / "meta.json").exists():
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.parent / f".creating-{tenant_id}-{os.getpid()}-{threading.get_ident()}"
             try:
                 tmp.mkdir()
                 (tmp / "recall").mkdir()
-                meta = {"format_version": FORMAT_VERSION, "tenant_id": tenant_id,
-                        "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(),
-                        "incarnation": inc or "legacy", "backend": {"kind": "sparql", "endpoint": remote.name}}
                 (tmp / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
                 try:
                     os.rename(tmp, path)
