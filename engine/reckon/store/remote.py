@@ -241,9 +241,17 @@ class Endpoint:
                         auth = httpx.BasicAuth(*self.auth["basic"])
                     else:
                         raise StoreError(f"endpoint {self.name!r}: auth must be basic or digest")
+                import socket as _socket
+
+                limits = httpx.Limits(max_connections=8, max_keepalive_connections=8)
+                # TCP_NODELAY: a request is written as headers then body; with Nagle's
+                # algorithm the body waits for the server's delayed ACK (~40 ms per request)
+                transport = httpx.HTTPTransport(
+                    verify=self.verify, limits=limits, retries=0,
+                    socket_options=[(_socket.IPPROTO_TCP, _socket.TCP_NODELAY, 1)],
+                )
                 self._client = httpx.Client(
-                    timeout=self.timeout, headers=headers, auth=auth, verify=self.verify,
-                    limits=httpx.Limits(max_connections=8, max_keepalive_connections=8), trust_env=False,
+                    timeout=self.timeout, headers=headers, auth=auth, transport=transport, trust_env=False,
                 )
             return self._client
 
@@ -264,7 +272,8 @@ class Endpoint:
 
         :raises StoreError: on an HTTP error, or after ``retries`` transport errors.
         """
-        r = self._post(self.query_url, {"query": text}, {"Accept": "application/sparql-results+json"}, retry=True)
+        r = self._post(self.query_url, {"query": text}, {"Accept": "application/sparql-results+json"}, retry=True,
+                       get=len(text) < 2000)
         try:
             data = r.json()
             return [{k: _term(v) for k, v in b.items()} for b in data["results"]["bindings"]]
@@ -279,14 +288,20 @@ class Endpoint:
         """
         self._post(self.update_url, {"update": text}, {}, retry=retry)
 
-    def _post(self, url: str, data: dict[str, str], headers: dict[str, str], *, retry: bool) -> Any:
+    def _post(self, url: str, data: dict[str, str], headers: dict[str, str], *, retry: bool,
+              get: bool = False) -> Any:
+        """POST ``data`` form-encoded (``get``: a GET with it as the query string, for
+        short queries)."""
         import httpx
 
         attempts = max(1, self.retries) if retry else 1
         delay = 0.05
         for attempt in range(attempts):
             try:
-                r = self.client().post(url, data=data, headers=headers)
+                if get:
+                    r = self.client().get(url, params=data, headers=headers)
+                else:
+                    r = self.client().post(url, data=data, headers=headers)
             except httpx.TransportError as e:
                 if not retry:
                     raise
