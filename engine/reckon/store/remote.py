@@ -531,12 +531,12 @@ class RemoteBackend:
         """The one conditional operation (and the staging graphs it reads, when staged)."""
         limit = self.endpoint.max_update_quads or 0
         if not limit or len(delete) + len(insert) <= limit:
-            d, i = block(delete), block(insert)
+            del_text, ins_text = block(delete), block(insert)
             if self.endpoint.server == "virtuoso":
-                d, i, binds = _decimals_as_variables(d, i)
+                del_text, ins_text, binds = _decimals_as_variables(del_text, ins_text)
                 where = f"{where} {binds}"
             return (
-                f"DELETE {{ {d} {extra_delete} }} INSERT {{ {i} {extra_insert} }} "
+                f"DELETE {{ {del_text} {extra_delete} }} INSERT {{ {ins_text} {extra_insert} }} "
                 f"WHERE {{ {where} }}", []
             )
         staged: list[NamedNode] = []
