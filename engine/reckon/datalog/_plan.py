@@ -263,6 +263,10 @@ class PlanCompiler:
     :param mint: ``mint(rule_index, key, n) -> tuple of n blank-node ids`` for head
         blank nodes (memoised per solution by the caller).
     :param ctx: the expression context (``NOW()`` fixed per reasoner).
+    :param guard: the runaway guard (:class:`~reckon.datalog._guard.Guard`): the join
+        loops that produce facts stop through ``guard.hit`` once the round collected more
+        than ``guard.cap`` new facts, and head triple terms are built through
+        ``guard.triple_term`` (nesting depth); ``None``: no checks.
     """
 
     def __init__(
@@ -271,11 +275,13 @@ class PlanCompiler:
         full: FactStore,
         mint: Callable[[int, tuple[int, ...], int], tuple[int, ...]],
         ctx: _expr.EvalContext,
+        guard: Any = None,
     ) -> None:
         self.dic = dic
         self.full = full
         self.mint = mint
         self.ctx = ctx
+        self.guard = guard
         self.cache: dict[tuple[int, int | None, str, int | None], Plan | None] = {}
 
     # -- statistics -------------------------------------------------------------
@@ -343,7 +349,8 @@ class PlanCompiler:
             "K": self.dic.kinds,
             "TID": self.dic.triple_ids,
             "PARTS": self.dic.parts,
-            "TT": self.dic.triple_term,
+            "TT": self.dic.triple_term if self.guard is None else self.guard.triple_term,
+            "G": self.guard,
             "INTERN": self.dic.intern,
             "LOOKUP": self.dic.lookup,
             "EBV": _expr.ebv,
@@ -607,6 +614,8 @@ class PlanCompiler:
         if not check_mode:
             prologue.append("    NEWADD = NEW.add")
         body_lines = w.lines
+        if not check_mode and self.guard is not None:
+            body_lines = _cap_checks(body_lines, rule.name)
         tail = ["    return False"] if mode == "exists" else []
         src = "\n".join([header, *prologue, *hoist, *body_lines, *tail]) + "\n"
         if mode == "rows" and "yield" not in src:
@@ -813,6 +822,30 @@ class PlanCompiler:
             else:
                 w.emit("NEWADD(_f)")
             w.ind = base_ind
+
+
+def _cap_checks(lines: list[str], name: str) -> list[str]:
+    """Insert the round's fact-cap check (``Guard.cap``) as the first statement of every
+    ``for`` loop that has another loop inside it: the innermost loop, where the work is,
+    stays untouched, and a runaway product is still stopped after at most one pass of
+    its innermost loop."""
+    out = list(lines)
+    indents = [len(x) - len(x.lstrip(" ")) for x in lines]
+    check = f"if len(NEW) > G.cap: G.hit({name!r}, len(NEW))"
+    for i in range(len(lines) - 1, -1, -1):
+        if not lines[i].lstrip().startswith("for "):
+            continue
+        ind = indents[i]
+        j = i + 1
+        nested = False
+        while j < len(lines) and indents[j] > ind:
+            if lines[j].lstrip().startswith("for "):
+                nested = True
+                break
+            j += 1
+        if nested:
+            out.insert(i + 1, " " * (ind + 4) + check)
+    return out
 
 
 def _flat(tp: TriplePattern) -> Iterable[object]:

@@ -55,9 +55,9 @@ from typing import TYPE_CHECKING, Any
 
 from pyoxigraph import Literal, Triple
 
-from reckon._errors import EvaluationLimitExceeded
 from reckon.datalog import expr as _expr
 from reckon.datalog._factstore import Fact, FactStore, TermDictionary
+from reckon.datalog._guard import Guard
 from reckon.datalog._plan import PlanCompiler, RuleInfo, prepare_rule
 from reckon.datalog.model import Aggregate, Negation, RuleSet, TriplePattern
 from reckon.datalog.stratify import check_program, matches
@@ -70,19 +70,37 @@ __all__ = ["Delta", "Limits", "Reasoner", "materialize"]
 
 @dataclass(frozen=True)
 class Limits:
-    """Documented limits of one evaluation (``load`` or ``apply``).
+    """Documented limits of one evaluation (``load`` or ``apply``), and what they cost.
 
     :ivar max_derived: most facts the evaluation graph may hold beyond the base graph
-        (counted over the whole state, ``DATA`` triples included).
+        (counted over the whole state, ``DATA`` triples included). Default 20,000,000;
+        at ~0.5 KB per fact (:data:`~reckon.datalog._guard.BYTES_PER_FACT`) that is
+        ~10 GB, so on most machines the byte budget stops a runaway first.
     :ivar max_rounds: most evaluation rounds of one stratum (one round = one pass of
-        the run-once rules, or one semi-naive iteration of the general rules).
+        the run-once rules, or one semi-naive iteration of the general rules). Default
+        100,000; a round of a small program costs microseconds to milliseconds.
+    :ivar max_bytes: most bytes one evaluation may add to the process's resident memory
+        (RSS). ``None`` (default): 4 GiB (:data:`~reckon.datalog._guard.DEFAULT_MAX_BYTES`,
+        ~8M derived facts; LUBM(10) needs ~1.2 GB), and at most 75 % of what the process
+        can still take when the evaluation starts (available memory, cgroup limit,
+        ``RLIMIT_RSS`` / ``RLIMIT_DATA``; under ``RLIMIT_AS`` the virtual size must also
+        stay under 75 % of it). Checked after every round, with a growth check (the next
+        round, as large as this one, must fit), and inside a round that collects more
+        facts than the budget leaves room for. Reading the RSS costs ~5 µs per round.
+    :ivar max_term_depth: most levels of triple-term nesting that rule heads may build
+        (``<<( ?x :p <<( ... )>> )>>``), counted from the terms of the data. Default 256.
 
-    A program whose heads build ever-deeper triple terms (or otherwise grows without
-    bound) stops with :class:`~reckon._errors.EvaluationLimitExceeded` naming the rule.
+    A program that grows without bound — heads building ever-deeper triple terms, a
+    cross product of millions of facts, blank nodes minted forever — stops with
+    :class:`~reckon._errors.ResourceLimit` (an
+    :class:`~reckon._errors.EvaluationLimitExceeded`) naming the limit and the rule,
+    while the process is healthy; the reasoner keeps its previous state.
     """
 
     max_derived: int = 20_000_000
     max_rounds: int = 100_000
+    max_bytes: int | None = None
+    max_term_depth: int = 256
 
 
 @dataclass(frozen=True)
@@ -187,7 +205,8 @@ class Reasoner:
         self._sinfo = [self._stratum_info(st) for st in self._strata]
         self.stats: dict[str, Any] = {}
         self._state = _State(FactStore(), FactStore(indexed=self._needs_base_index()), set())
-        self._compiler = PlanCompiler(self._dic, self._state.full, self._mint, self._ctx)
+        self._guard = Guard(limits, self._dic)
+        self._compiler = PlanCompiler(self._dic, self._state.full, self._mint, self._ctx, self._guard)
         self.load(())
 
     # -- public API -------------------------------------------------------------
@@ -196,8 +215,8 @@ class Reasoner:
         """Replace the base graph and materialize from scratch.
 
         :param base: the asserted triples (``G0``).
-        :raises EvaluationLimitExceeded: when a limit is hit; the reasoner keeps its
-            previous state.
+        :raises ResourceLimit: when a limit is hit (:class:`Limits`); the reasoner keeps
+            its previous state.
         """
         t0 = time.perf_counter()
         dic = self._dic
@@ -213,8 +232,10 @@ class Reasoner:
         state.clock += 1
         saved = (self._memo, self._memo_rev, self._compiler)
         self._memo, self._memo_rev = {}, {}
-        self._compiler = PlanCompiler(dic, full, self._mint, self._ctx)
+        self._compiler = PlanCompiler(dic, full, self._mint, self._ctx, self._guard)
         stats = self._new_stats()
+        self._guard.start()
+        self._guard.before_round(len(full) - len(bstore))
         try:
             for si in range(len(self._strata)):
                 self._run_stratum(state, si, stats)
@@ -233,7 +254,7 @@ class Reasoner:
         See :mod:`reckon.datalog.maintain` for exactly what is re-evaluated.
 
         :returns: the change of the inference graph.
-        :raises EvaluationLimitExceeded: when a limit is hit; nothing changes.
+        :raises ResourceLimit: when a limit is hit (:class:`Limits`); nothing changes.
         """
         from reckon.datalog.maintain import apply_changes
 
@@ -335,19 +356,8 @@ class Reasoner:
             ]
         return _StratumInfo(rules, reads, heads, closed, base_reads, delta_atoms, atoms)
 
-    def _check_limits(self, state: _State, rounds: int, culprit: str) -> None:
-        lim = self.limits
-        derived = len(state.full) - len(state.base)
-        if derived > lim.max_derived:
-            raise EvaluationLimitExceeded(
-                f"evaluation stopped: more than max_derived={lim.max_derived} derived facts "
-                f"(last growth from rule {culprit})"
-            )
-        if rounds > lim.max_rounds:
-            raise EvaluationLimitExceeded(
-                f"evaluation stopped: more than max_rounds={lim.max_rounds} rounds in one stratum "
-                f"(still deriving: rule {culprit})"
-            )
+    def _check_limits(self, state: _State, rounds: int, culprit: str, new: int = 0) -> None:
+        self._guard.after_round(len(state.full) - len(state.base), new, rounds, culprit)
 
     def _add(self, state: _State, facts: Iterable[Fact], net: Any = None) -> list[Fact]:
         added = state.full.add_all(facts)
@@ -391,16 +401,16 @@ class Reasoner:
                     comp.plan(info, None, mode).fn(full, None, base, new)  # type: ignore[union-attr]
                 if len(new) - before >= best:
                     best, culprit = len(new) - before, info.rule.name
-            self._add(state, new, net)
+            added = self._add(state, new, net)
             rounds += 1
-            self._check_limits(state, rounds, culprit)
+            self._check_limits(state, rounds, culprit, len(added))
         if general:
             new = set()
             for info in general:
                 comp.plan(info, None, mode).fn(full, None, base, new)  # type: ignore[union-attr]
             added = self._add(state, new, net)
             rounds += 1
-            self._check_limits(state, rounds, general[0].rule.name)
+            self._check_limits(state, rounds, general[0].rule.name, len(added))
             while added:
                 delta = FactStore(added)
                 dpreds = delta.spo
@@ -416,7 +426,7 @@ class Reasoner:
                         best, culprit = len(new) - before, info.rule.name
                 added = self._add(state, new, net)
                 rounds += 1
-                self._check_limits(state, rounds, culprit)
+                self._check_limits(state, rounds, culprit, len(added))
         stats["facts_per_stratum"][si] += len(full) - n0
         stats["rounds_per_stratum"][si] += rounds
         stats["seconds_per_stratum"][si] += time.perf_counter() - t0
@@ -427,7 +437,7 @@ def materialize(ruleset: RuleSet, base: Iterable[Triple], *, limits: Limits = Li
     """The SRL inference graph of ``ruleset`` over ``base``, evaluated from scratch.
 
     :raises RuleSetInvalid: when the rule set is not well-formed or not stratifiable.
-    :raises EvaluationLimitExceeded: when a limit is hit.
+    :raises ResourceLimit: when a limit is hit (:class:`Limits`).
     """
     r = Reasoner(ruleset, limits=limits)
     r.load(base)

@@ -226,6 +226,8 @@ class _Maintainer:
         dic = r._dic
         t0 = time.perf_counter()
         stats = r._new_stats()
+        r._guard.start()
+        r._guard.before_round(len(st.full) - len(st.base))
         for t in delete:
             f = dic.encode_existing(t)
             if f is not None and st.base.remove(f):
@@ -427,7 +429,7 @@ class _Maintainer:
                     culprit = info.rule.name
             seeds = self.add(new)
             rounds += 1
-            r._check_limits(st, rounds, culprit)
+            r._check_limits(st, rounds, culprit, len(seeds))
         stats["facts_per_stratum"][si] += len(full) - n0
         stats["rounds_per_stratum"][si] += rounds
         stats["seconds_per_stratum"][si] += time.perf_counter() - t0
