@@ -182,12 +182,23 @@ class RuleInfo:
 
     @property
     def nonmonotone(self) -> bool:
-        """Reads a negation, aggregate or the base graph only, or mints blank nodes."""
+        """Reads a negation or aggregate, mints blank nodes, or reads the base graph only
+        without being :attr:`base_monotone`."""
         r = self.rule
         return bool(
-            r.data
+            (r.data and not self.base_monotone)
             or self.head_bnodes
             or any(isinstance(e, (Negation, Aggregate)) for e in r.body)
+        )
+
+    @property
+    def base_monotone(self) -> bool:
+        """A ``WHERE DATA`` rule with only triple patterns, filters and assignments (no
+        negation, aggregate or head blank node): monotone in the base graph, so it is
+        maintained from the base graph's deltas like any rule from its body's."""
+        r = self.rule
+        return bool(
+            r.data and not self.head_bnodes and not any(isinstance(e, (Negation, Aggregate)) for e in r.body)
         )
 
 
@@ -263,6 +274,10 @@ class PlanCompiler:
     :param mint: ``mint(rule_index, key, n) -> tuple of n blank-node ids`` for head
         blank nodes (memoised per solution by the caller).
     :param ctx: the expression context (``NOW()`` fixed per reasoner).
+    :param generalized: heads may build generalized RDF triples (a literal or triple
+        term as subject, a blank node or literal as predicate; RDF 1.1 Concepts §7),
+        kept in the evaluation graph (see :attr:`reckon.datalog.model.RuleSet.generalized`);
+        otherwise a head instance that is not an RDF triple is not produced.
     :param guard: the runaway guard (:class:`~reckon.datalog._guard.Guard`): the join
         loops that produce facts stop through ``guard.hit`` once the round collected more
         than ``guard.cap`` new facts, and head triple terms are built through
@@ -276,7 +291,9 @@ class PlanCompiler:
         mint: Callable[[int, tuple[int, ...], int], tuple[int, ...]],
         ctx: _expr.EvalContext,
         guard: Any = None,
+        generalized: bool = False,
     ) -> None:
+        self.generalized = generalized
         self.dic = dic
         self.full = full
         self.mint = mint
@@ -798,13 +815,17 @@ class PlanCompiler:
                 w.ind = base_ind
                 continue
             conds = []
-            if s.isdigit():
+            if self.generalized:
+                pass
+            elif s.isdigit():
                 if kinds[int(s)] > BNODE:
                     w.ind = base_ind
                     continue
             elif not (isinstance(tpl.s, Variable) and tpl.s in self._subj) and not s.startswith("_bn"):
                 conds.append(f"K[{s}] < 2")
-            if p.isdigit():
+            if self.generalized:
+                pass
+            elif p.isdigit():
                 if kinds[int(p)] != IRI:
                     w.ind = base_ind
                     continue

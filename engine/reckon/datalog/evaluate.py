@@ -56,10 +56,10 @@ from typing import TYPE_CHECKING, Any
 from pyoxigraph import Literal, Triple
 
 from reckon.datalog import expr as _expr
-from reckon.datalog._factstore import Fact, FactStore, TermDictionary
+from reckon.datalog._factstore import BNODE, IRI, Fact, FactStore, TermDictionary
 from reckon.datalog._guard import Guard
 from reckon.datalog._plan import PlanCompiler, RuleInfo, prepare_rule
-from reckon.datalog.model import Aggregate, Negation, RuleSet, TriplePattern
+from reckon.datalog.model import INTERNAL, Aggregate, Negation, RuleSet, TriplePattern
 from reckon.datalog.stratify import check_program, matches
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -148,6 +148,9 @@ class _StratumInfo:
         match a head of a general rule of the same stratum (semi-naive variants).
     :ivar atoms: (rule, body index, predicate id) of every positive atom over the
         evaluation graph (maintenance deltas).
+    :ivar base_atoms: the same for the atoms of :attr:`~reckon.datalog._plan.RuleInfo.base_monotone`
+        ``WHERE DATA`` rules, which read the base graph (maintained from its deltas).
+    :ivar base_atom_preds: predicates of ``base_atoms`` (``None`` = any).
     """
 
     rules: list[RuleInfo]
@@ -157,6 +160,8 @@ class _StratumInfo:
     base_reads: dict[int, set[int] | None]
     delta_atoms: dict[int, list[tuple[int, int | None]]]
     atoms: list[tuple[RuleInfo, int, int | None]]
+    base_atoms: list[tuple[RuleInfo, int, int | None]] = field(default_factory=list)
+    base_atom_preds: set[int] | None = field(default_factory=set)
 
 
 class Reasoner:
@@ -184,6 +189,9 @@ class Reasoner:
         strata = check_program(ruleset)
         self.ruleset = ruleset
         self.limits = limits
+        self.generalized = ruleset.generalized
+        self._hidden_ids: set[int] = set()
+        self._hidden_upto = 0
         self._ctx = _expr.EvalContext(now=now, base=ruleset.base)
         self._dic = TermDictionary()
         self._rules: list[RuleInfo] = []
@@ -206,7 +214,7 @@ class Reasoner:
         self.stats: dict[str, Any] = {}
         self._state = _State(FactStore(), FactStore(indexed=self._needs_base_index()), set())
         self._guard = Guard(limits, self._dic)
-        self._compiler = PlanCompiler(self._dic, self._state.full, self._mint, self._ctx, self._guard)
+        self._compiler = PlanCompiler(self._dic, self._state.full, self._mint, self._ctx, self._guard, self.generalized)
         self.load(())
 
     # -- public API -------------------------------------------------------------
@@ -232,7 +240,7 @@ class Reasoner:
         state.clock += 1
         saved = (self._memo, self._memo_rev, self._compiler)
         self._memo, self._memo_rev = {}, {}
-        self._compiler = PlanCompiler(dic, full, self._mint, self._ctx, self._guard)
+        self._compiler = PlanCompiler(dic, full, self._mint, self._ctx, self._guard, self.generalized)
         stats = self._new_stats()
         self._guard.start()
         self._guard.before_round(len(full) - len(bstore))
@@ -261,11 +269,46 @@ class Reasoner:
         return apply_changes(self, list(insert), list(delete))
 
     def inferred(self) -> set[Triple]:
-        """The SRL inference graph: triples of the evaluation graph not in the base graph."""
+        """The SRL inference graph: triples of the evaluation graph not in the base graph.
+
+        Facts that are not RDF triples (generalized triples, :attr:`RuleSet.generalized
+        <reckon.datalog.model.RuleSet.generalized>`) and facts that mention helper
+        vocabulary (:data:`reckon.datalog.model.INTERNAL`) stay internal: they are not
+        returned here, nor in deltas."""
         st = self._state
         base = st.base.facts
         decode = self._dic.decode
-        return {decode(f) for f in st.full.facts if f not in base}
+        visible = self._visible_filter()
+        if visible is None:
+            return {decode(f) for f in st.full.facts if f not in base}
+        return {decode(f) for f in st.full.facts if f not in base and visible(f)}
+
+    def _visible_filter(self) -> Any:
+        """``f -> bool`` telling facts that belong in the inference graph, or ``None``
+        when every fact does (no helper vocabulary, no generalized triples)."""
+        hidden = self._hidden()
+        if not hidden and not self.generalized:
+            return None
+        kinds = self._dic.kinds
+
+        def visible(f: Fact) -> bool:
+            s, p, o = f
+            return not (s in hidden or p in hidden or o in hidden) and kinds[s] <= BNODE and kinds[p] == IRI
+
+        return visible
+
+    def _hidden(self) -> set[int]:
+        """Ids of the helper-vocabulary IRIs interned so far (scanned incrementally: the
+        dictionary only grows)."""
+        dic = self._dic
+        n = len(dic.terms)
+        if self._hidden_upto < n:
+            kinds, terms = dic.kinds, dic.terms
+            for i in range(self._hidden_upto, n):
+                if kinds[i] == IRI and terms[i].value.startswith(INTERNAL):  # type: ignore[attr-defined]
+                    self._hidden_ids.add(i)
+            self._hidden_upto = n
+        return self._hidden_ids
 
     def base(self) -> set[Triple]:
         """The base graph ``G0`` (asserted triples)."""
@@ -326,13 +369,18 @@ class Reasoner:
         closed: dict[int, set[int] | None] = {}
         base_reads: dict[int, set[int] | None] = {}
         atoms: list[tuple[RuleInfo, int, int | None]] = []
+        base_atoms: list[tuple[RuleInfo, int, int | None]] = []
+        base_atom_preds: set[int] | None = set()
         for info in rules:
             r = info.rule
             for tp in r.head:
                 heads = add(heads, tp)
             for k, e in enumerate(r.body):
                 if isinstance(e, TriplePattern):
-                    if r.data:
+                    if r.data and info.base_monotone:
+                        base_atoms.append((info, k, self._pid(pattern_predicate(e))))
+                        base_atom_preds = add(base_atom_preds, e)
+                    elif r.data:
                         base_reads[info.index] = add(base_reads.get(info.index, set()), e)
                     else:
                         reads = add(reads, e)
@@ -354,7 +402,7 @@ class Reasoner:
                 for k in info.atoms
                 if any(matches(info.rule.body[k], h) for h in general_heads)  # type: ignore[arg-type]
             ]
-        return _StratumInfo(rules, reads, heads, closed, base_reads, delta_atoms, atoms)
+        return _StratumInfo(rules, reads, heads, closed, base_reads, delta_atoms, atoms, base_atoms, base_atom_preds)
 
     def _check_limits(self, state: _State, rounds: int, culprit: str, new: int = 0) -> None:
         self._guard.after_round(len(state.full) - len(state.base), new, rounds, culprit)

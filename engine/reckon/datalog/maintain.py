@@ -253,13 +253,17 @@ class _Maintainer:
                 if _hit(sinfo.closed.get(info.index, set()), changed)
                 or _hit(sinfo.base_reads.get(info.index, set()), base_preds)
             ]
-            if affected or _hit(sinfo.reads, changed_or_bumped) or _hit(sinfo.heads, removed_preds):
+            base_hit = bool(sinfo.base_atoms) and _hit(sinfo.base_atom_preds, base_preds)
+            if affected or base_hit or _hit(sinfo.reads, changed_or_bumped) or _hit(sinfo.heads, removed_preds):
                 self.dred_stratum(si, sinfo, affected, stats)
         added, removed = [], []
         bplus, bminus = self.base_net.plus, self.base_net.minus
         full, base = st.full.facts, st.base.facts
         decode = dic.decode
+        visible = r._visible_filter()
         for f in self.net.plus | self.net.minus | bplus | bminus:
+            if visible is not None and not visible(f):
+                continue
             was_full = (f in full and f not in self.net.plus) or f in self.net.minus
             was_base = (f in base and f not in bplus) or f in bminus
             was_inf = was_full and not was_base
@@ -321,8 +325,22 @@ class _Maintainer:
                 i is info and (pid is None or pid in changed) for i, _, pid in atoms
             ):
                 self._drop_output(info.index)
-        if minus or affected or bumped:
-            seed: set[Fact] = set()
+        # consequences of removed base facts through base-monotone WHERE DATA rules,
+        # computed against the old base graph (the removed facts put back meanwhile)
+        base_seed: set[Fact] = set()
+        bminus = self.base_net.minus
+        if bminus and sinfo.base_atoms:
+            dB = FactStore(bminus)
+            base.add_all(bminus)
+            try:
+                for info, k, pid in sinfo.base_atoms:
+                    if pid is None or pid in dB.spo:
+                        comp.plan(info, k, "old").fn(full, dB, base, base_seed)  # type: ignore[union-attr]
+            finally:
+                for f in bminus:
+                    base.remove(f)
+        if minus or affected or bumped or base_seed:
+            seed: set[Fact] = set(base_seed)
             stale = []
             for info in affected:
                 cached = outputs.get(info.index)
@@ -405,6 +423,12 @@ class _Maintainer:
                 fresh.update(f for f in out if f not in full.facts)
             else:
                 comp.plan(info, None, "new").fn(full, None, base, fresh)  # type: ignore[union-attr]
+        bplus = self.base_net.plus
+        if bplus and sinfo.base_atoms:
+            dB = FactStore(bplus)
+            for info, k, pid in sinfo.base_atoms:
+                if pid is None or pid in dB.spo:
+                    comp.plan(info, k, "new1").fn(full, dB, base, fresh)  # type: ignore[union-attr]
         reads = sinfo.reads
         seeds = [f for f in self.net.plus if reads is None or f[1] in reads]
         seeds += [f for f in back if reads is None or f[1] in reads]
