@@ -211,6 +211,16 @@ class Reasoner:
         self._memo_rev: dict[int, tuple[int, tuple[int, ...]]] = {}
         self._data_ids = {self._dic.encode(t) for t in ruleset.data}
         self._sinfo = [self._stratum_info(st) for st in self._strata]
+        from reckon.datalog._plan import pattern_predicate
+
+        self._const_atoms: dict[int, list[tuple[int, int]]] = {
+            info.index: [
+                (k, self._dic.intern(p))
+                for k in info.atoms
+                if (p := pattern_predicate(info.rule.body[k])) is not None  # type: ignore[arg-type]
+            ]
+            for info in self._rules
+        }
         self.stats: dict[str, Any] = {}
         self._state = _State(FactStore(), FactStore(indexed=self._needs_base_index()), set())
         self._guard = Guard(limits, self._dic)
@@ -404,6 +414,17 @@ class Reasoner:
             ]
         return _StratumInfo(rules, reads, heads, closed, base_reads, delta_atoms, atoms, base_atoms, base_atom_preds)
 
+    def _starved(self, info: RuleInfo, full: FactStore, base: FactStore, skip: int | None = None) -> bool:
+        """Whether a positive body atom of ``info`` (other than atom ``skip``, the delta
+        atom) has a constant predicate with no fact: the body has no solution, so its plan
+        is neither compiled nor run (most OWL 2 RL rules, on data without their vocabulary)."""
+        store = base if info.rule.data else full
+        spo = store.spo
+        for k, pid in self._const_atoms[info.index]:
+            if k != skip and pid not in spo:
+                return True
+        return False
+
     def _check_limits(self, state: _State, rounds: int, culprit: str, new: int = 0) -> None:
         self._guard.after_round(len(state.full) - len(state.base), new, rounds, culprit)
 
@@ -440,6 +461,10 @@ class Reasoner:
             best = 0
             for info in once:
                 before = len(new)
+                if self._starved(info, full, base):
+                    if info.nonmonotone:
+                        state.outputs[info.index] = set()
+                    continue
                 if info.nonmonotone:
                     out: set[Fact] = set()
                     comp.plan(info, None, "all").fn(full, None, base, out)  # type: ignore[union-attr]
@@ -454,11 +479,17 @@ class Reasoner:
             self._check_limits(state, rounds, culprit, len(added))
         if general:
             new = set()
+            best = 0
             for info in general:
+                if self._starved(info, full, base):
+                    continue
+                before = len(new)
                 comp.plan(info, None, mode).fn(full, None, base, new)  # type: ignore[union-attr]
+                if len(new) - before > best:
+                    best, culprit = len(new) - before, info.rule.name
             added = self._add(state, new, net)
             rounds += 1
-            self._check_limits(state, rounds, general[0].rule.name, len(added))
+            self._check_limits(state, rounds, culprit, len(added))
             while added:
                 delta = FactStore(added)
                 dpreds = delta.spo
@@ -467,7 +498,7 @@ class Reasoner:
                 for info in general:
                     before = len(new)
                     for k, pid in sinfo.delta_atoms.get(info.index, ()):
-                        if pid is not None and pid not in dpreds:
+                        if (pid is not None and pid not in dpreds) or self._starved(info, full, base, k):
                             continue
                         comp.plan(info, k, mode).fn(full, delta, base, new)  # type: ignore[union-attr]
                     if len(new) - before > best:

@@ -371,7 +371,7 @@ class _Maintainer:
                 new: set[Fact] = set()
                 for info, k, pid in atoms:
                     # an affected rule's old instances are all seeds already
-                    if (pid is not None and pid not in dp) or info.index in excluded:
+                    if (pid is not None and pid not in dp) or info.index in excluded or r._starved(info, full, base, k):
                         continue
                     comp.plan(info, k, "old").fn(full, delta, base, new)  # type: ignore[union-attr]
                 push(new)
@@ -445,7 +445,7 @@ class _Maintainer:
             new = set()
             culprit = ""
             for info, k, pid in atoms:
-                if (pid is not None and pid not in dp) or info.index in done:
+                if (pid is not None and pid not in dp) or info.index in done or r._starved(info, full, base, k):
                     continue
                 before = len(new)
                 comp.plan(info, k, "new1").fn(full, delta, base, new)  # type: ignore[union-attr]
