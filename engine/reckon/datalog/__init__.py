@@ -7,7 +7,7 @@ Pipeline (each stage imports only the ones before it)::
           -> expr -> evaluate (semi-naive) -> maintain (DRed) -> explain
 """
 
-from reckon.datalog.evaluate import Delta, Limits, Reasoner, materialize
+from reckon.datalog.evaluate import Delta, Inconsistency, Limits, Reasoner, materialize
 from reckon.datalog.loader import load_rules
 from reckon.datalog.srl import parse_srl
 from reckon.datalog.stratify import check_program, stratify
@@ -17,6 +17,7 @@ from reckon.datalog.stratify import check_program, stratify
 # imports from the module.
 __all__ = [
     "Delta",
+    "Inconsistency",
     "Limits",
     "Reasoner",
     "check_program",

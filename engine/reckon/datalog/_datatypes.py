@@ -52,6 +52,7 @@ import re
 import xml.etree.ElementTree as ET
 from decimal import Decimal
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any, Callable
 
 from pyoxigraph import Literal, NamedNode
@@ -62,6 +63,7 @@ __all__ = [
     "OWL2RL_DATATYPES",
     "SUPPORTED",
     "canonical",
+    "canonical_form",
     "different_values",
     "disjoint",
     "in_value_space",
@@ -78,6 +80,7 @@ XSD = X.XSD
 PLAIN_LITERAL = RDF + "PlainLiteral"
 LANG_STRING = RDF + "langString"
 XML_LITERAL = RDF + "XMLLiteral"
+HTML = RDF + "HTML"
 RDFS_LITERAL = RDFS + "Literal"
 OWL_REAL = OWL + "real"
 OWL_RATIONAL = OWL + "rational"
@@ -86,7 +89,7 @@ Value = tuple[str, Any]
 
 _ALL_SPACES = frozenset({
     "real", "float", "double", "string", "lang", "boolean", "hexBinary", "base64Binary",
-    "anyURI", "dateTime", "date", "time", "XMLLiteral",
+    "anyURI", "dateTime", "date", "time", "XMLLiteral", "HTML",
 })
 
 # XML 1.0 (fifth edition) Name productions, as character classes
@@ -102,6 +105,15 @@ _LANGUAGE_RE = re.compile(r"[a-zA-Z]{1,8}(-[a-zA-Z0-9]{1,8})*")
 _RATIONAL_RE = re.compile(r"[+-]?[0-9]+/[0-9]*[1-9][0-9]*")
 _HEX_RE = re.compile(r"(?:[0-9a-fA-F]{2})*")
 _B64_RE = re.compile(r"[A-Za-z0-9+/= ]*")
+
+
+_NOT_XML_CHAR = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+
+
+def _xml_chars(s: str) -> bool:
+    """XML 1.0 Char*: the lexical space of xsd:string (no U+0000, no C0 control but tab,
+    newline and carriage return, no surrogate, no U+FFFE / U+FFFF)."""
+    return _NOT_XML_CHAR.search(s) is None
 
 
 def _normalized(s: str) -> bool:
@@ -161,7 +173,7 @@ def _parse_string(dt: str) -> Callable[[str], Value]:
     facet = _STRING_FACETS[dt]
 
     def parse(lex: str) -> Value:
-        if not facet(lex):
+        if not _xml_chars(lex) or not facet(lex):
             raise ValueError(f"{lex!r} is not in the lexical space of {dt}")
         return "string", lex
 
@@ -240,6 +252,7 @@ _PARSERS: dict[str, Callable[[str], Value]] = {
     XSD + "date": _parse_date,
     XSD + "time": _parse_time,
     XML_LITERAL: _parse_xml,
+    HTML: lambda lex: ("HTML", lex),
 }
 
 OWL2RL_DATATYPES: tuple[str, ...] = (
@@ -254,9 +267,10 @@ OWL2RL_DATATYPES: tuple[str, ...] = (
 )
 """The datatypes supported in OWL 2 RL (OWL 2 Profiles §4.2), the ``dt`` of dt-type1."""
 
-SUPPORTED: frozenset[str] = frozenset(OWL2RL_DATATYPES) | {LANG_STRING, XSD + "date", XSD + "time"}
+SUPPORTED: frozenset[str] = frozenset(OWL2RL_DATATYPES) | {LANG_STRING, HTML, XSD + "date", XSD + "time"}
 """Datatypes whose literals get a value here: OWL 2 RL's, plus RDF 1.1's
-``rdf:langString`` and ``xsd:date`` / ``xsd:time`` (recognized for ill-typed literals)."""
+``rdf:langString`` and ``rdf:HTML`` and ``xsd:date`` / ``xsd:time`` (recognized for
+ill-typed literals)."""
 
 
 def is_supported(dt: str) -> bool:
@@ -264,13 +278,17 @@ def is_supported(dt: str) -> bool:
     return dt in SUPPORTED
 
 
+@lru_cache(maxsize=1 << 16)
 def value(lit: Literal) -> Value | None:
-    """The data value of ``lit``: ``(space, key)``; ``None`` when its datatype is unknown.
+    """The data value of ``lit``: ``(space, key)``; ``None`` when its datatype is unknown
+    (cached: the datatype rules ask for the same literal several times).
 
     :raises ValueError: when ``lit`` is ill-typed (its lexical form is not in the lexical
         space of its supported datatype).
     """
     if lit.language is not None:
+        if not _xml_chars(lit.value):
+            raise ValueError(f"{lit.value!r} is not in the lexical space of rdf:langString")
         return "lang", (lit.value, lit.language.lower())
     dt = lit.datatype.value
     parse = _PARSERS.get(dt)
@@ -317,6 +335,7 @@ _SHAPE: dict[str, tuple[frozenset[str], Callable[[Any], bool] | None]] = {
     XSD + "date": (frozenset({"date"}), None),
     XSD + "time": (frozenset({"time"}), None),
     XML_LITERAL: (frozenset({"XMLLiteral"}), None),
+    HTML: (frozenset({"HTML"}), None),
 }
 
 
@@ -459,3 +478,37 @@ def canonical(lit: Literal) -> Literal | None:
         return Literal(X.format_datetime(dtv), datatype=_DT[XSD + "dateTime"])
     return None
 
+
+
+def canonical_form(lit: Literal) -> Literal | None:
+    """The canonical lexical form of ``lit`` in its own datatype (``"01"^^xsd:int`` ->
+    ``"1"^^xsd:int``, ``"1.50"^^xsd:decimal`` -> ``"1.5"^^xsd:decimal``, ``"1"^^xsd:boolean``
+    -> ``"true"^^xsd:boolean``, as Oxigraph stores them), or ``None`` when the datatype is
+    unknown, the literal ill-typed, or it has no other canonical form here."""
+    try:
+        v = value(lit)
+    except ValueError:
+        return None
+    if v is None or lit.language is not None:
+        return None
+    dt = lit.datatype
+    space, key = v
+    lex: str | None = None
+    if dt.value in X.INTEGER_TYPES:
+        lex = str(key.numerator)
+    elif dt.value == XSD + "decimal":
+        lex = X.format_decimal(Decimal(key.numerator) / Decimal(key.denominator))
+    elif space in ("float", "double"):
+        x = math.nan if key == "NaN" else key[0]
+        lex = (X.format_float if space == "float" else X.format_double)(x)
+    elif space == "boolean":
+        lex = "true" if key else "false"
+    elif space == "hexBinary":
+        lex = key.hex().upper()
+    elif space == "base64Binary":
+        lex = base64.b64encode(key).decode("ascii")
+    elif dt.value in (XSD + "dateTime", XSD + "dateTimeStamp"):
+        lex = X.format_datetime(X.parse_datetime(lit.value))
+    if lex is None or lex == lit.value:
+        return None
+    return Literal(lex, datatype=dt)

@@ -278,6 +278,10 @@ class PlanCompiler:
         term as subject, a blank node or literal as predicate; RDF 1.1 Concepts §7),
         kept in the evaluation graph (see :attr:`reckon.datalog.model.RuleSet.generalized`);
         otherwise a head instance that is not an RDF triple is not produced.
+    :param hidden: ids of helper-vocabulary IRIs (:data:`reckon.datalog.model.INTERNAL`),
+        kept current by the caller: a head template whose predicate is a variable never
+        produces a fact with one of these as predicate (see
+        :func:`reckon.datalog.stratify.matches`).
     :param guard: the runaway guard (:class:`~reckon.datalog._guard.Guard`): the join
         loops that produce facts stop through ``guard.hit`` once the round collected more
         than ``guard.cap`` new facts, and head triple terms are built through
@@ -292,8 +296,10 @@ class PlanCompiler:
         ctx: _expr.EvalContext,
         guard: Any = None,
         generalized: bool = False,
+        hidden: set[int] | None = None,
     ) -> None:
         self.generalized = generalized
+        self.hidden = hidden if hidden is not None else set()
         self.dic = dic
         self.full = full
         self.mint = mint
@@ -368,6 +374,7 @@ class PlanCompiler:
             "PARTS": self.dic.parts,
             "TT": self.dic.triple_term if self.guard is None else self.guard.triple_term,
             "G": self.guard,
+            "HIDDEN": self.hidden,
             "INTERN": self.dic.intern,
             "LOOKUP": self.dic.lookup,
             "EBV": _expr.ebv,
@@ -751,18 +758,27 @@ class PlanCompiler:
         else:
             p_val = self._known(w, p, bound, vn)
             sp, ps = w.tmp("sp"), w.tmp("ps")
-            if by_object:
-                hoist.append(f"    {src}.need_pos_all()")
+
+            def object_index(pred: str) -> None:
+                # built on first use, per predicate: a variable-predicate pattern that
+                # is only reached for rare bindings (eq-rep-o after a non-reflexive
+                # owl:sameAs) never indexes every predicate by object
+                w.emit(f"{ps} = {src}_pos.get({pred})")
+                w.open(f"if {ps} is None:")
+                w.emit(f"{src}.need_pos({pred})")
+                w.emit(f"{ps} = {src}_pos.get({pred}, _ED)")
+                w.ind -= 1
+
             if p_val is not None:
                 w.emit(f"{sp} = {src}_spo.get({p_val})")
                 w.open(f"if {sp} is not None:")
                 if s_val is None and o_val is not None:
-                    w.emit(f"{ps} = {src}_pos[{p_val}]")
+                    object_index(p_val)
             else:
                 pt = target(p, "p")
                 w.open(f"for {pt}, {sp} in {src}_spo.items():")
                 if s_val is None and o_val is not None:
-                    w.emit(f"{ps} = {src}_pos[{pt}]")
+                    object_index(pt)
         if s_val is not None and o_val is not None:
             w.open(f"if {o_val} in {sp}.get({s_val}, _E):")
         elif s_val is not None:
@@ -831,6 +847,8 @@ class PlanCompiler:
                     continue
             elif not (isinstance(tpl.p, Variable) and tpl.p in self._iri):
                 conds.append(f"K[{p}] == 0")
+            if not p.isdigit():
+                conds.append(f"{p} not in HIDDEN")
             if conds:
                 w.open(f"if {' and '.join(conds)}:")
             w.emit(f"_f = ({s}, {p}, {o})")

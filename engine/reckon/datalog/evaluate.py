@@ -53,7 +53,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pyoxigraph import Literal, Triple
+from pyoxigraph import Literal, NamedNode, Triple
 
 from reckon.datalog import expr as _expr
 from reckon.datalog._factstore import BNODE, IRI, Fact, FactStore, TermDictionary
@@ -65,7 +65,12 @@ from reckon.datalog.stratify import check_program, matches
 if TYPE_CHECKING:  # pragma: no cover
     from reckon.datalog.explain import Explanation
 
-__all__ = ["Delta", "Limits", "Reasoner", "materialize"]
+__all__ = ["NOTHING", "Delta", "Inconsistency", "Limits", "Reasoner", "materialize"]
+
+RDF_TYPE = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
+NOTHING = NamedNode("http://www.w3.org/2002/07/owl#Nothing")
+"""``owl:Nothing``: ``?x rdf:type owl:Nothing`` is how a rule program states an
+inconsistency (the RDFox convention; ``rules/owl2rl.srl``, ``rules/rdfs.srl``)."""
 
 
 @dataclass(frozen=True)
@@ -116,6 +121,35 @@ class Delta:
 
     def __bool__(self) -> bool:
         return bool(self.added or self.removed)
+
+
+@dataclass(frozen=True)
+class Inconsistency:
+    """A clash the rules found: the node that is an instance of ``owl:Nothing``.
+
+    :ivar node: the term x of the fact ``x rdf:type owl:Nothing``.
+    :ivar rule: the rule that concluded it (its IRI, e.g.
+        ``<urn:reckon:rule:cax-dw>``), or ``"asserted"`` when the base graph states it.
+    :ivar facts: the clashing facts: the body facts of that rule's derivation (e.g.
+        ``:A owl:disjointWith :B``, ``:x rdf:type :A``, ``:x rdf:type :B``).
+    :ivar explanation: the derivation tree (``None`` when asserted).
+    """
+
+    node: object
+    rule: str
+    facts: tuple[object, ...] = ()
+    explanation: Any = None
+
+    @property
+    def triple(self) -> Triple:
+        """``node rdf:type owl:Nothing``."""
+        return Triple(self.node, RDF_TYPE, NOTHING)  # type: ignore[arg-type]
+
+    def render(self) -> str:
+        """Rule, clashing facts and explanation tree as indented text."""
+        if self.explanation is None:
+            return f"{self.node} rdf:type owl:Nothing\n  asserted in the base graph"
+        return self.explanation.render()
 
 
 @dataclass
@@ -173,6 +207,11 @@ class Reasoner:
     :param now: the ``xsd:dateTime`` literal ``NOW()`` returns, fixed for the life of the
         reasoner so that incremental results equal a fresh evaluation (default: the time
         of construction).
+    :param refuse_inconsistent: when true, :meth:`apply` refuses a change after which the
+        rules derive a new inconsistency (:meth:`inconsistencies`): it raises
+        :class:`~reckon._errors.InconsistentGraph` and the reasoner is left exactly as
+        before. :meth:`load` never refuses (an inconsistent base graph is reported, not
+        rejected). Default off.
     :raises RuleSetInvalid: when the rule set is not well-formed or not stratifiable.
 
     ``stats`` (updated by :meth:`load` / :meth:`apply`): ``strata`` (number),
@@ -185,10 +224,18 @@ class Reasoner:
     lock) and must not read while a call runs.
     """
 
-    def __init__(self, ruleset: RuleSet, *, limits: Limits = Limits(), now: Literal | None = None) -> None:
+    def __init__(
+        self,
+        ruleset: RuleSet,
+        *,
+        limits: Limits = Limits(),
+        now: Literal | None = None,
+        refuse_inconsistent: bool = False,
+    ) -> None:
         strata = check_program(ruleset)
         self.ruleset = ruleset
         self.limits = limits
+        self.refuse_inconsistent = refuse_inconsistent
         self.generalized = ruleset.generalized
         self._hidden_ids: set[int] = set()
         self._hidden_upto = 0
@@ -224,7 +271,9 @@ class Reasoner:
         self.stats: dict[str, Any] = {}
         self._state = _State(FactStore(), FactStore(indexed=self._needs_base_index()), set())
         self._guard = Guard(limits, self._dic)
-        self._compiler = PlanCompiler(self._dic, self._state.full, self._mint, self._ctx, self._guard, self.generalized)
+        self._compiler = PlanCompiler(
+            self._dic, self._state.full, self._mint, self._ctx, self._guard, self.generalized, self._hidden_ids
+        )
         self.load(())
 
     # -- public API -------------------------------------------------------------
@@ -250,8 +299,9 @@ class Reasoner:
         state.clock += 1
         saved = (self._memo, self._memo_rev, self._compiler)
         self._memo, self._memo_rev = {}, {}
-        self._compiler = PlanCompiler(dic, full, self._mint, self._ctx, self._guard, self.generalized)
+        self._compiler = PlanCompiler(dic, full, self._mint, self._ctx, self._guard, self.generalized, self._hidden_ids)
         stats = self._new_stats()
+        self._hidden()
         self._guard.start()
         self._guard.before_round(len(full) - len(bstore))
         try:
@@ -319,6 +369,39 @@ class Reasoner:
                     self._hidden_ids.add(i)
             self._hidden_upto = n
         return self._hidden_ids
+
+    def inconsistencies(self) -> list[Inconsistency]:
+        """The inconsistencies of the evaluation graph: every node x with
+        ``x rdf:type owl:Nothing`` (asserted, or derived by a rule whose head is ``false``
+        in OWL 2 RL, RDFox convention), with the rule, the clashing facts and the
+        explanation; sorted by node. Literals in ``owl:Nothing`` (an ill-typed literal)
+        are reported through the nodes that hold them (``rr:rdfD-holder``). Empty for a
+        consistent graph."""
+        return self._inconsistencies(None)
+
+    def _inconsistencies(self, only: set[Fact] | None) -> list[Inconsistency]:
+        dic, st = self._dic, self._state
+        t, n = dic.lookup(RDF_TYPE), dic.lookup(NOTHING)
+        if t is None or n is None:
+            return []
+        pos = st.full.pos.get(t)
+        if pos is not None:
+            nodes = set(pos.get(n, ()))
+        else:
+            nodes = {f[0] for f in st.full.facts if f[1] == t and f[2] == n}
+        kinds = dic.kinds
+        out: list[Inconsistency] = []
+        for x in sorted(nodes, key=lambda i: str(dic.terms[i])):
+            f = (x, t, n)
+            if kinds[x] > BNODE or (only is not None and f not in only):
+                continue
+            node = dic.terms[x]
+            if f in st.base.facts:
+                out.append(Inconsistency(node, "asserted", (dic.decode(f),)))
+                continue
+            e = self.explain(dic.decode(f))
+            out.append(Inconsistency(node, e.rule, tuple(s.triple for s in e.supports), e))
+        return out
 
     def base(self) -> set[Triple]:
         """The base graph ``G0`` (asserted triples)."""

@@ -910,6 +910,13 @@ def _x_canonical(a: GroundTerm) -> GroundTerm:
     return c
 
 
+def _x_canonical_form(a: GroundTerm) -> GroundTerm:
+    c = _DTS.canonical_form(_lit_arg(a, "canonicalForm"))
+    if c is None:
+        raise _err(f"canonicalForm: no other canonical form for {a}")
+    return c
+
+
 def _x_in_value_space(a: GroundTerm, dt: GroundTerm) -> Literal:
     return _decided(_DTS.in_value_space(_lit_arg(a, "inValueSpace"), _dt_arg(dt, "inValueSpace")), "inValueSpace")
 
@@ -935,6 +942,7 @@ def _x_is_datatype(a: GroundTerm) -> Literal:
 
 _EXTENSIONS: dict[str, tuple[Callable[..., GroundTerm], int]] = {
     RKF + "canonicalLiteral": (_x_canonical, 1),
+    RKF + "canonicalForm": (_x_canonical_form, 1),
     RKF + "inValueSpace": (_x_in_value_space, 2),
     RKF + "differentValues": (_x_different, 2),
     RKF + "disjointDatatypes": (_x_disjoint, 2),
@@ -942,7 +950,8 @@ _EXTENSIONS: dict[str, tuple[Callable[..., GroundTerm], int]] = {
     RKF + "isDatatype": (_x_is_datatype, 1),
 }
 """Reckon extension functions by IRI: ``rkf:canonicalLiteral(?lit)`` (dt-eq: the
-canonical literal of the value), ``rkf:inValueSpace(?lit, ?dt)`` (dt-not-type),
+canonical literal of the value), ``rkf:canonicalForm(?lit)`` (the canonical lexical form
+in the literal's own datatype), ``rkf:inValueSpace(?lit, ?dt)`` (dt-not-type),
 ``rkf:differentValues(?a, ?b)`` (dt-diff), ``rkf:disjointDatatypes(?d1, ?d2)``,
 ``rkf:subsumesDatatype(?super, ?sub)``, ``rkf:isDatatype(?dt)`` (never an error)."""
 

@@ -69,6 +69,7 @@ from pyoxigraph import Triple
 
 from reckon.datalog._factstore import Fact, FactStore
 from reckon.datalog._plan import instantiate_fact
+from reckon.datalog.evaluate import NOTHING, RDF_TYPE
 
 if TYPE_CHECKING:  # pragma: no cover
     from reckon.datalog.evaluate import Delta, Reasoner, _State
@@ -240,6 +241,7 @@ class _Maintainer:
                 self.base_net.added(f)
                 if f not in st.full.facts:
                     self.add([f])
+        r._hidden()  # new helper-vocabulary terms of the inserted facts
         base_preds = {f[1] for f in self.base_net.plus} | {f[1] for f in self.base_net.minus}
         for si, sinfo in enumerate(r._sinfo):
             net = self.net
@@ -475,7 +477,34 @@ def apply_changes(reasoner: Reasoner, insert: list[Triple], delete: list[Triple]
     """
     m = _Maintainer(reasoner)
     try:
-        return m.run(insert, delete)
+        delta = m.run(insert, delete)
+        if reasoner.refuse_inconsistent:
+            _refuse_new_inconsistencies(reasoner, m)
+        return delta
     except BaseException:
         m.rollback()
         raise
+
+
+def _refuse_new_inconsistencies(reasoner: Reasoner, m: _Maintainer) -> None:
+    """Raise :class:`~reckon._errors.InconsistentGraph` (explanations taken before the
+    caller rolls back) when the change made some node newly ``rdf:type owl:Nothing``."""
+    from reckon._errors import InconsistentGraph
+
+    dic = reasoner._dic
+    t = dic.lookup(RDF_TYPE)
+    n = dic.lookup(NOTHING)
+    if t is None or n is None:
+        return
+    new = {f for f in m.net.plus | m.base_net.plus if f[1] == t and f[2] == n}
+    if not new:
+        return
+    found = reasoner._inconsistencies(new)
+    if not found:  # a literal in owl:Nothing with no holder: report the literal's mark
+        return
+    lines = "\n".join(i.render() for i in found)
+    raise InconsistentGraph(
+        f"refused: the change makes the graph inconsistent ({len(found)} node"
+        f"{'s' if len(found) != 1 else ''} in owl:Nothing)\n{lines}",
+        found,
+    )
