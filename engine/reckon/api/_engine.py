@@ -89,14 +89,20 @@ class Engine:
                 self._ruleset = load_rules(*self._rule_files)
             return self._ruleset
 
-    def reasoner_factory(self) -> ReasonerFactory | None:
-        """A factory of empty reasoners for the program (``None`` without rules)."""
+    def reasoner_factory(self, *, refuse_inconsistent: bool = False) -> ReasonerFactory | None:
+        """A factory of empty reasoners for the program (``None`` without rules).
+
+        :param refuse_inconsistent: the reasoners refuse a change after which the rules
+            derive a new inconsistency (``?x rdf:type owl:Nothing``): the store's write
+            raises :class:`~reckon._errors.InconsistentGraph` and nothing is written.
+            Default off (a tenant setting may turn it on).
+        """
         ruleset = self.ruleset
         if ruleset is None:
             return None
         from reckon.datalog.evaluate import Reasoner
 
-        return lambda: Reasoner(ruleset)
+        return lambda: Reasoner(ruleset, refuse_inconsistent=refuse_inconsistent)
 
     def schema_quads(self) -> list[Quad]:
         """Quads of the SCHEMA graph of a new tenant: shipped ontology + shapes and the

@@ -156,11 +156,12 @@ def validate_tenant(t: Any) -> dict[str, Any]:
     from scratch over the asserted graphs.
 
     :returns: `{"memories": n, "nodes": n, "violations": [dicts], "inferred_missing":
-        [triples as text], "inferred_extra": [...], "conforms": bool}`.
+        [triples as text], "inferred_extra": [...], "inconsistencies": [{"node", "rule",
+        "facts", "explanation"}] (the tenant's rules derive `?x rdf:type owl:Nothing`),
+        "conforms": bool}`.
     """
     from pyoxigraph import NamedNode
 
-    from reckon.datalog.evaluate import materialize
     from reckon.schema import schema_from_graph, validate
     from reckon.store import ASSERTED, BUSINESS, MEMORIES, SCHEMA
 
@@ -176,7 +177,19 @@ def validate_tenant(t: Any) -> dict[str, Any]:
     violations = [v for v in violations if v["severity"] == "Violation"]
     ruleset = t.engine.ruleset
     base = [q.triple for q in asserted if q.graph_name in ASSERTED]
-    expected = materialize(ruleset, base) if ruleset is not None else set()
+    inconsistencies: list[dict[str, Any]] = []
+    if ruleset is not None:
+        from reckon.datalog.evaluate import Reasoner
+
+        fresh = Reasoner(ruleset)
+        fresh.load(base)
+        expected = fresh.inferred()
+        inconsistencies = [
+            {"node": str(i.node), "rule": i.rule, "facts": [str(f) for f in i.facts], "explanation": i.render()}
+            for i in fresh.inconsistencies()
+        ]
+    else:
+        expected = set()
     stored = t.store.inferred()
     missing = sorted(str(x) for x in expected - stored)
     extra = sorted(str(x) for x in stored - expected)
@@ -188,7 +201,8 @@ def validate_tenant(t: Any) -> dict[str, Any]:
         "inferred": len(stored),
         "inferred_missing": missing,
         "inferred_extra": extra,
-        "conforms": not violations and not missing and not extra,
+        "inconsistencies": inconsistencies,
+        "conforms": not violations and not missing and not extra and not inconsistencies,
     }
 
 
@@ -197,8 +211,10 @@ def tenant_validate(
     tenant_id: str = typer.Argument(...),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
-    """SHACL-validate every memory (and typed business node) and check that the inferred
-    graph equals recomputation from scratch. Exit 1 when not conformant."""
+    """SHACL-validate every memory (and typed business node), check that the inferred
+    graph equals recomputation from scratch, and report every inconsistency the tenant's
+    rules derive (a node in owl:Nothing, with rule and explanation). Exit 1 when not
+    conformant."""
     from reckon.schema import format_violations
 
     report = validate_tenant(open_tenant(tenant_id))
@@ -216,6 +232,8 @@ def tenant_validate(
             warn(f"missing inferred: {line}", markup=False)
         for line in report["inferred_extra"][:20]:
             warn(f"extra inferred: {line}", markup=False)
+        for inc in report["inconsistencies"][:20]:
+            warn(f"inconsistent: {inc['node']} (rule {inc['rule']})\n{inc['explanation']}", markup=False)
     if not report["conforms"]:
         raise typer.Exit(EXIT_INVALID)
     if not as_json:
