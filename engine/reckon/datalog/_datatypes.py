@@ -98,9 +98,18 @@ _NAME_START = (
     r"\u2070-\u218F\u2C00-\u2FEF\u3001-\uD7FF\uF900-\uFDCF\uFDF0-\uFFFD\U00010000-\U000EFFFF"
 )
 _NAME_CHAR = _NAME_START + r"\-.0-9\u00B7\u0300-\u036F\u203F-\u2040"
-_NAME_RE = re.compile(f"[{_NAME_START}][{_NAME_CHAR}]*")
-_NCNAME_RE = re.compile(f"[{_NAME_START.replace(':', '')}][{_NAME_CHAR.replace(':', '')}]*")
-_NMTOKEN_RE = re.compile(f"[{_NAME_CHAR}]+")
+
+
+
+@lru_cache(maxsize=None)
+def _xml_name_re(kind: str) -> re.Pattern[str]:
+    """XML Name / NCName / NMTOKEN patterns, compiled on first use (their Unicode classes
+    cost ~50 ms to compile)."""
+    if kind == "Name":
+        return re.compile(f"[{_NAME_START}][{_NAME_CHAR}]*")
+    if kind == "NCName":
+        return re.compile(f"[{_NAME_START.replace(':', '')}][{_NAME_CHAR.replace(':', '')}]*")
+    return re.compile(f"[{_NAME_CHAR}]+")
 _LANGUAGE_RE = re.compile(r"[a-zA-Z]{1,8}(-[a-zA-Z0-9]{1,8})*")
 _RATIONAL_RE = re.compile(r"[+-]?[0-9]+/[0-9]*[1-9][0-9]*")
 _HEX_RE = re.compile(r"(?:[0-9a-fA-F]{2})*")
@@ -130,9 +139,9 @@ _STRING_FACETS: dict[str, Callable[[str], bool]] = {
     XSD + "normalizedString": _normalized,
     XSD + "token": _token,
     XSD + "language": lambda s: _LANGUAGE_RE.fullmatch(s) is not None,
-    XSD + "Name": lambda s: _NAME_RE.fullmatch(s) is not None,
-    XSD + "NCName": lambda s: _NCNAME_RE.fullmatch(s) is not None,
-    XSD + "NMTOKEN": lambda s: _NMTOKEN_RE.fullmatch(s) is not None,
+    XSD + "Name": lambda s: _xml_name_re("Name").fullmatch(s) is not None,
+    XSD + "NCName": lambda s: _xml_name_re("NCName").fullmatch(s) is not None,
+    XSD + "NMTOKEN": lambda s: _xml_name_re("NMTOKEN").fullmatch(s) is not None,
 }
 # the string facets that imply another (sub -> its direct supertypes)
 _STRING_PARENTS: dict[str, tuple[str, ...]] = {

@@ -282,6 +282,8 @@ class PlanCompiler:
         kept current by the caller: a head template whose predicate is a variable never
         produces a fact with one of these as predicate (see
         :func:`reckon.datalog.stratify.matches`).
+    :param program_cache: a :class:`~reckon.datalog._cache.ProgramCache`: the generated
+        plans are compiled through it (once per source text, shared by processes).
     :param guard: the runaway guard (:class:`~reckon.datalog._guard.Guard`): the join
         loops that produce facts stop through ``guard.hit`` once the round collected more
         than ``guard.cap`` new facts, and head triple terms are built through
@@ -297,7 +299,9 @@ class PlanCompiler:
         guard: Any = None,
         generalized: bool = False,
         hidden: set[int] | None = None,
+        program_cache: Any = None,
     ) -> None:
+        self.program_cache = program_cache
         self.generalized = generalized
         self.hidden = hidden if hidden is not None else set()
         self.dic = dic
@@ -644,8 +648,10 @@ class PlanCompiler:
         src = "\n".join([header, *prologue, *hoist, *body_lines, *tail]) + "\n"
         if mode == "rows" and "yield" not in src:
             src += "    yield from ()\n"
+        filename = f"<plan {rule.name} d={delta} {mode} h={head}>"
         try:
-            exec(compile(src, f"<plan {rule.name} d={delta} {mode} h={head}>", "exec"), ns)
+            code = self.program_cache.compile(src, filename) if self.program_cache is not None else compile(src, filename, "exec")
+            exec(code, ns)
         except SyntaxError as exc:  # pragma: no cover - a bug in the generator
             raise RuntimeError(f"plan generation failed for {rule.name}:\n{src}") from exc
         return Plan(ns["_plan"], src, order, ns.get("ROW_VARS", ()))

@@ -55,12 +55,13 @@ from typing import TYPE_CHECKING, Any
 
 from pyoxigraph import Literal, NamedNode, Triple
 
+from reckon.datalog import _cache
 from reckon.datalog import expr as _expr
 from reckon.datalog._factstore import BNODE, IRI, Fact, FactStore, TermDictionary
 from reckon.datalog._guard import Guard
 from reckon.datalog._plan import PlanCompiler, RuleInfo, prepare_rule
 from reckon.datalog.model import INTERNAL, Aggregate, Negation, RuleSet, TriplePattern
-from reckon.datalog.stratify import check_program, matches
+from reckon.datalog.stratify import matches
 
 if TYPE_CHECKING:  # pragma: no cover
     from reckon.datalog.explain import Explanation
@@ -232,7 +233,8 @@ class Reasoner:
         now: Literal | None = None,
         refuse_inconsistent: bool = False,
     ) -> None:
-        strata = check_program(ruleset)
+        strata = _cache.check_program_cached(ruleset)
+        self._program = _cache.program_cache(ruleset)
         self.ruleset = ruleset
         self.limits = limits
         self.refuse_inconsistent = refuse_inconsistent
@@ -241,6 +243,7 @@ class Reasoner:
         self._hidden_upto = 0
         self._ctx = _expr.EvalContext(now=now, base=ruleset.base)
         self._dic = TermDictionary()
+        _intern_constants(self._dic, ruleset)  # stable ids: the generated plans (and their cache) do not depend on the data
         self._rules: list[RuleInfo] = []
         self._strata: list[list[RuleInfo]] = []
         order = {id(r): i for i, r in enumerate(ruleset.rules)}
@@ -272,7 +275,8 @@ class Reasoner:
         self._state = _State(FactStore(), FactStore(indexed=self._needs_base_index()), set())
         self._guard = Guard(limits, self._dic)
         self._compiler = PlanCompiler(
-            self._dic, self._state.full, self._mint, self._ctx, self._guard, self.generalized, self._hidden_ids
+            self._dic, self._state.full, self._mint, self._ctx, self._guard, self.generalized, self._hidden_ids,
+            self._program,
         )
         self.load(())
 
@@ -299,7 +303,9 @@ class Reasoner:
         state.clock += 1
         saved = (self._memo, self._memo_rev, self._compiler)
         self._memo, self._memo_rev = {}, {}
-        self._compiler = PlanCompiler(dic, full, self._mint, self._ctx, self._guard, self.generalized, self._hidden_ids)
+        self._compiler = PlanCompiler(
+            dic, full, self._mint, self._ctx, self._guard, self.generalized, self._hidden_ids, self._program
+        )
         stats = self._new_stats()
         self._hidden()
         self._guard.start()
@@ -311,6 +317,7 @@ class Reasoner:
             self._memo, self._memo_rev, self._compiler = saved
             raise
         self._state = state
+        self._program.save()
         stats["derived"] = len(full) - len(bstore)
         stats["seconds"] = time.perf_counter() - t0
         self.stats = stats
@@ -326,7 +333,10 @@ class Reasoner:
         """
         from reckon.datalog.maintain import apply_changes
 
-        return apply_changes(self, list(insert), list(delete))
+        try:
+            return apply_changes(self, list(insert), list(delete))
+        finally:
+            self._program.save()
 
     def inferred(self) -> set[Triple]:
         """The SRL inference graph: triples of the evaluation graph not in the base graph.
@@ -487,14 +497,21 @@ class Reasoner:
                     target.setdefault(info.index, set())
         general_heads = [tp for info in rules if not info.once for tp in info.rule.head]
         delta_atoms: dict[int, list[tuple[int, int | None]]] = {}
+        known = self._program.get_static("delta_atoms") or {}
+        computed: dict[int, list[int]] = {}
         for info in rules:
             if info.once or info.rule.data:
                 continue
-            delta_atoms[info.index] = [
-                (k, self._pid(pattern_predicate(info.rule.body[k])))  # type: ignore[arg-type]
-                for k in info.atoms
-                if any(matches(info.rule.body[k], h) for h in general_heads)  # type: ignore[arg-type]
-            ]
+            ks = known.get(info.index)
+            if ks is None:
+                ks = [
+                    k for k in info.atoms
+                    if any(matches(info.rule.body[k], h) for h in general_heads)  # type: ignore[arg-type]
+                ]
+                computed[info.index] = ks
+            delta_atoms[info.index] = [(k, self._pid(pattern_predicate(info.rule.body[k]))) for k in ks]  # type: ignore[arg-type]
+        if computed:
+            self._program.put_static("delta_atoms", {**known, **computed})
         return _StratumInfo(rules, reads, heads, closed, base_reads, delta_atoms, atoms, base_atoms, base_atom_preds)
 
     def _starved(self, info: RuleInfo, full: FactStore, base: FactStore, skip: int | None = None) -> bool:
@@ -593,6 +610,39 @@ class Reasoner:
         stats["rounds_per_stratum"][si] += rounds
         stats["seconds_per_stratum"][si] += time.perf_counter() - t0
         stats["rounds"] += rounds
+
+
+def _intern_constants(dic: TermDictionary, ruleset: RuleSet) -> None:
+    """Intern every constant term of the rules, in rule order, before any data."""
+    from pyoxigraph import Variable
+
+    from reckon.datalog.model import Assignment, Call, Filter, TripleTermPattern
+
+    def term(t: object) -> None:
+        if isinstance(t, TripleTermPattern):
+            term(t.s), term(t.p), term(t.o)
+        elif isinstance(t, Call):
+            if not isinstance(t.name, str):
+                term(t.name)
+            for a in t.args:
+                term(a)
+        elif t is not None and not isinstance(t, Variable):
+            dic.intern(t)
+
+    def elements(es: Iterable[object]) -> None:
+        for e in es:
+            if isinstance(e, TriplePattern):
+                term(e.s), term(e.p), term(e.o)
+            elif isinstance(e, (Filter, Assignment)):
+                term(e.expr)
+            elif isinstance(e, (Negation, Aggregate)):
+                elements(e.elements)
+                if isinstance(e, Aggregate):
+                    term(e.expr)
+
+    for rule in ruleset.rules:
+        elements(rule.head)
+        elements(rule.body)
 
 
 def materialize(ruleset: RuleSet, base: Iterable[Triple], *, limits: Limits = Limits()) -> set[Triple]:
