@@ -24,7 +24,10 @@ Modes (the innermost statement of the generated loops):
 * ``"all"``: add every head instance to ``NEW``;
 * ``"exists"``: head template bound to a given fact; return whether the body has a
   solution (DRed rederivation);
-* ``"rows"``: head template bound; yield each body solution (explanations).
+* ``"rows"``: head template bound; yield each body solution (explanations);
+* ``"safe"``: head template bound; whether some body solution's supports (its positive
+  atoms' facts) are each asserted, or of rank below ``RF`` and not in ``UNSAFE`` (the
+  well-founded check of maintenance, inlined).
 
 Aggregates (Reckon extension, :class:`~reckon.datalog.model.Aggregate`) compile to a
 nested function called per outer solution. When no inner triple pattern reads an outer
@@ -246,6 +249,10 @@ class Plan:
     source: str
     order: list[int]
     row_vars: tuple[Variable, ...] = ()
+    cost: float = 0.0
+    """Estimated work of one call (index statistics at compile time): the fan-out of the
+    joins, plus the size of each object index a lookup would have to build first.
+    Maintenance tries the cheapest justification of a fact first."""
 
 
 class _Writer:
@@ -394,7 +401,7 @@ class PlanCompiler:
         self._iri: set[Variable] = set()  # variables bound from a predicate position
         vn = {v: f"v{i}" for v, i in slots.items()}
         bound: set[Variable] = set()
-        check_mode = mode in ("exists", "rows")
+        check_mode = mode in ("exists", "rows", "safe")
         stores = {"F"}
         body_src = "B" if rule.data else "F"
         if check_mode:
@@ -402,7 +409,9 @@ class PlanCompiler:
             tpl = rule.head[head]
             if any(isinstance(t, BlankNode) for t in _flat(tpl)):
                 return None
-            header = "def _plan(F, B, HS, HP, HO):"
+            header = (
+                "def _plan(F, B, HS, HP, HO, UNSAFE, RANK, RF):" if mode == "safe" else "def _plan(F, B, HS, HP, HO):"
+            )
             for t, val in ((tpl.s, "HS"), (tpl.p, "HP"), (tpl.o, "HO")):
                 self._bind(w, t, val, bound, vn)
         else:
@@ -518,7 +527,7 @@ class PlanCompiler:
                 fi = fresh_fn(_expr.compile_expr(inner_e, {v: i for i, v in enumerate(needed)}))
                 key_col = needed.index(e.expr) if isinstance(e.expr, Variable) else None
                 build = f"{cell}.append(ORDER_INDEX({cell}[0], {fi}, {op!r}, {key_col!r}, {e.distinct!r}, T, CTX))"
-                if mode in ("exists", "rows", "old", "new1"):
+                if mode in ("exists", "rows", "safe", "old", "new1"):
                     w.open(f"elif len({cell}) == 1:")
                 else:
                     w.ind += 1
@@ -627,6 +636,17 @@ class PlanCompiler:
         # innermost: head
         if mode == "exists":
             w.emit("return True")
+        elif mode == "safe":
+            # a derivation whose supports are asserted, or of rank below RF and not unsafe
+            if not rule.data:  # a WHERE DATA body matched the base graph: asserted supports
+                stores.add("B")
+                for k in info.atoms:
+                    tp = rule.body[k]
+                    parts = [self._known(w, t, bound, vn) for t in (tp.s, tp.p, tp.o)]  # type: ignore[attr-defined]
+                    g = w.tmp("g")
+                    w.emit(f"{g} = ({parts[0]}, {parts[1]}, {parts[2]})")
+                    w.open(f"if {g} not in UNSAFE and ({g} in BFACTS or RANK.get({g}, 0) < RF):")
+            w.emit("return True")
         elif mode == "rows":
             outs = sorted(bound, key=lambda v: slots[v])
             ns["ROW_VARS"] = tuple(outs)
@@ -639,12 +659,14 @@ class PlanCompiler:
             prologue.append(f"    {s}_spo = {s}.spo")
             prologue.append(f"    {s}_pos = {s}.pos")
         prologue.append("    FACTS = F.facts")
+        if mode == "safe" and "B" in stores:
+            prologue.append("    BFACTS = B.facts")
         if not check_mode:
             prologue.append("    NEWADD = NEW.add")
         body_lines = w.lines
         if not check_mode and self.guard is not None:
             body_lines = _cap_checks(body_lines, rule.name)
-        tail = ["    return False"] if mode == "exists" else []
+        tail = ["    return False"] if mode in ("exists", "safe") else []
         src = "\n".join([header, *prologue, *hoist, *body_lines, *tail]) + "\n"
         if mode == "rows" and "yield" not in src:
             src += "    yield from ()\n"
@@ -654,7 +676,30 @@ class PlanCompiler:
             exec(code, ns)
         except SyntaxError as exc:  # pragma: no cover - a bug in the generator
             raise RuntimeError(f"plan generation failed for {rule.name}:\n{src}") from exc
-        return Plan(ns["_plan"], src, order, ns.get("ROW_VARS", ()))
+        return Plan(ns["_plan"], src, order, ns.get("ROW_VARS", ()), self._plan_cost(rule, order, prebound))
+
+    def _plan_cost(self, rule: Rule, order: list[int], prebound: set[Variable]) -> float:
+        full = self.full
+        bound = set(prebound)
+        fan, total = 1.0, 0.0
+        for k in order:
+            e = rule.body[k]
+            if not isinstance(e, TriplePattern):
+                continue
+            c = self._cost(e, bound)
+            total += fan * max(c, 1.0)
+            s_known = not isinstance(e.s, Variable) or e.s in bound
+            o_known = not isinstance(e.o, Variable) or e.o in bound
+            if o_known and not s_known:
+                if isinstance(e.p, Variable):
+                    total += float(len(full.facts)) / max(1, len(full.count))
+                else:
+                    pid = self.dic.lookup(e.p)
+                    if pid is not None and pid not in full.pos and not full.pos_all:
+                        total += float(full.count.get(pid, 0))
+            fan *= max(c, 1.0)
+            bound |= e.variables()
+        return total
 
     # -- pieces -----------------------------------------------------------------
 
@@ -754,11 +799,15 @@ class PlanCompiler:
 
         p = tp.p
         by_object = s_val is None and o_val is not None
+        # the outermost atom over a semi-naive delta, object bound: scan the delta's
+        # subjects instead of indexing the whole delta by object (an index costs as
+        # much as the scan, and the delta is used once)
+        scan = by_object and src == "D" and not bound and not isinstance(p, (Variable, TripleTermPattern))
         if not isinstance(p, (Variable, TripleTermPattern)):
             pid = self._const(p)
             sp, ps = w.tmp("SP"), w.tmp("PS")
             hoist.append(f"    {sp} = {src}_spo.get({pid}, _ED)")
-            if by_object:
+            if by_object and not scan:
                 hoist.append(f"    {src}.need_pos({pid})")
                 hoist.append(f"    {ps} = {src}_pos.get({pid}, _ED)")
         else:
@@ -790,6 +839,11 @@ class PlanCompiler:
         elif s_val is not None:
             ot = target(tp.o)
             w.open(f"for {ot} in {sp}.get({s_val}, _E):")
+        elif o_val is not None and scan:
+            st = target(tp.s, "s")
+            os_ = w.tmp("os")
+            w.open(f"for {st}, {os_} in {sp}.items():")
+            w.open(f"if {o_val} in {os_}:")
         elif o_val is not None:
             st = target(tp.s, "s")
             w.open(f"for {st} in {ps}.get({o_val}, _E):")

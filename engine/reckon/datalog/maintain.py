@@ -68,7 +68,6 @@ from typing import TYPE_CHECKING, Any
 from pyoxigraph import Triple
 
 from reckon.datalog._factstore import Fact, FactStore
-from reckon.datalog._plan import instantiate_fact
 from reckon.datalog.evaluate import NOTHING, RDF_TYPE
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -111,6 +110,7 @@ class _Maintainer:
         self.old_outputs: dict[int, set[Fact] | None] = {}
         self.nonmonotone: list[str] = []
         self._checks: dict[int, list[tuple[Any, int, int | None]]] = {}
+        self._head_consts: dict[tuple[int, int], tuple[int | None, int | None]] = {}
 
     # -- bookkeeping -------------------------------------------------------------
 
@@ -173,8 +173,32 @@ class _Maintainer:
                 for info in self.r._strata[si]:
                     for j, tpl in enumerate(info.rule.head):
                         got.append((info, j, self.r._pid(pattern_predicate(tpl))))
+                        self._head_consts[(info.index, j)] = (self._const_id(tpl.s), self._const_id(tpl.o))
+            # the cheapest justification first: one success ends the search, and an
+            # expensive one (an object index to build) is then rarely reached
+            comp = self.r._compiler
+
+            def cost(entry: tuple[Any, int, int | None]) -> float:
+                plan = comp.plan(entry[0], None, "safe", entry[1])
+                return float("inf") if plan is None else plan.cost
+
+            got.sort(key=cost)
             self._checks[upto] = got
         return got
+
+    def _const_id(self, t: object) -> int | None:
+        from pyoxigraph import BlankNode, Variable
+
+        from reckon.datalog.model import TripleTermPattern
+
+        if isinstance(t, (Variable, TripleTermPattern, BlankNode)):
+            return None
+        return self.r._dic.lookup(t)
+
+    def _matches_head(self, info: Any, j: int, f: Fact) -> bool:
+        """The head template's constant subject / object agree with ``f``."""
+        s, o = self._head_consts[(info.index, j)]
+        return (s is None or s == f[0]) and (o is None or o == f[2])
 
     def derivable(self, f: Fact, upto: int, skip: frozenset[int] = frozenset()) -> bool:
         """Some rule of strata ``<= upto`` whose index is not in ``skip`` derives ``f``
@@ -183,8 +207,10 @@ class _Maintainer:
             return False
         comp = self.r._compiler
         st = self.state
+        starved = self.r._starved
         for info, j, pid in self._check_list(upto):
-            if (pid is not None and pid != f[1]) or info.index in skip:
+            if (pid is not None and pid != f[1]) or info.index in skip or not self._matches_head(info, j, f) \
+                    or starved(info, st.full, st.base):
                 continue
             plan = comp.plan(info, None, "exists", j)
             if plan is not None and plan.fn(st.full, st.base, f[0], f[1], f[2]):
@@ -196,26 +222,15 @@ class _Maintainer:
         supports are asserted, or have rank ``< rf`` and are not in ``unsafe``."""
         comp = self.r._compiler
         st = self.state
-        full, base, rank, dic = st.full, st.base, st.rank, self.r._dic
+        full, base, rank = st.full, st.base, st.rank
+        starved = self.r._starved
         for info, j, pid in self._check_list(upto):
-            if info.index in excluded or (pid is not None and pid != f[1]):
+            if info.index in excluded or (pid is not None and pid != f[1]) or not self._matches_head(info, j, f) \
+                    or starved(info, full, base):
                 continue
-            plan = comp.plan(info, None, "rows", j)
-            if plan is None:
-                continue
-            atoms = [info.rule.body[k] for k in info.atoms]
-            for row in plan.fn(full, base, f[0], f[1], f[2]):
-                binding = dict(zip(plan.row_vars, row))
-                for tp in atoms:
-                    g = instantiate_fact(tp, binding, dic)  # type: ignore[arg-type]
-                    if g is None or g in unsafe:
-                        break
-                    if g in base.facts:
-                        continue
-                    if info.rule.data or rank.get(g, 0) >= rf:
-                        break
-                else:
-                    return True
+            plan = comp.plan(info, None, "safe", j)
+            if plan is not None and plan.fn(full, base, f[0], f[1], f[2], unsafe, rank, rf):
+                return True
         return False
 
     # -- the algorithm ------------------------------------------------------------
