@@ -173,7 +173,23 @@ def _rule(rule: object) -> list[str]:
                 raise _Unsupported(f"SET {x}")
         else:
             raise _Unsupported(type(e).__name__)
-    return [f"{', '.join(heads)} :- {', '.join(b)} ." for b in body] + extra
+    # one rule per head atom; a head atom that repeats a variable (`t(?x, owl:sameAs, ?x)`)
+    # goes through a helper predicate: nmo_python 0.10 drops the facts of a second rule
+    # with such a head over the same relation (tests/reasoning/test_nemo_differential.py
+    # compares the closures)
+    out: list[str] = []
+    for b in body:
+        for h, tp in zip(heads, rule.head):  # type: ignore[attr-defined]
+            vs = [t for t in (tp.s, tp.p, tp.o) if isinstance(t, Variable)]
+            if len(vs) != len(set(vs)):
+                name = f"rep_{len(_SELECTIONS)}"
+                _SELECTIONS.append(name)
+                args = ", ".join(_term(v) for v in dict.fromkeys(vs))
+                out.append(f"{name}({args}) :- {', '.join(b)} .")
+                out.append(f"{h} :- {name}({args}) .")
+            else:
+                out.append(f"{h} :- {', '.join(b)} .")
+    return out + extra
 
 
 def translate(ruleset: object, base_path: str, recognized: tuple[str, ...] = ()) -> NemoProgram:
