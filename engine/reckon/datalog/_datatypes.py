@@ -69,6 +69,7 @@ __all__ = [
     "in_value_space",
     "is_supported",
     "subsumes",
+    "subsumes_intersection",
     "value",
 ]
 
@@ -431,6 +432,27 @@ def subsumes(sup: str, sub: str) -> bool | None:
     if sup == XSD + "dateTimeStamp":
         return sub == XSD + "dateTimeStamp"
     return False
+
+
+def subsumes_intersection(sup: str, a: str, b: str) -> bool | None:
+    """Whether every value of both ``a`` and ``b`` is a value of ``sup`` (``xsd:short``
+    and ``xsd:unsignedInt`` meet in 0 .. 32767, inside ``xsd:unsignedShort``); ``None``
+    when a datatype is unknown."""
+    ss, sa, sb = subsumes(sup, a), subsumes(sup, b), subsumes(a, b)
+    if ss is None or sa is None or sb is None:
+        return None
+    if ss or sa:
+        return True
+    ia, ib, isup = _interval(a), _interval(b), _interval(sup)
+    if ia is None or ib is None:
+        return False
+    lo = max((x for x in (ia[0], ib[0]) if x is not None), default=None)
+    hi = min((x for x in (ia[1], ib[1]) if x is not None), default=None)
+    if lo is not None and hi is not None and lo > hi:
+        return True  # the intersection is empty
+    if isup is None:
+        return _SHAPE[sup][1] is None or sup == XSD + "decimal"  # owl:real, owl:rational, decimal, rdfs:Literal hold integers
+    return (isup[0] is None or (lo is not None and lo >= isup[0])) and (isup[1] is None or (hi is not None and hi <= isup[1]))
 
 
 # -- canonical literals (dt-eq) -----------------------------------------------------

@@ -936,6 +936,11 @@ def _x_subsumes(a: GroundTerm, b: GroundTerm) -> Literal:
                     "subsumesDatatype")
 
 
+def _x_subsumes_meet(a: GroundTerm, b: GroundTerm, c: GroundTerm) -> Literal:
+    fn = "subsumesIntersection"
+    return _decided(_DTS.subsumes_intersection(_dt_arg(a, fn), _dt_arg(b, fn), _dt_arg(c, fn)), fn)
+
+
 def _x_is_datatype(a: GroundTerm) -> Literal:
     return TRUE if type(a) is NamedNode and _DTS.is_supported(a.value) else FALSE
 
@@ -947,13 +952,15 @@ _EXTENSIONS: dict[str, tuple[Callable[..., GroundTerm], int]] = {
     RKF + "differentValues": (_x_different, 2),
     RKF + "disjointDatatypes": (_x_disjoint, 2),
     RKF + "subsumesDatatype": (_x_subsumes, 2),
+    RKF + "subsumesIntersection": (_x_subsumes_meet, 3),
     RKF + "isDatatype": (_x_is_datatype, 1),
 }
 """Reckon extension functions by IRI: ``rkf:canonicalLiteral(?lit)`` (dt-eq: the
 canonical literal of the value), ``rkf:canonicalForm(?lit)`` (the canonical lexical form
 in the literal's own datatype), ``rkf:inValueSpace(?lit, ?dt)`` (dt-not-type),
 ``rkf:differentValues(?a, ?b)`` (dt-diff), ``rkf:disjointDatatypes(?d1, ?d2)``,
-``rkf:subsumesDatatype(?super, ?sub)``, ``rkf:isDatatype(?dt)`` (never an error)."""
+``rkf:subsumesDatatype(?super, ?sub)``, ``rkf:subsumesIntersection(?super, ?d1, ?d2)``,
+``rkf:isDatatype(?dt)`` (never an error)."""
 
 
 def _compile_extension(iri: str, spec: tuple[Callable[..., GroundTerm], int], args: tuple[Expr, ...],
