@@ -832,6 +832,8 @@ class PlanCompiler:
             else:
                 pt = target(p, "p")
                 w.open(f"for {pt}, {sp} in {src}_spo.items():")
+                # helper vocabulary is invisible to a variable predicate (model.INTERNAL)
+                w.emit(f"if {pt} in HIDDEN: continue")
                 if s_val is None and o_val is not None:
                     object_index(pt)
         if s_val is not None and o_val is not None:

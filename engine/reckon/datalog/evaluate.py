@@ -531,10 +531,7 @@ class Reasoner:
     def _add(self, state: _State, facts: Iterable[Fact], net: Any = None) -> list[Fact]:
         added = state.full.add_all(facts)
         if added:
-            clock = state.clock
-            rank = state.rank
-            for f in added:
-                rank[f] = clock
+            state.rank.update(dict.fromkeys(added, state.clock))
             if net is not None:
                 for f in added:
                     net.added(f)

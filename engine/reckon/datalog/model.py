@@ -57,8 +57,11 @@ INTERNAL = "urn:reckon:internal:"
 """Namespace of rule-program *helper vocabulary*: a derived fact that mentions an IRI of
 this namespace (in any position) stays in the evaluation graph, where rules read it, but
 is not part of the inference graph a reasoner returns (``Reasoner.inferred()``, deltas,
-the tenant's inferred graph). ``rules/owl2rl.srl`` walks RDF lists with helper
-predicates here. Reckon extension; the SRL draft has no hidden triples."""
+the tenant's inferred graph). A triple pattern or template whose predicate is a variable
+neither matches nor produces a fact whose predicate is helper vocabulary (``rdfs7``'s
+``{ ?x ?b ?y }`` never copies a helper fact, ``rdfD2``'s ``?x ?a ?y`` never reads one).
+``rules/owl2rl.srl`` walks RDF lists with helper predicates here. Reckon extension; the
+SRL draft has no hidden triples."""
 
 GENERALIZED_TRIPLES = Triple(NamedNode(INTERNAL + "program"), NamedNode(INTERNAL + "generalizedTriples"),
                              Literal(True))

@@ -179,8 +179,12 @@ def matches(pattern: TriplePattern, template: TriplePattern) -> bool:
     whose predicate is helper vocabulary (:data:`~reckon.datalog.model.INTERNAL`; the
     evaluator drops such instances), so it does not match a pattern with such a
     predicate: ``rdfs7``'s ``{ ?x ?b ?y }`` does not feed a rule that reads
-    ``?lt rki:literal true``."""
+    ``?lt rki:literal true``; and a pattern whose predicate is a variable does not read
+    helper facts (the evaluator skips them), so it does not match a template with such a
+    predicate."""
     if isinstance(template.p, Variable) and isinstance(pattern.p, NamedNode) and pattern.p.value.startswith(INTERNAL):
+        return False
+    if isinstance(pattern.p, Variable) and isinstance(template.p, NamedNode) and template.p.value.startswith(INTERNAL):
         return False
     if _linear(pattern) and _linear(template):
         for a, b in ((pattern.s, template.s), (pattern.p, template.p), (pattern.o, template.o)):
