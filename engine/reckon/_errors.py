@@ -16,12 +16,14 @@ specific class you can act on::
     ├── InvalidInput                 (+ ValueError) a request is malformed (bad field, bad value)
     ├── NotAuthorized                (+ PermissionError) the principal may not do this
     ├── UnknownTenant                (+ LookupError) no such tenant
+    │   └── TenantGone               the tenant this object was opened on was deleted (or re-created)
     ├── TenantExists                 a tenant with this id already exists
     ├── InvalidTenantId              (+ ValueError) tenant id does not match ^[a-z0-9][a-z0-9_-]{0,62}$
     ├── UnknownMemory                (+ LookupError) no memory with this id in this tenant
     ├── ConflictPending              a write needs confirmation (replace / keep_both)
     ├── RestoreRefused               restoring would contradict a live memory
     ├── ReadOnlyQuery                (+ ValueError) an update was sent to a read-only query interface
+    ├── QueryLimitExceeded           a read-only query hit a documented limit (size, depth, deadline, rows)
     └── StoreError                   (+ OSError) the tenant store failed (I/O, lock, corruption)
 
 Diagnostics for rule programs are collected into one report: see
@@ -43,6 +45,7 @@ __all__ = [
     "InvalidInput",
     "InvalidTenantId",
     "NotAuthorized",
+    "QueryLimitExceeded",
     "ReadOnlyQuery",
     "ReckonError",
     "ResourceLimit",
@@ -54,6 +57,7 @@ __all__ = [
     "ShapeViolation",
     "StoreError",
     "TenantExists",
+    "TenantGone",
     "UnknownMemory",
     "UnknownTenant",
 ]
@@ -169,6 +173,13 @@ class UnknownTenant(ReckonError, LookupError):
     """No tenant with this id exists under the engine's data directory."""
 
 
+class TenantGone(UnknownTenant):
+    """The tenant this object was opened on no longer exists: it was deleted, and
+    maybe re-created (a new *incarnation* with the same id, e.g. ``tenant delete`` +
+    ``import`` while ``serve`` runs). Nothing was read or written. Open the tenant
+    again (``engine.tenant(id)``) to reach the new incarnation, if there is one."""
+
+
 class TenantExists(ReckonError):
     """``create_tenant`` was called with an id that already exists."""
 
@@ -203,6 +214,24 @@ class RestoreRefused(ReckonError):
 
 class ReadOnlyQuery(ReckonError, ValueError):
     """A SPARQL update (or LOAD / CLEAR / SERVICE) was sent to a read-only interface."""
+
+
+class QueryLimitExceeded(ReckonError):
+    """A read-only SPARQL query was stopped at a documented limit; nothing else was
+    affected (see ``reckon.store.QueryLimits`` for the defaults).
+
+    :ivar limit: which limit: ``"query_bytes"`` (text too large), ``"depth"`` (nesting
+        or operator chains too deep), ``"deadline"`` (evaluation took too long: it was
+        cancelled), ``"rows"`` / ``"result_bytes"`` (result too large), ``"busy"`` (no
+        query worker became free before the deadline), ``"resources"`` (the evaluator
+        ran out of memory or stack and was stopped).
+    :ivar value: the limit's configured value (bytes, levels, seconds, rows).
+    """
+
+    def __init__(self, message: str, limit: str, value: float | int | None = None) -> None:
+        self.limit = limit
+        self.value = value
+        super().__init__(message)
 
 
 class StoreError(ReckonError, OSError):

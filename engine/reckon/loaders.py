@@ -433,7 +433,8 @@ def replay_daily(
             state.spend[plat] = amount
             if written_spend.get(plat) != (start, amount):
                 ops.append(lambda txn, p=plat, a=amount: B.write_spend(
-                    txn, tenant.id, platform=p, amount=a, period="monthly", period_start=start, currency=currency))
+                    txn, tenant.id, platform=p, amount=a, period="monthly", period_start=start, currency=currency,
+                    as_of=as_of))
                 spend_done[plat] = (start, amount)
         targets: list[tuple[str | None, Decimal, Decimal | None, Decimal | None]] = []
         for plat in sorted(mtd):

@@ -234,13 +234,14 @@ def test_service_errors_are_mapped(tenant):
                                                  "report every Friday", "kind": "preference", "scope": "user",
                                                  "importance": 3}, ANN)
     assert first["ok"], first
-    again = tenant.handle_tool_call("remember", {"label": "Weekly report Friday afternoon", "content": "Send the "
-                                                 "weekly report every Friday afternoon", "kind": "preference",
+    # the same report on another day: a replacement (issue 11: not merely similar words)
+    again = tenant.handle_tool_call("remember", {"label": "Weekly report on Monday", "content": "Send the "
+                                                 "weekly report every Monday", "kind": "preference",
                                                  "scope": "user", "importance": 3}, ANN)
     assert again["ok"] is False and again["error"]["type"] == "conflict_pending"
     assert again["error"]["candidates"] == [first["memory"]["id"]] and again["error"]["conflict_id"]
-    confirmed = tenant.handle_tool_call("remember", {"label": "Weekly report Friday afternoon", "content": "Send "
-                                                     "the weekly report every Friday afternoon", "kind": "preference",
+    confirmed = tenant.handle_tool_call("remember", {"label": "Weekly report on Monday", "content": "Send "
+                                                     "the weekly report every Monday", "kind": "preference",
                                                      "scope": "user", "importance": 3,
                                                      "conflict_resolution": "replace",
                                                      "conflict_id": again["error"]["conflict_id"]}, ANN)

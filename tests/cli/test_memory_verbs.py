@@ -59,9 +59,10 @@ def test_remember_errors(acme: tuple[Path, dict[str, str]]) -> None:
                 "--subclass", "BudgetConstraintMemory", "--prop", "platform=meta", "--prop", "amount=-5",
                 "--prop", "currency=USD", "--prop", "period=monthly")
     assert r.code == 1 and "amount" in r.err
-    # an unknown kind and a malformed --prop: input errors naming the field
+    # an unknown kind is an invalid memory too (exit 1, as the shapes' refusal); a malformed
+    # --prop is a usage error naming the option
     r = run_cli(d, "remember", *T, *OP, "--kind", "wish", "--label", "y")
-    assert r.code == 2 and "kind" in r.err
+    assert r.code == 1 and r.err.startswith("invalid memory: kind:")
     r = run_cli(d, "remember", *T, *OP, "--kind", "fact", "--label", "y", "--subclass", "BudgetConstraintMemory",
                 "--prop", "amount")
     assert r.code == 2 and "KEY=VALUE" in r.err
@@ -132,7 +133,7 @@ def test_search_finds_long_tail_memory(acme: tuple[Path, dict[str, str]]) -> Non
                       "--label", "Warehouse in Denver", "--content", "Orders ship from the Denver warehouse.", "--json"))
     hits = _json(run_cli(d, "search", "Denver warehouse shipping", *T, "--as", "dana", "--json"))
     assert hits and hits[0]["memory"]["id"] == m["id"]
-    r = run_cli(d, "search", "Denver", *T, "--importance", "high")
+    r = run_cli(d, "search", "Denver", *T, "--as", "dana", "--importance", "high")
     assert r.code == 2 and "--importance" in r.err
 
 

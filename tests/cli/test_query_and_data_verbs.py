@@ -76,7 +76,20 @@ def test_sparql_ask_construct_and_inputs(spent: Path, tmp_path: Path) -> None:
     # formats that do not fit the query form
     assert run_cli(spent, "sparql", *T, "-f", "csv", construct).code == 2
     assert run_cli(spent, "sparql", *T, "-f", "ttl", Q_STATUS).code == 2
-    assert run_cli(spent, "sparql", *T, "-f", "xml", Q_STATUS).code == 2
+    assert run_cli(spent, "sparql", *T, "-f", "rdf", Q_STATUS).code == 2
+    # XML: the SPARQL Query Results XML Format for SELECT / ASK, RDF/XML for CONSTRUCT
+    xml = run_cli(spent, "sparql", *T, "-f", "xml", Q_STATUS)
+    assert xml.code == 0, xml.err
+    from pyoxigraph import QueryResultsFormat, QuerySolutions, RdfFormat, parse, parse_query_results
+
+    sols = parse_query_results(xml.out.encode(), QueryResultsFormat.XML)
+    assert isinstance(sols, QuerySolutions)
+    rows = [{v.value: s[v].value for v in sols.variables if s[v] is not None} for s in sols]
+    assert any(r.get("status") == "near_limit" for r in rows), rows
+    ask = run_cli(spent, "sparql", *T, "-f", "xml", "ASK { ?m a rk:ActiveMemory }")
+    assert bool(parse_query_results(ask.out.encode(), QueryResultsFormat.XML)) is True
+    rdfxml = run_cli(spent, "sparql", *T, "-f", "xml", construct)
+    assert rdfxml.code == 0 and len(list(parse(input=rdfxml.out.encode(), format=RdfFormat.RDF_XML))) == 1
     assert run_cli(spent, "sparql", *T, f"@{tmp_path / 'missing.rq'}").code == 2
 
 

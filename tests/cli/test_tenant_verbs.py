@@ -165,3 +165,33 @@ def test_validate_reports_an_inferred_graph_that_differs_from_recomputation(tmp_
     assert report["inferred_extra"] == [
         "<urn:reckon:drift:company> <https://reckon.dev/ns/marketing#budgetStatus> "
         "<https://reckon.dev/ns/marketing#OverBudget>"]
+
+
+def test_validate_checks_the_recall_index_against_the_store(tmp_path: Path) -> None:
+    """A snapshot of the recall index that lies about the store (it claims the current
+    generation but lacks a memory) is reported by `tenant validate` (exit 1) and rebuilt,
+    so the next validate conforms."""
+    import json as _json
+
+    from reckon.recall.tenant_index import SNAPSHOT
+
+    assert run_cli(tmp_path, "tenant", "create", "rx").code == 0
+    ids = []
+    for label in ("Report format", "Headline length"):
+        r = run_cli(tmp_path, "remember", "--tenant", "rx", "--as", "dana", "--operator", "--kind", "preference",
+                    "--scope", "company", "--importance", "3", "--label", label, "--content", f"{label} notes",
+                    "--json")
+        assert r.code == 0, r.err
+        ids.append(_json.loads(r.out)["id"])
+    r = run_cli(tmp_path, "tenant", "validate", "rx", "--json")
+    assert r.code == 0, r.out + r.err
+    rc = _json.loads(r.out)["recall"]
+    assert rc["documents"] == 2 and rc["conforms"] and rc["missing"] == rc["extra"] == rc["stale"] == []
+    snap_path = tmp_path / "tenants" / "rx" / "recall" / SNAPSHOT
+    snap = _json.loads(snap_path.read_text())
+    snap["docs"] = [d for d in snap["docs"] if d["id"] != ids[0]]
+    snap_path.write_text(_json.dumps(snap))
+    r = run_cli(tmp_path, "tenant", "validate", "rx")
+    assert r.code == 1 and f"recall index missing: {ids[0]}" in r.err
+    assert "1 missing, 0 extra and 0 stale" in r.out
+    assert run_cli(tmp_path, "tenant", "validate", "rx").code == 0

@@ -46,10 +46,10 @@ SCRIPT = [
     (OPS, pref(scope="team", teams=["ads"], source="operator", label="Team report",
                content="Ads team weekly digest")),  # another team set: no dedup
     (OPS, pref(scope="team", teams=["growth"], source="operator", label="Team digest",
-               content="Growth team weekly digest on Monday")),  # conflict
+               content="Growth team monthly digest")),  # conflict: another value of the same attribute
     (OPS, pref(scope="company", kind="fact", source="operator", label="Fiscal year", content="Starts in April")),
     (OPS, pref(scope="company", kind="fact", source="operator", label="Fiscal year start",
-               content="Fiscal year starts in April")),  # conflict
+               content="Fiscal year starts in January")),  # conflict
     (OPS, dict(kind="objective", scope="company", importance=5, source="operator", label="Meta cap",
                content="Meta spend under 40k a month", subclass="BudgetConstraintMemory",
                properties={"platform": "meta", "amount": 40000, "currency": "USD", "period": "monthly"})),
@@ -103,11 +103,11 @@ def test_writes_of_another_store_instance_are_seen(make_store, tmp_path):
         fresh = a.remember(principal=ANN, **pref())
         assert fresh.id != made.id and fresh.active
         st.release()
-        # the other writer adds a similar memory: a conflict
+        # the other writer adds a memory this one contradicts: a conflict
         b.remember(principal=ANN, **pref(label="Timezone", content="Lives in Lisbon"))
         other.release()
         with pytest.raises(ConflictPending) as ei:
-            a.remember(principal=ANN, **pref(label="Time zone", content="Lives in Lisbon now"))
+            a.remember(principal=ANN, **pref(label="Time zone", content="No longer lives in Lisbon"))
         assert [a.get(c).label for c in ei.value.candidates] == ["Timezone"]
         assert a.get(first.id).active
     finally:

@@ -226,9 +226,31 @@ def test_auto_captured_context_supersedes_silently(svc):
     a = svc.remember(principal=ANN, **pref(kind="context", source="extraction",
                                            label="Current project", content="Working on the spring campaign launch"))
     b = svc.remember(principal=ANN, **pref(kind="context", source="extraction",
-                                           label="Project now", content="Working on the spring campaign relaunch"))
+                                           label="Project now", content="Working on the summer campaign launch"))
     assert svc.get(a.id).superseded_by == [b.id]
     assert [m.id for m in svc.memories()] == [b.id]
+
+
+def test_auto_captured_context_never_supersedes_on_similarity_alone(svc):
+    # same words, no changed value: related context, both stay (issue 11)
+    a = svc.remember(principal=ANN, **pref(kind="context", source="extraction",
+                                           label="Current project", content="Working on the spring campaign launch"))
+    b = svc.remember(principal=ANN, **pref(kind="context", source="extraction",
+                                           label="Project detail", content="Working on the spring campaign launch video"))
+    assert svc.get(a.id).superseded_by == []
+    assert {m.id for m in svc.memories()} == {a.id, b.id}
+
+
+def test_auto_captured_context_never_supersedes_a_humans_memory(svc, store):
+    a = svc.remember(principal=ANN, **pref(kind="context", source="agent_tool",
+                                           label="Current project", content="Working on the spring campaign launch"))
+    before = store.dump()
+    with pytest.raises(ConflictPending) as ei:
+        svc.remember(principal=ANN, **pref(kind="context", source="extraction",
+                                           label="Project now", content="Working on the summer campaign launch"))
+    assert ei.value.candidates == [a.id]
+    assert store.dump() == before
+    assert svc.get(a.id).active
 
 
 def test_unrelated_memories_do_not_conflict(svc):
@@ -315,7 +337,7 @@ def test_restore_refused_when_a_live_memory_conflicts(svc):
     a = svc.remember(principal=ANN, **pref(label="Report style", content="Weekly report as bullet lists"))
     b = svc.remember(principal=ANN, **pref(label="Other", content="Unrelated gardening note"), supersedes=[a.id])
     svc.delete(b.id, principal=OPS)
-    c = svc.remember(principal=ANN, **pref(label="Report style", content="Weekly report as bullet lists, v2"))
+    c = svc.remember(principal=ANN, **pref(label="Report style", content="Weekly report as numbered lists"))
     with pytest.raises(RestoreRefused, match=c.id):
         svc.restore(a.id, principal=OPS)
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
+import pytest
 
 from reckon.recall import HashingEmbedder
 
@@ -28,3 +31,150 @@ def test_minilm_shape_norm_and_semantics(minilm) -> None:  # type: ignore[no-unt
     assert v.shape == (3, 384) and v.dtype == np.float32
     assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-4)
     assert v[0] @ v[1] > v[0] @ v[2] + 0.2
+
+
+# --------------------------------------------------------------------------- runtimes
+SENTENCES = [
+    "can we scale the spring campaign?",
+    "Don't let Meta spend go over $40k this month.",
+    "",
+    "a",
+    "Caroline's new painting of the Sunrise!",
+    "Émile a réservé un café à Zürich — 東京 🎉 naïve façade",
+    "Keep ad headlines under 40 characters " * 60,  # truncated at 256 word pieces
+    "ROAS 2.50 vs target 3.00; CPA $34,000.10 (monthly)",
+    "\n\t  leading and trailing whitespace \u2028 line separator  ",
+]
+
+
+def test_erf_matches_math_erf() -> None:
+    import math
+
+    from reckon.recall._minilm import _erf
+
+    xs = np.linspace(-7, 7, 20001, dtype=np.float32)
+    got = _erf(xs.copy())
+    want = np.array([math.erf(float(x)) for x in xs])
+    assert float(np.max(np.abs(got - want))) < 5e-7
+
+
+def test_numpy_runtime_matches_sentence_transformers(minilm) -> None:  # type: ignore[no-untyped-def]
+    """The torch-free runtime gives the reference vectors: cosine >= 0.9999 per sentence
+    (the same weights, tokenizer, truncation, mean pooling and normalisation)."""
+    import importlib.util
+
+    from reckon.recall import MiniLMEmbedder
+
+    if importlib.util.find_spec("sentence_transformers") is None:
+        msg = "sentence-transformers (the reference runtime, extra embeddings-torch) not installed"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(msg)
+        pytest.skip(msg)
+    np_emb = MiniLMEmbedder(runtime="numpy")
+    ref = MiniLMEmbedder(runtime="torch")
+    a = np_emb.encode(SENTENCES)
+    b = ref.encode(SENTENCES)
+    assert np_emb.runtime == "numpy" and ref.runtime == "torch" and np_emb.name == ref.name
+    cos = (a * b).sum(axis=1)
+    assert cos.min() >= 0.9999, cos
+    # batching does not change a vector
+    one = np.stack([np_emb.encode([s])[0] for s in SENTENCES[:4]])
+    assert np.allclose(one, a[:4], atol=1e-5)
+
+
+# --------------------------------------------------------------------------- OpenAI-compatible
+class _EmbeddingsServer:
+    """A small OpenAI-compatible ``/v1/embeddings`` endpoint on 127.0.0.1 answering the
+    hashing embedder's vectors (out of order, as the API allows), for the test only."""
+
+    def __init__(self, fail: bool = False) -> None:
+        import http.server
+        import json
+        import threading
+
+        from reckon.recall import HashingEmbedder
+
+        self.requests: list[dict] = []
+        outer = self
+        hashing = HashingEmbedder(dim=64)
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                outer.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
+                if fail:
+                    self.send_response(500)
+                    self.end_headers()
+                    return
+                vecs = hashing.encode(body["input"])
+                data = [{"object": "embedding", "index": i, "embedding": vecs[i].tolist()}
+                        for i in reversed(range(len(vecs)))]
+                out = json.dumps({"object": "list", "data": data, "model": body["model"]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(out)))
+                self.end_headers()
+                self.wfile.write(out)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self._t = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self._t.start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_openai_compatible_endpoint(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from reckon.recall import HashingEmbedder, embedder_from_name
+
+    srv = _EmbeddingsServer()
+    try:
+        monkeypatch.setenv("RECKON_EMBEDDER_URL", srv.url)
+        monkeypatch.setenv("RECKON_EMBEDDER_MODEL", "tiny-embed")
+        monkeypatch.setenv("RECKON_EMBEDDER_API_KEY", "sk-test")
+        emb = embedder_from_name("openai")
+        emb.batch_size = 2
+        texts = ["meta budget cap", "weekly report", "", "sunrise painting", "x"]
+        v = emb.encode(texts)
+        assert v.shape == (5, 64) and emb.dim == 64 and emb.name == "openai:tiny-embed@127.0.0.1"
+        want = HashingEmbedder(dim=64).encode(texts[:2] + [" "] + texts[3:])
+        assert np.allclose(v, want, atol=1e-6)  # reordered by "index", normalised
+        assert [r["body"]["input"] for r in srv.requests] == [texts[:2], [" ", "sunrise painting"], ["x"]]
+        assert {r["auth"] for r in srv.requests} == {"Bearer sk-test"}
+        assert {r["path"] for r in srv.requests} == {"/v1/embeddings"}
+    finally:
+        srv.close()
+
+
+def test_openai_endpoint_failure_is_embedding_unavailable_and_keyword_search_still_works(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from reckon.api import Engine, Principal
+    from reckon.recall import EmbeddingUnavailable, OpenAIEmbedder
+
+    srv = _EmbeddingsServer(fail=True)
+    try:
+        emb = OpenAIEmbedder(srv.url, "tiny-embed", dim=64)
+        with pytest.raises(EmbeddingUnavailable, match="500"):
+            emb.encode(["x"])
+        ops = Principal.operator(person="dana")
+        t = Engine(tmp_path, embedder=emb).create_tenant("acme")
+        m = t.remember(kind="fact", scope="company", importance=3, source="operator", principal=ops,
+                       label="Warehouse hours", content="the warehouse closes at six")
+        assert [h.memory.id for h in t.search("warehouse closes", principal=ops)] == [m.id]
+        assert not t.recall.wait(10)  # the endpoint fails: the vector stays queued, retried later
+        assert t.recall.index.pending() == 1
+        assert [h.memory.id for h in t.search("warehouse closes", principal=ops)] == [m.id]
+    finally:
+        srv.close()
+
+
+def test_unknown_embedder_name_is_a_clear_error() -> None:
+    from reckon._errors import InvalidInput
+    from reckon.recall import embedder_from_name
+
+    with pytest.raises(InvalidInput, match="unknown embedder 'bert'.*auto, minilm, minilm-torch, openai, hashing"):
+        embedder_from_name("bert")

@@ -188,7 +188,8 @@ def test_persistence_round_trip(tmp_path) -> None:  # type: ignore[no-untyped-de
     ix.remove("m4")
     meta = json.loads((d / "meta.json").read_text())
     assert meta["embedder"] == "hashing-384" and len(meta["docs"]) == 4
-    assert np.load(d / "embeddings.npy").shape == (4, 384)
+    assert np.load(d / meta["embeddings"]).shape == (4, 384)
+    assert [p.name for p in d.glob("embeddings*.npy")] == [meta["embeddings"]]  # old ones removed
 
     back = RecallIndex(d, embedder=HashingEmbedder())
     assert sorted(back.ids()) == ["m1", "m2", "m3", "m5"]
@@ -200,6 +201,25 @@ def test_persistence_round_trip(tmp_path) -> None:  # type: ignore[no-untyped-de
     q = "bullet points"
     assert [(h.id, round(h.score, 9)) for h in back.search(q, now=NOW)] == \
         [(h.id, round(h.score, 9)) for h in ix.search(q, now=NOW)]
+
+
+def test_torn_legacy_index_is_recovered_by_reembedding(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """An index written by the former two-rename save and killed between the renames
+    (151 docs but embeddings of shape (152, 384)) opens: its texts are embedded again."""
+    ix = RecallIndex(tmp_path, embedder=HashingEmbedder())
+    with ix.batch():
+        for k, t in DOCS.items():
+            ix.add(k, t, time=NOW, importance=3, kind="fact", scope="company")
+    meta = json.loads((tmp_path / "meta.json").read_text())
+    for f in tmp_path.glob("embeddings*.npy"):
+        f.unlink()
+    meta.pop("embeddings")
+    (tmp_path / "meta.json").write_text(json.dumps(meta))
+    np.save(tmp_path / "embeddings.npy", np.zeros((len(DOCS) + 1, 384), dtype=np.float32))
+    back = RecallIndex(tmp_path, embedder=HashingEmbedder())
+    assert sorted(back.ids()) == sorted(DOCS)
+    for k, t in DOCS.items():
+        assert np.allclose(back.embedding(k), HashingEmbedder().encode([t])[0])
 
 
 def test_corrupt_directory_raises_store_error(tmp_path) -> None:  # type: ignore[no-untyped-def]

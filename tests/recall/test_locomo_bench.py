@@ -1,12 +1,14 @@
-"""The LoCoMo benchmark's data handling (bench/recall_locomo.py) on the real file."""
+"""The LoCoMo benchmark's data handling and API pipeline (bench/recall_locomo.py) on the
+real file: turns recorded with Tenant.record_turns, questions asked with search_turns."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
-from datetime import datetime
+from datetime import datetime, timezone
 
-from reckon.recall import HashingEmbedder, RankConfig
+from reckon import Principal
+from reckon.api import Engine
 
 from ..conftest import REPO, shared_path
 
@@ -21,8 +23,8 @@ def _bench():  # type: ignore[no-untyped-def]
 
 def test_session_dates_and_malformed_evidence_ids() -> None:
     b = _bench()
-    assert b.parse_session_time("1:56 pm on 8 May, 2023") == datetime(2023, 5, 8, 13, 56)
-    assert b.parse_session_time("12:09 am on 13 September, 2023") == datetime(2023, 9, 13, 0, 9)
+    assert b.parse_session_time("1:56 pm on 8 May, 2023") == datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
+    assert b.parse_session_time("12:09 am on 13 September, 2023") == datetime(2023, 9, 13, 0, 9, tzinfo=timezone.utc)
     data = json.loads(shared_path("data", "locomo", "locomo_dev.json").read_text())
     conv = data[0]
     qs = dict(b.questions_of(conv))
@@ -31,24 +33,28 @@ def test_session_dates_and_malformed_evidence_ids() -> None:
     assert multi
     turns = b.turns_of(conv)
     assert len(turns) == 419 and turns[0]["dia_id"] == "D1:1"
-    assert turns[0]["time"] == datetime(2023, 5, 8, 13, 56)
+    assert turns[0]["time"] == datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
     ids = {b.dia_key(t["dia_id"]) for t in turns}
     assert all(ev <= ids for ev in qs.values())  # every evidence id names a real turn
     total = sum(len(b.questions_of(c)) for c in data)
     assert total == 760  # 762 category 1-4 questions, 2 without any evidence id
 
 
-def test_bench_pipeline_on_one_conversation_with_hashing_embedder() -> None:
+def test_bench_pipeline_through_the_api_with_hashing_embedder(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("RECKON_EMBEDDER", "hashing")
     b = _bench()
     data = json.loads(shared_path("data", "locomo", "locomo_dev.json").read_text())
     conv = data[0]
     turns = b.turns_of(conv)
-    ix = b.build(turns, HashingEmbedder(), reckon=True)
-    assert len(ix) == len(turns)
-    # the preceding turn of the same session is the embedding context
-    assert ix.get("D1:2").context == b.turn_text(turns[0], True) and ix.get("D1:1").context is None
+    t = Engine(tmp_path / "d", jobs=False).create_tenant("loco")
+    ops = Principal.operator("importer")
+    recorded = t.record_turns(b.record_payload("conv-26", turns), principal=ops)
+    assert len(recorded) == 419 and recorded[1].external_id == "D1:2" and recorded[1].speaker == "melanie"
+    with_photo = next(x for x, raw in zip(recorded, turns) if raw.get("blip_caption"))
+    assert with_photo.caption
+    # the preceding turn of the same conversation is the embedding context of the index document
+    doc = t.turn_index.index.get(recorded[1].iri)
+    assert doc.context and doc.context.startswith("caroline: Hey Mel!")
     q, ev = b.questions_of(conv)[0]  # "When did Caroline go to the LGBTQ support group?"
-    hits = [h.id for h in ix.search(q, limit=10, config=b.RECKON)]
+    hits = [h.turn.external_id for h in t.search_turns(q, principal=ops, k=10)]
     assert ev <= set(hits)
-    plain = [h.id for h in ix.search(q, limit=10, config=RankConfig(use_vector=False, depth=100, half_life_days=None))]
-    assert ev <= set(plain)

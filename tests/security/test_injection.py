@@ -6,7 +6,8 @@ Each payload goes into the label, the content, a subclass's string properties (s
 and multi-valued), the acting person's id (author / owner) and team ids. It must come
 back verbatim through ``get()`` and through a SPARQL SELECT, and the write must add
 exactly the memory's own triples (plus the person / team nodes it links to): nothing
-else in any graph.
+else in any graph. A payload with U+0000 is refused (InvalidInput naming NUL) and writes
+nothing: XML 1.0 cannot carry it (issue 9, point 6).
 """
 
 from __future__ import annotations
@@ -76,8 +77,25 @@ def _labels_via_sparql(tenant, iri):
     return [r for r in rows if r["m"].value == iri]
 
 
+def _refused_nul(tenant, payload, write) -> bool:
+    """U+0000 is refused in every text field (InvalidInput naming it), nothing written."""
+    if "\x00" not in payload:
+        return False
+    before = tenant.dump()
+    with pytest.raises(InvalidInput, match="NUL"):
+        write()
+    assert tenant.dump() == before
+    return True
+
+
 @pytest.mark.parametrize("payload", PAYLOADS, ids=IDS)
 def test_user_memory_fields_and_person_id_round_trip(tenant, payload):
+    if _refused_nul(tenant, payload, lambda: tenant.remember(
+            kind="preference", scope="user", importance=3, source="agent_tool", principal=Principal(person="nul"),
+            label=f"L{payload}L", content="C")):
+        with pytest.raises(InvalidInput, match="NUL"):
+            Principal(person=f"u{payload}")
+        return
     who = Principal(person=f"u{PAYLOADS.index(payload)}{payload}")
     before = asserted(tenant)
     m = tenant.remember(kind="preference", scope="user", importance=3, source="agent_tool", principal=who,
@@ -100,6 +118,11 @@ def test_user_memory_fields_and_person_id_round_trip(tenant, payload):
 @pytest.mark.parametrize("payload", PAYLOADS, ids=IDS)
 def test_subclass_strings_and_team_ids_round_trip(tenant, payload):
     i = PAYLOADS.index(payload)
+    if _refused_nul(tenant, payload, lambda: tenant.remember(
+            kind="preference", scope="team", importance=4, source="operator",
+            principal=Principal.operator(person="op", teams=["t"]), label=f"voice{i}", content="c",
+            subclass="BrandVoiceMemory", properties={"tone": f"tone{payload}"})):
+        return
     team = f"t{i}{payload}"
     op = Principal.operator(person=f"op{i}{payload}", teams=[team])
     before = asserted(tenant)
@@ -128,6 +151,8 @@ def test_update_and_lookups_with_payloads(tenant, payload):
     who = Principal(person="updater")
     m = tenant.remember(kind="fact", scope="user", importance=2, source="agent_tool", principal=who,
                         label=f"upd{PAYLOADS.index(payload)}", content="zz")
+    if _refused_nul(tenant, payload, lambda: tenant.update(m.id, principal=who, content=f"new{payload}")):
+        return
     before = asserted(tenant)
     u = tenant.update(m.id, principal=who, content=f"new{payload}", label=f"upd{PAYLOADS.index(payload)}{payload}")
     assert (u.content, u.label) == (f"new{payload}", f"upd{PAYLOADS.index(payload)}{payload}")

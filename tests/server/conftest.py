@@ -73,6 +73,8 @@ def world(tmp_path_factory: pytest.TempPathFactory, _hashing_embedder: None) -> 
     w.tokens["acme_sam"] = ts.create("acme", person="sam", teams=["growth"])[1]
     w.tokens["acme_analyst"] = ts.create("acme", person="ana", sparql=True)[1]
     w.tokens["beta_ops"] = ts.create("beta", person="bob", role="operator")[1]
-    with TestClient(create_app(eng)) as client:
+    # no rate limit here: these tests send hundreds of requests per token in seconds
+    # (the limiter has its own tests in tests/security/test_http_limits.py)
+    with TestClient(create_app(eng, rate_limit=None)) as client:
         w.client = client
         yield w

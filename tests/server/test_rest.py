@@ -120,6 +120,10 @@ def test_supersede(world):
 
 
 def test_search(world):
+    # the memories earlier tests wrote are searchable by keyword at once and by vector once
+    # embedded: wait for that, so the HTTP and Python searches below rank the same documents
+    world.engine.tenant("acme").search("open the index", principal=_principal(world, "acme_sam"))
+    assert world.engine.tenant("acme").recall.wait(60)
     r = world.client.get("/tenants/acme/search", params={"q": "small businesses employees"}, headers=world.h("acme_sam"))
     assert r.status_code == 200, r.text
     hits = r.json()["hits"]

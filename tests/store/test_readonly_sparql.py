@@ -10,7 +10,7 @@ from pyoxigraph import Literal, NamedNode, Quad, Triple, Variable
 
 from reckon._errors import InvalidInput, ReadOnlyQuery
 from reckon.store import BUSINESS, MEMORIES, SCHEMA, TenantStore
-from reckon.store.sparql import keywords_outside_literals
+from reckon.store.query_guard import tokenize
 
 from tests.store.toy_reasoner import SUB, TYPE, ToyReasoner
 
@@ -128,6 +128,28 @@ def test_substitutions_bind_typed_terms(store: TenantStore) -> None:
 
 
 def test_tokenizer_sees_keywords_only_outside_literals() -> None:
-    words = keywords_outside_literals('SELECT ?x WHERE { ?x <urn:DROP> "LOAD" ; ex:CLEAR 1 } # INSERT')
-    assert "SELECT" in words and "WHERE" in words
+    toks = tokenize('SELECT ?x WHERE { ?x <urn:DROP> "LOAD" ; ex:CLEAR 1 } # INSERT')
+    words = [t.upper() for kind, t, _ in toks if kind == "word"]
+    assert words == ["SELECT", "WHERE"]
     assert not {"DROP", "LOAD", "CLEAR", "INSERT"} & set(words)
+
+
+@pytest.mark.parametrize("text", [
+    "PREFIX ex: <http://127.0.0.1:9/> SELECT * WHERE { SERVICEex:svc {} }",
+    "PREFIX : <http://127.0.0.1:9/> SELECT * WHERE { service:svc {} }",
+    "SELECT * WHERE { SERVICESILENT<http://127.0.0.1:9/> {} }",
+    "SELECT * WHERE { ?s ?p trueSERVICE<http://127.0.0.1:9/> {} }",
+    "SELECT * WHERE { ?s ?p ?o FILTER(?a<?b)SERVICE?x>{} }",
+    "SELECT * WHERE { ?s ex:a\\#b ?o SERVICE <http://127.0.0.1:9/> {} }",
+])
+def test_keywords_glued_to_words_are_seen(store: TenantStore, text: str) -> None:
+    """pyoxigraph's PEG parser matches a keyword without a word boundary after it."""
+    with pytest.raises(ReadOnlyQuery, match="SERVICE"):
+        store.query(text)
+
+
+def test_a_prefix_named_service_is_refused_with_a_hint(store: TenantStore) -> None:
+    with pytest.raises(ReadOnlyQuery, match="rename such a prefix"):
+        store.query("PREFIX service: <urn:x#> SELECT * WHERE { service:a service:p ?o }")
+    # in a local name it is an ordinary IRI
+    assert store.query("PREFIX ex: <urn:x#> SELECT * WHERE { ex:customerService ex:p ?o }") == []

@@ -170,7 +170,12 @@ def write_kpi(txn: Txn, tenant: str, *, metric: str, value: Decimal, platform: s
 
 
 def write_spend(txn: Txn, tenant: str, *, platform: str, amount: Decimal, period: str,
-                period_start: date | None, currency: str) -> NamedNode:
+                period_start: date | None, currency: str, as_of: datetime | None = None) -> NamedNode:
+    """Replace the current spend record of (platform, period, currency) and record the
+    value in the spend history: one ``mk:SpendObservation`` per record and UTC day of
+    ``as_of`` (default: the in-graph clock, else now), replaced by a later refresh of the
+    same day. Rules join only the current record; the history is what a chart of spend
+    over time reads."""
     voc = Vocabulary(txn.view)
     plat = voc.resolve(mk("Platform"), platform, "platform")
     per = voc.resolve(mk("Period"), period, "period")
@@ -190,7 +195,27 @@ def write_spend(txn: Txn, tenant: str, *, platform: str, amount: Decimal, period
     company = _company(txn.view, tenant)
     _replace_node(txn, node, BUSINESS, triples)
     txn.add(Quad(company, mk("currentSpendRecord"), node, BUSINESS))
+    when = as_of if as_of is not None else _clock_now(txn.view)
+    when = (when.replace(tzinfo=timezone.utc) if when.tzinfo is None else when).astimezone(timezone.utc)
+    obs = NamedNode(f"{node.value}:{when.date().isoformat()}")
+    # own properties only (not mk:amount / mk:platform): a query for spend records or amounts
+    # does not meet the history
+    _replace_node(txn, obs, BUSINESS, [
+        (RDF_TYPE, mk("SpendObservation")), (mk("spendRecord"), node),
+        (mk("observedAmount"), decimal_literal(amount)), (mk("observedAt"), dt_literal(when)),
+    ])
     return node
+
+
+def _clock_now(view: StoreView) -> datetime:
+    """The in-graph clock (``rk:clock rk:now``), else the wall clock (UTC)."""
+    for o in view.objects(CLOCK, rk("now"), BUSINESS):
+        if isinstance(o, Literal):
+            try:
+                return datetime.fromisoformat(o.value.replace("Z", "+00:00"))
+            except ValueError:
+                break
+    return datetime.now(timezone.utc)
 
 
 def write_account(txn: Txn, tenant: str, *, platform: str, account_id: str, name: str | None) -> NamedNode:

@@ -11,8 +11,17 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from pyoxigraph import NamedNode, Quad
 
+from reckon._config import default_data_dir
 from reckon._errors import InvalidInput, InvalidTenantId, TenantExists, UnknownTenant
-from reckon.store import SCHEMA, TenantStore, read_export, tenant_dir, validate_tenant_id
+from reckon.store import (
+    SCHEMA,
+    QueryLimits,
+    QueryPool,
+    TenantStore,
+    read_export,
+    tenant_dir,
+    validate_tenant_id,
+)
 from reckon.store.tenant_store import ReasonerFactory
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -20,16 +29,20 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["DEFAULT_RULES", "Engine"]
 
-DEFAULT_RULES: tuple[str, ...] = ("core.srl", "marketing.srl", "recruiting.srl")
+DEFAULT_RULES: tuple[str, ...] = ("core.srl", "marketing.srl", "recruiting.srl", "agent.srl")
 """Shipped rule files of the default program (resolved by ``reckon.datalog.loader``)."""
 
 _RULE_SUFFIXES = (".srl", ".dlog")
 
 
+
 class Engine:
     """Entry point: tenants under ``data_dir/tenants/<id>/``, one rule program for all.
 
-    :param data_dir: directory holding the tenants (created if missing).
+    :param data_dir: directory holding the tenants; ``None`` = :func:`default_data_dir`
+        (``$RECKON_DATA_DIR``, the directory the CLI uses too). Created by the first
+        write (``create_tenant`` / ``import_tenant``): reading a directory that does not
+        exist finds no tenants and creates nothing.
     :param rules: rule files of the program (paths or shipped names such as
         ``"core.srl"``); ``None`` = :data:`DEFAULT_RULES`; ``[]`` = no rules.
     :param modules: extra domain modules: ``.srl`` / ``.dlog`` files are added to the
@@ -37,7 +50,19 @@ class Engine:
         graph.
     :param lock_timeout: seconds a write waits for another process's write before
         :class:`~reckon._errors.StoreError`; ``None`` waits.
-    :raises StoreError: when ``data_dir`` cannot be created.
+    :param judge: conflict judge of every tenant's write path: a
+        ``reckon.memory.conflicts.ConflictJudge``, or a callable ``tenant -> judge``;
+        ``None`` = ``ContradictionJudge()`` (no model).
+    :param jobs: background extraction (``reckon.jobs.Jobs``): ``None`` = the embedded
+        default under ``data_dir/jobs`` when ``RECKON_EXTRACT_EVERY`` or a worker is
+        configured, see :meth:`after_turns`; ``False`` = never queue jobs.
+    :param query_limits: limits of the read-only SPARQL interface (``Tenant.sparql``,
+        ``reckon sparql``, the HTTP endpoint): text size, depth, deadline, result size,
+        worker processes (default :class:`~reckon.store.QueryLimits`).
+    :param embedder: the recall embedder of every tenant: an
+        :class:`~reckon.recall.embed.Embedder`, a name (``"minilm"``, ``"openai"``,
+        ``"hashing"``; see :mod:`reckon.recall.embed`) or ``None`` = ``$RECKON_EMBEDDER``.
+    :raises StoreError: when ``data_dir`` cannot be created (on the first write).
 
     >>> import tempfile
     >>> engine = Engine(tempfile.mkdtemp(), rules=[])
@@ -49,19 +74,17 @@ class Engine:
 
     def __init__(
         self,
-        data_dir: str | Path,
+        data_dir: str | Path | None = None,
         *,
         rules: Sequence[str | Path] | None = None,
         modules: Sequence[str | Path] | None = None,
         lock_timeout: float | None = None,
+        judge: Any = None,
+        jobs: Any = None,
+        query_limits: QueryLimits | None = None,
+        embedder: Any = None,
     ) -> None:
-        from reckon._errors import StoreError
-
-        self.data_dir = Path(data_dir)
-        try:
-            (self.data_dir / "tenants").mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise StoreError(f"cannot create the data directory {self.data_dir}: {e}") from e
+        self.data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
         modules = [Path(m) for m in (modules or [])]
         for m in modules:
             if m.suffix not in _RULE_SUFFIXES + (".ttl",):
@@ -70,9 +93,37 @@ class Engine:
         self._rule_files += [m for m in modules if m.suffix in _RULE_SUFFIXES]
         self._schema_modules = [m for m in modules if m.suffix == ".ttl"]
         self._lock_timeout = lock_timeout
+        self._judge = judge
+        self._jobs = jobs
+        self.embedder = embedder
         self._ruleset: Any = None
         self._lock = threading.RLock()
         self._tenants: dict[str, "Tenant"] = {}
+        if query_limits is not None and not isinstance(query_limits, QueryLimits):
+            raise InvalidInput("query_limits must be a reckon.store.QueryLimits", field="query_limits")
+        self.query_limits: QueryLimits = query_limits or QueryLimits()
+        self._query_pool: QueryPool | None = None
+        _sweep_aside(self.data_dir / "tenants")
+
+    @property
+    def query_pool(self) -> QueryPool:
+        """The worker processes that evaluate read-only SPARQL (started on first use;
+        see :mod:`reckon.store.query_pool`)."""
+        with self._lock:
+            if self._query_pool is None:
+                self._query_pool = QueryPool(self.query_limits)
+            return self._query_pool
+
+    def close(self) -> None:
+        """Stop the query workers and close every open tenant (the engine can be used
+        again: workers and tenants reopen on demand)."""
+        with self._lock:
+            pool, self._query_pool = self._query_pool, None
+            tenants, self._tenants = list(self._tenants.values()), {}
+        if pool is not None:
+            pool.close()
+        for t in tenants:
+            t.store.close()
 
     # ------------------------------------------------------------------ program & schema
     @property
@@ -115,12 +166,57 @@ class Engine:
         schema = load_schema(*self._schema_modules)
         return [Quad(t.subject, t.predicate, t.object, SCHEMA) for t in schema.triples()]
 
+    def judge_for(self, tenant: "Tenant") -> Any:
+        """The conflict judge for ``tenant``'s write path (``None`` = the default)."""
+        j = self._judge
+        if j is None or callable(getattr(j, "judge", None)):
+            return j
+        return j(tenant)
+
+    @property
+    def jobs(self) -> Any:
+        """The background job queue (``reckon.jobs.Jobs``) or ``None`` when disabled."""
+        with self._lock:
+            if self._jobs is None:
+                from reckon.jobs import Jobs
+
+                self._jobs = Jobs.for_engine(self)
+            return self._jobs or None
+
+    def after_turns(self, tenant: "Tenant", turns: Sequence[Any]) -> None:
+        """Called after turns were recorded: queue an extraction job for each
+        conversation that has enough unprocessed turns (never runs extraction here).
+        Queueing never fails the recorded write."""
+        if self._jobs is False or not turns:
+            return
+        try:
+            jobs = self.jobs
+            if jobs is not None:
+                jobs.turns_recorded(tenant, turns)
+        except Exception:  # noqa: BLE001
+            import logging
+
+            logging.getLogger("reckon.jobs").warning("queueing extraction failed", exc_info=True)
+    def _make_data_dir(self) -> None:
+        """Create ``data_dir/tenants`` (before the first write).
+
+        :raises StoreError: when it cannot be created.
+        """
+        from reckon._errors import StoreError
+
+        try:
+            (self.data_dir / "tenants").mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise StoreError(f"cannot create the data directory {self.data_dir}: {e}") from e
+
     # ------------------------------------------------------------------ tenants
-    def create_tenant(self, tenant_id: str, *, company_name: str | None = None) -> "Tenant":
+    def create_tenant(self, tenant_id: str, *, company_name: str | None = None, exist_ok: bool = False) -> "Tenant":
         """Create a tenant: schema graph, company node, clock node, derived closure.
 
+        :param exist_ok: return the existing tenant instead of raising (a script that
+            creates its tenant can run twice); ``company_name`` is then not applied.
         :raises InvalidTenantId: when the id is invalid (before any path is built).
-        :raises TenantExists: when it already exists.
+        :raises TenantExists: when it already exists (and not ``exist_ok``).
         """
         from reckon.api._business import initial_quads
         from reckon.api._tenant import Tenant
@@ -131,7 +227,10 @@ class Engine:
         path = tenant_dir(self.data_dir, tenant_id)
         with self._lock:
             if (path / "meta.json").exists():
+                if exist_ok:
+                    return self.tenant(tenant_id)
                 raise TenantExists(f"tenant {tenant_id!r} already exists")
+            self._make_data_dir()
             store = TenantStore.create(
                 path,
                 tenant_id,
@@ -157,10 +256,21 @@ class Engine:
             if not (path / "meta.json").is_file():
                 self._tenants.pop(tenant_id, None)
                 raise UnknownTenant(f"no tenant {tenant_id!r} in {self.data_dir}")
+            if t is not None and not t.store.is_current():
+                # deleted (and maybe re-created) by another process: never serve the dead one
+                self._tenants.pop(tenant_id, None)
+                t.store.mark_gone()
+                t.store.close()
+                t = None
             if t is None:
                 store = TenantStore(
                     path, reasoner_factory=self.reasoner_factory(), lock_timeout=self._lock_timeout
                 )
+                if store.tenant_id != tenant_id:
+                    store.close()
+                    raise UnknownTenant(
+                        f"no tenant {tenant_id!r} in {self.data_dir}: its directory holds tenant {store.tenant_id!r}"
+                    )
                 t = Tenant(self, store)
                 self._tenants[tenant_id] = t
             return t
@@ -168,12 +278,15 @@ class Engine:
     def list_tenants(self) -> list[str]:
         """Ids of the existing tenants, sorted."""
         out = []
-        for p in (self.data_dir / "tenants").iterdir():
+        root = self.data_dir / "tenants"
+        if not root.is_dir():
+            return []
+        for p in root.iterdir():
             try:
                 validate_tenant_id(p.name)
             except InvalidTenantId:
                 continue
-            if (p / "meta.json").is_file():
+            if not p.is_symlink() and (p / "meta.json").is_file():
                 out.append(p.name)
         return sorted(out)
 
@@ -182,15 +295,28 @@ class Engine:
 
         :raises UnknownTenant: when no such tenant exists.
         """
-        t = self.tenant(tenant_id)
-        path = t.store.path
-        grave = path.parent / f".deleting-{tenant_id}-{uuid.uuid4().hex}"
-        with self._lock:
-            with t.store.exclusive():
-                os.rename(path, grave)
-            t.store.close()
-            self._tenants.pop(tenant_id, None)
-        shutil.rmtree(grave, ignore_errors=True)
+        from reckon._errors import TenantGone
+
+        for _ in range(3):
+            t = self.tenant(tenant_id)
+            path = t.store.path
+            grave = path.parent / f".deleting-{tenant_id}-{uuid.uuid4().hex}"
+            with self._lock:
+                try:
+                    with t.store.exclusive():
+                        os.rename(path, grave)
+                except TenantGone:
+                    self._tenants.pop(tenant_id, None)
+                    continue  # another process replaced it meanwhile: delete the current one
+                t.store.mark_gone()
+                t.store.close()
+                recall = getattr(t, "_recall", None)
+                if recall is not None and recall.loaded:
+                    recall.index.close(save=False)  # its thread must not write into the grave
+                self._tenants.pop(tenant_id, None)
+            shutil.rmtree(grave, ignore_errors=True)
+            return
+        raise UnknownTenant(f"tenant {tenant_id!r} keeps being re-created by another process; not deleted")
 
     # ------------------------------------------------------------------ export / import
     def import_tenant(self, tenant_id: str, source: str | Path | bytes) -> "Tenant":
@@ -213,11 +339,45 @@ class Engine:
         with self._lock:
             if (path / "meta.json").exists():
                 raise TenantExists(f"tenant {tenant_id!r} already exists")
+            self._make_data_dir()
             # built beside the tenant directory and renamed into place: all or nothing
             store = TenantStore.create(path, tenant_id, initial=quads, reasoner_factory=self.reasoner_factory())
             t = Tenant(self, store)
             self._tenants[tenant_id] = t
         return t
+
+
+def _sweep_aside(tenants: Path) -> None:
+    """Remove what killed creates, imports and deletes left beside the tenants:
+    ``.creating-<id>-<pid>-<thread>`` of a process that no longer runs and
+    ``.deleting-<id>-<uuid>`` (already renamed away from its tenant)."""
+    try:
+        entries = list(tenants.iterdir())
+    except OSError:
+        return
+    for p in entries:
+        name = p.name
+        if name.startswith(".deleting-"):
+            shutil.rmtree(p, ignore_errors=True)
+        elif name.startswith(".creating-"):
+            parts = name.rsplit("-", 2)
+            try:
+                pid = int(parts[-2])
+            except (ValueError, IndexError):
+                continue
+            if pid == os.getpid() or _pid_alive(pid):
+                continue
+            shutil.rmtree(p, ignore_errors=True)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _export_tenant(source: str | Path | bytes) -> str | None:

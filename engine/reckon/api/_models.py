@@ -41,7 +41,15 @@ def _decimal(value: Any) -> Decimal:
         raise ValueError(f"not a decimal number: {value!r}") from e
     if not d.is_finite():
         raise ValueError(f"not a finite number: {value!r}")
+    if abs(d) >= MAX_MAGNITUDE:
+        # the bound the bulk loaders apply (reckon.loaders): past it a float rendering
+        # (bundle, JSON) overflows to Infinity at 1e309 and loses every cent long before
+        raise ValueError(f"not a number below 1e15 in magnitude: {value!r}")
     return d
+
+
+MAX_MAGNITUDE = Decimal("1e15")
+"""KPI values and spend amounts must be below this in magnitude (as in ``reckon.loaders``)."""
 
 
 def _utc(value: datetime) -> datetime:
@@ -73,15 +81,18 @@ class KpiInput(_Model):
 
 class SpendInput(_Model):
     """Current spend on one ``platform`` for one ``period`` (default monthly):
-    ``amount`` >= 0 in ``currency`` (ISO 4217, default USD) from ``period_start``."""
+    ``amount`` >= 0 in ``currency`` (ISO 4217, default USD) from ``period_start``, observed
+    ``as_of`` (UTC; default: the in-graph clock, else now)."""
 
     platform: str = Field(min_length=1)
     amount: Decimal
     period: str = "monthly"
     period_start: date | None = None
     currency: str = "USD"
+    as_of: datetime | None = None
 
     _v = field_validator("amount", mode="before")(lambda cls, v: _decimal(v))
+    _t = field_validator("as_of")(lambda cls, v: None if v is None else _utc(v))
 
     @field_validator("amount")
     @classmethod

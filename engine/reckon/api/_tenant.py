@@ -9,7 +9,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pyoxigraph import NamedNode, Triple
+from pyoxigraph import Literal, NamedNode, Triple
 
 from reckon._errors import InvalidInput
 from reckon.api import _business as B
@@ -46,6 +46,8 @@ class Tenant:
         self.id: str = store.tenant_id
         self._memory: Any = None
         self._recall: Any = None
+        self._transcripts: Any = None
+        self._turn_index: Any = None
         self._mlock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -53,15 +55,36 @@ class Tenant:
 
     # ------------------------------------------------------------------ reads
     def sparql(self, query: str) -> QueryResult:
-        """Run a read-only SPARQL query; the default graph is the union of the schema,
-        memories, business and inferred graphs, each addressable with ``GRAPH``.
+        """Run a read-only SPARQL 1.2 query; the default graph is the union of the
+        schema, memories, business and inferred graphs, each addressable with ``GRAPH``
+        (and nameable in ``FROM`` / ``FROM NAMED``).
+
+        The text is checked first (:func:`reckon.store.inspect_query`: form, updates,
+        ``SERVICE``, dataset, size, depth), then evaluated once in a query worker
+        process that cannot open a network connection, under the engine's
+        :class:`~reckon.store.QueryLimits` (``Engine(query_limits=...)``).
 
         :returns: SELECT: list of dicts (variable name -> pyoxigraph term); ASK: bool;
             CONSTRUCT / DESCRIBE: list of ``Triple``.
         :raises ReadOnlyQuery: for an update or a SERVICE clause.
-        :raises InvalidInput: when the text does not parse.
+        :raises InvalidInput: when the text does not parse, or ``FROM`` names a graph
+            that is not public.
+        :raises QueryLimitExceeded: over a limit (``.limit`` says which: query_bytes,
+            depth, deadline, rows, result_bytes, busy, resources).
+        :raises TenantGone: when the tenant was deleted meanwhile.
         """
-        return self.store.query(query)
+        result: QueryResult = self.sparql_outcome(query).to_python()
+        return result
+
+    def sparql_outcome(self, query: str) -> Any:
+        """Like :meth:`sparql`, but the worker's serialized result
+        (:class:`reckon.store.QueryOutcome`: form, variables, SPARQL JSON results or
+        N-Triples bytes), for servers that pass it on."""
+        from reckon.store import inspect_query
+        from reckon.store.tenant_store import PUBLIC_IRIS
+
+        plan = inspect_query(query, self.engine.query_limits, public_graphs=PUBLIC_IRIS)
+        return self.engine.query_pool.run(self.store, plan)
 
     def explain(self, s: Any, p: Any, o: Any) -> Any:
         """Why an inferred triple holds (``reckon.datalog`` Explanation: rule, bindings and
@@ -129,19 +152,23 @@ class Tenant:
         period: str = "monthly",
         period_start: date | None = None,
         currency: str = "USD",
+        as_of: datetime | None = None,
     ) -> Commit | None:
         """Set the current spend of a platform for a period (replacing the previous
-        record of the same platform, period and currency).
+        record of the same platform, period and currency), and record it in the spend
+        history (one ``mk:SpendObservation`` per UTC day of ``as_of``).
 
         :param amount: spend >= 0 in ``currency`` (stored as ``xsd:decimal``).
+        :param as_of: when the amount was observed (default: the in-graph clock, else now;
+            naive = UTC).
         :raises InvalidInput: for an unknown platform / period, a negative amount or a
             currency that is not three upper-case letters.
         """
         sp = parse_model(SpendInput, platform=platform, amount=amount, period=period,
-                         period_start=period_start, currency=currency)
+                         period_start=period_start, currency=currency, as_of=as_of)
         with self.store.transaction() as txn:
             B.write_spend(txn, self.id, platform=sp.platform, amount=sp.amount, period=sp.period,
-                          period_start=sp.period_start, currency=sp.currency)
+                          period_start=sp.period_start, currency=sp.currency, as_of=sp.as_of)
         return txn.commit
 
     def connect_account(self, platform: str, account_id: str, name: str | None = None) -> Commit | None:
@@ -177,6 +204,42 @@ class Tenant:
             B.write_clock(txn, now)
         return txn.commit
 
+    def clock(self) -> datetime | None:
+        """The in-graph clock ``rk:clock rk:now`` (UTC), or ``None`` when never ticked."""
+        from datetime import timezone
+
+        from reckon.store import BUSINESS
+
+        with self.store.snapshot() as view:
+            vals = view.objects(B.CLOCK, B.rk("now"), BUSINESS)
+        if not vals or not isinstance(vals[0], Literal):
+            return None
+        try:
+            t = datetime.fromisoformat(vals[0].value.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+
+    def advance_clock(self, now: datetime | None = None, *, min_step: float = 60.0) -> bool:
+        """Move the in-graph clock forward to ``now`` (default: the wall clock) when it is
+        unset or more than ``min_step`` seconds behind; never back. The HTTP and MCP
+        servers call this on each request, so that expiry is judged against the present
+        there (a memory with a future ``expires_at`` is active, one past it is not);
+        through the Python API and the CLI the clock moves only by :meth:`tick`.
+
+        :returns: whether the clock was moved.
+        """
+        from datetime import timezone
+
+        now = now or datetime.now(timezone.utc)
+        if now.tzinfo is None:
+            now = now.replace(tzinfo=timezone.utc)
+        cur = self.clock()
+        if cur is not None and (now - cur).total_seconds() <= min_step:
+            return False
+        self.tick(now)
+        return True
+
     def add_team(self, team_id: str, name: str | None = None) -> NamedNode:
         """Add (or rename) a team; returns its IRI."""
         t = parse_model(TeamInput, team_id=team_id, name=name)
@@ -200,40 +263,163 @@ class Tenant:
             if self._memory is None:
                 from reckon.memory.service import MemoryService
 
-                self._memory = MemoryService(self.store)
+                self._memory = MemoryService(self.store, judge=self.engine.judge_for(self))
             return self._memory
+
+    def set_judge(self, judge: Any) -> None:
+        """Replace this tenant's conflict judge (a ``reckon.memory.conflicts.ConflictJudge``:
+        ``judge(new, candidates) -> ids``), e.g. a ``ContradictionJudge(encoder=...)`` or
+        the model judge ``reckon.capture.judge.ModelJudge``.
+
+        :raises InvalidInput: when ``judge`` has no ``judge`` method.
+        """
+        if not callable(getattr(judge, "judge", None)):
+            raise InvalidInput("judge: an object with a judge(new, candidates) method is required", field="judge")
+        self.memory.judge = judge
 
     def remember(self, **fields: Any) -> Any:
         """Store a new memory; see ``MemoryService.remember`` (API.md for the fields).
-        The recall index embeds it at write time. :returns: ``Memory``."""
+        It is searchable by keyword at once; its embedding is computed after the write,
+        off the caller's path. :returns: ``Memory``."""
         m = _checked(self.memory.remember, **fields)
-        self._indexed(m, fields.get("supersedes"))
+        self._indexed()
         return m
+
+    def remember_many(self, items: Any, *, principal: Any, conflicts: str = "raise") -> list[Any]:
+        """Store many memories in one transaction (one commit, one reasoning pass, one
+        embedding batch): bulk import. All or nothing: the first bad item raises naming
+        ``items[i]`` and nothing is written; see ``MemoryService.remember_many``.
+
+        :param conflicts: ``"raise"`` (ConflictPending for the item), ``"keep_both"`` or
+            ``"skip"`` (``None`` in the result).
+        :returns: ``list[Memory | None]`` in item order.
+        """
+        ms = _checked(self.memory.remember_many, items, principal=principal, conflicts=conflicts)
+        self._indexed_many([m for m in ms if m is not None])
+        return ms
+
+    # ------------------------------------------------------------------ transcripts (reckon.transcripts)
+    @property
+    def transcripts(self) -> Any:
+        """The tenant's ``reckon.transcripts.TranscriptService`` (created on first use)."""
+        memory = self.memory
+        with self._mlock:
+            if self._transcripts is None:
+                from reckon.transcripts.service import TranscriptService
+
+                self._transcripts = TranscriptService(self.store, memory)
+            return self._transcripts
+
+    @property
+    def turn_index(self) -> Any:
+        """The tenant's transcript search index (``reckon.transcripts.search.TurnIndex``,
+        persisted in ``<tenant>/recall-turns``), sharing the memory index's embedder."""
+        transcripts = self.transcripts
+        recall = self.recall
+        with self._mlock:
+            if self._turn_index is None:
+                from reckon.transcripts.search import TurnIndex
+
+                path = getattr(self.store, "path", None)
+                embedder = getattr(recall.index, "embedder", None)  # the process's shared embedder
+                self._turn_index = TurnIndex(transcripts, path / "recall-turns" if path else None, embedder=embedder)
+            return self._turn_index
+
+    def record_turn(self, conversation: str, text: str, *, principal: Any, role: str = "user",
+                    speaker: str | None = None, at: datetime | None = None, order: int | None = None,
+                    caption: str | None = None, external_id: str | None = None) -> Any:
+        """Record one turn of a conversation (post-turn persistence, seed 002): stored as
+        RDF, indexed for :meth:`search_turns`, and counted toward background extraction
+        (which never runs here: a job is queued when enough new turns accumulated).
+        Recording the same turn again is a no-op. See ``TranscriptService.record``.
+
+        :param role: ``user``, ``assistant``, ``tool``, ``web`` or ``system``; tool and
+            web output is stored but never extracted from (seed 001).
+        :returns: ``reckon.transcripts.Turn``.
+        :raises InvalidInput, NotAuthorized, ShapeViolation: see ``record_turns``.
+        """
+        turn = {k: v for k, v in dict(conversation=conversation, text=text, role=role, speaker=speaker, at=at,
+                                      order=order, caption=caption, external_id=external_id).items()
+                if v is not None}
+        return self.record_turns([turn], principal=principal)[0]
+
+    def record_turns(self, turns: Any, *, principal: Any) -> list[Any]:
+        """Record turns in one transaction per 2,000 (one commit, one reasoning pass, one
+        embedding batch). All or nothing: the first bad turn raises naming ``turns[i]``
+        and nothing is written.
+
+        :returns: ``list[Turn]`` in input order.
+        :raises InvalidInput: a malformed turn, or new text at an already recorded position.
+        :raises NotAuthorized: a member recording another person's turn or a system turn.
+        :raises ShapeViolation: a turn that does not conform to ``ag:TurnShape``.
+        """
+        recorded = _checked(self.transcripts.record, turns, principal=principal)
+        try:
+            self.turn_index.add(recorded)
+        except Exception:  # noqa: BLE001 - indexing never fails a committed write
+            import logging
+
+            logging.getLogger("reckon.recall").warning("indexing recorded turns failed", exc_info=True)
+        self.engine.after_turns(self, recorded)
+        return recorded
+
+    def turns(self, conversation: str, *, after: int = -1) -> list[Any]:
+        """Turns of a conversation with order > ``after``, in order."""
+        return self.transcripts.turns(conversation, after=after)
+
+    def turn(self, turn_id: str) -> Any:
+        """One turn by id (``"<conversation>/<order>"``) or IRI (``UnknownMemory`` if absent)."""
+        return self.transcripts.turn(turn_id)
+
+    def provenance(self, memory_id: str) -> list[Any]:
+        """Where a memory came from: the turns it was extracted from (``rk:derivedFrom``),
+        oldest first; empty for a memory written directly.
+
+        :raises UnknownMemory: no such memory.
+        """
+        m = self.memory.get(memory_id)
+        turns = [self.transcripts.turn(iri) for iri in m.derived_from]
+        return sorted(turns, key=lambda t: (t.at, t.conversation, t.order))
+
+    def conversations(self) -> list[Any]:
+        """Every conversation: turns, last order, participants, extraction watermark."""
+        return self.transcripts.conversations()
+
+    def search_turns(self, query: str, *, principal: Any, k: int = 10, conversations: Any = None,
+                     roles: Any = None) -> list[Any]:
+        """Search what was said: hybrid search over the turns of the conversations
+        ``principal`` may read (operators: all; members: those they spoke in).
+
+        :returns: ``list[TurnHit]`` (``.turn``, ``.score``), best first.
+        :raises InvalidInput: for a bad query, k or role.
+        """
+        return _checked(self.turn_index.search, query, principal=principal, k=k,
+                        conversations=conversations, roles=roles)
 
     def update(self, memory_id: str, *, principal: Any, **changes: Any) -> Any:
         """Three-state partial edit (absent = untouched, ``None`` = remove, value = set);
         see ``MemoryService.update``. :returns: ``Memory``."""
         m = _checked(self.memory.update, memory_id, principal=principal, **changes)
-        self._indexed(m)
+        self._indexed()
         return m
 
     def supersede(self, old_id: str, new: Any, *, principal: Any) -> Any:
         """Replace ``old_id`` by a new memory (dict of fields) or an existing one (id);
         see ``MemoryService.supersede``. :returns: the new ``Memory``."""
         m = self.memory.supersede(old_id, new, principal=principal)
-        self._indexed(m, [old_id])
+        self._indexed()
         return m
 
     def restore(self, memory_id: str, *, principal: Any) -> Any:
         """Operator only: undo a supersession; see ``MemoryService.restore``."""
         m = self.memory.restore(memory_id, principal=principal)
-        self._indexed(m)
+        self._indexed()
         return m
 
     def delete(self, memory_id: str, *, principal: Any) -> None:
         """Operator only: delete a memory; see ``MemoryService.delete``."""
         self.memory.delete(memory_id, principal=principal)
-        self.recall.on_remove(str(memory_id))
+        self._indexed()
 
     def get(self, memory_id: str) -> Any:
         """One memory by id (``UnknownMemory`` if absent)."""
@@ -256,29 +442,43 @@ class Tenant:
             if self._recall is None:
                 from reckon.recall.bundle import TenantRecall
 
-                self._recall = TenantRecall(self.store, memory)
+                self._recall = TenantRecall(self.store, memory, embedder=getattr(self.engine, "embedder", None))
             return self._recall
 
-    def _indexed(self, m: Any, replaced: Any = None) -> None:
-        """Feed the recall index after a write (the new state of ``m`` and of the memories
-        it replaced). Indexing never fails a committed write: a missed memory is indexed
-        on the next read."""
-        try:
-            ms = [m] + [self.memory.get(r) for r in (replaced or [])]
-            self.recall.on_write(ms)
-        except Exception:  # noqa: BLE001
-            import logging
+    def _indexed(self) -> None:
+        """After a write: the recall index (if open in this process) follows the commits
+        the write made, whatever they were (a replaced memory leaves the index, a
+        restored one returns). Never fails a committed write; the next read retries."""
+        if self._recall is not None:
+            self._recall.after_write()
 
-            logging.getLogger("reckon.recall").warning("recall indexing after a write failed", exc_info=True)
+    def _indexed_many(self, ms: list[Any]) -> None:
+        """After a batch write: the recall index follows the commit (one embedding batch,
+        off the caller's path)."""
+        del ms
+        self._indexed()
 
     def context(self, principal: Any, conversation: Any = "", budget_chars: int = 6000) -> Any:
         """The context bundle for a new turn; see ``TenantRecall.context``.
-        :returns: ``ContextBundle`` (``.render()`` is the prompt text)."""
+        :returns: ``ContextBundle`` (``.render()`` is the prompt text).
+        :raises InvalidInput: when ``conversation`` is longer than
+            ``reckon.api._limits.MAX_CONVERSATION_CHARS`` (100,000) characters."""
+        from reckon.api._limits import MAX_CONVERSATION_CHARS
+
+        if isinstance(conversation, str) and len(conversation) > MAX_CONVERSATION_CHARS:
+            raise InvalidInput(f"conversation: at most {MAX_CONVERSATION_CHARS} characters, got {len(conversation)}",
+                               field="conversation")
         return self.recall.context(principal, conversation, budget_chars)
 
     def search(self, query: str, *, principal: Any, **options: Any) -> Any:
         """Hybrid search over active visible memories (importance 2-3 by default); see
-        ``TenantRecall.search``. :returns: list of ``SearchHit``."""
+        ``TenantRecall.search``. :returns: list of ``SearchHit``.
+        :raises InvalidInput: when ``query`` is longer than
+            ``reckon.api._limits.MAX_SEARCH_CHARS`` (2,000) characters."""
+        from reckon.api._limits import MAX_SEARCH_CHARS
+
+        if isinstance(query, str) and len(query) > MAX_SEARCH_CHARS:
+            raise InvalidInput(f"query: at most {MAX_SEARCH_CHARS} characters, got {len(query)}", field="query")
         return _checked(self.recall.search, query, principal=principal, **options)
 
     def tool_definitions(self, format: str = "openai") -> Any:

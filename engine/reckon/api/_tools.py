@@ -37,6 +37,8 @@ memory omits ``subclass``. The root of every tool's parameters stays a plain obj
 
 from __future__ import annotations
 
+from reckon.api._limits import MAX_CONVERSATION_CHARS, MAX_SEARCH_CHARS
+
 import json
 import logging
 from datetime import datetime
@@ -221,7 +223,8 @@ def tool_schemas(catalogue: Catalogue) -> list[dict[str, Any]]:
     search_params = {
         "type": "object",
         "properties": {
-            "query": {"type": "string", "minLength": 1, "description": "What to look for, in plain words."},
+            "query": {"type": "string", "minLength": 1, "maxLength": MAX_SEARCH_CHARS,
+                      "description": "What to look for, in plain words."},
             "k": {"type": "integer", "minimum": 1, "maximum": 50, "description": "Number of results (default 10)."},
             "kinds": {"type": "array", "items": {"type": "string", "enum": list(KINDS)}},
             "scopes": {"type": "array", "items": {"type": "string", "enum": list(SCOPES)}},
@@ -245,7 +248,8 @@ def tool_schemas(catalogue: Catalogue) -> list[dict[str, Any]]:
     context_params = {
         "type": "object",
         "properties": {
-            "conversation": {"type": "string", "description": "The recent conversation, used to order items."},
+            "conversation": {"type": "string", "maxLength": MAX_CONVERSATION_CHARS,
+                             "description": "The recent conversation, used to order items."},
             "budget_chars": {"type": "integer", "minimum": 500, "maximum": 100000,
                              "description": "Maximum length of the returned text (default 6000)."},
         },

@@ -3,9 +3,15 @@
 Exit codes (documented in ``reckon --help`` and README):
 
 * 0 — ok
-* 1 — validation failed / not conformant (rule diagnostics, shape violations)
-* 2 — usage or input error (bad arguments, unreadable file, unknown tenant)
-* 3 — internal error (a bug: please report it)
+* 1 — validation failed: an invalid memory (refused by its model, e.g. importance 9,
+  or by its SHACL shapes, e.g. a negative budget: the same code either way), a rule
+  file with diagnostics, data or a tenant that does not conform
+* 2 — usage or input error: bad arguments, unknown tenant or memory, unreadable file,
+  not authorized, a conflict to confirm, a refused or malformed query
+* 3 — internal error (a bug: please report it) or a store failure (I/O, lock timeout)
+
+Messages name what went wrong (``invalid memory: importance: ...``, ``not authorized:
+...``), never an exception class.
 """
 
 from __future__ import annotations

@@ -2,23 +2,27 @@
 
 from __future__ import annotations
 
+import inspect
 import os
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
+from reckon._config import default_data_dir
 from reckon._errors import (
-    InvalidInput,
-    InvalidTenantId,
-    ReadOnlyQuery,
+    ConflictPending,
+    ExplainError,
+    NotAuthorized,
     ReckonError,
+    RestoreRefused,
     RuleError,
+    SchemaError,
     ShapeViolation,
-    UnknownMemory,
-    UnknownTenant,
+    StoreError,
 )
 
 EXIT_OK = 0
@@ -29,30 +33,29 @@ EXIT_INTERNAL = 3
 console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
 
+EXIT_CODES_HELP = (
+    "Exit codes: 0 ok; 1 validation failed (an invalid memory, whether its fields or its SHACL shapes "
+    "refused it; a rule file; data that does not conform); 2 usage or input error (bad option, unknown "
+    "tenant or memory, unreadable file, not authorized, a conflict to confirm, a refused query); "
+    "3 internal error or store failure."
+)
+
 app = typer.Typer(
     name="reckon",
     help=(
         "Reckon: typed, rule-derived memory for AI agents.\n\n"
-        "Exit codes: 0 ok; 1 validation failed / not conformant; "
-        "2 usage or input error; 3 internal error."
+        "Tenants live in --data-dir, $RECKON_DATA_DIR, else ~/.local/share/reckon (the same default as "
+        "reckon.Engine() in Python). Verbs that act as a person take --as PERSON (or $RECKON_AS).\n\n"
+        + EXIT_CODES_HELP
     ),
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 rules_app = typer.Typer(help="Check rule files (SRL .srl, RDFox Datalog .dlog).", no_args_is_help=True)
 app.add_typer(rules_app, name="rules")
-
-
-def default_data_dir() -> Path:
-    """``$RECKON_DATA_DIR``, else ``$XDG_DATA_HOME/reckon``, else ``~/.local/share/reckon``."""
-    env = os.environ.get("RECKON_DATA_DIR")
-    if env:
-        return Path(env)
-    xdg = os.environ.get("XDG_DATA_HOME")
-    base = Path(xdg) if xdg else Path.home() / ".local" / "share"
-    return base / "reckon"
 
 
 class State:
@@ -63,14 +66,24 @@ class State:
 state = State()
 
 
+def _version(value: bool) -> None:
+    if value:
+        from reckon import __version__
+
+        typer.echo(f"reckon {__version__}")
+        raise typer.Exit(EXIT_OK)
+
+
 @app.callback()
 def _global(
     data_dir: Path = typer.Option(
         None,
         "--data-dir",
         envvar="RECKON_DATA_DIR",
-        help="Where tenants live (default: $XDG_DATA_HOME/reckon or ~/.local/share/reckon).",
+        help="Where tenants live (default: $RECKON_DATA_DIR, else $XDG_DATA_HOME/reckon or ~/.local/share/reckon).",
     ),
+    version: bool = typer.Option(False, "--version", "-V", is_eager=True, callback=_version,
+                                 help="Print the version and exit."),
 ) -> None:
     if data_dir is not None:
         state.data_dir = data_dir
@@ -86,35 +99,137 @@ def fail(message: str, code: int = EXIT_INPUT) -> typer.Exit:
     return typer.Exit(code)
 
 
-def run(argv: list[str]) -> int:
-    """Run the CLI, mapping exceptions to the documented exit codes."""
-    # Register verbs (import for side effects).
-    from reckon.cli import _rules  # noqa: F401
+class InvalidMemory(Exception):
+    """A memory write refused for its content (a field or a SHACL shape): exit 1, like a
+    shape violation. Raised by the memory verbs around :class:`InvalidInput` naming a
+    memory field."""
 
-    for mod in ("_tenant", "_memory", "_data", "_query", "_serve", "_demo"):
+    def __init__(self, exc: Exception) -> None:
+        self.exc = exc
+        super().__init__(str(exc))
+
+
+#: Fields of a memory: an InvalidInput naming one of them is an invalid memory (exit 1).
+MEMORY_FIELDS = frozenset({"kind", "scope", "importance", "source", "label", "content", "subclass", "properties",
+                           "confidence", "expires_at", "teams", "owner", "replacement", "__root__"})
+
+
+@contextmanager
+def memory_write() -> Iterator[None]:
+    """Around a memory write: an :class:`InvalidInput` naming a memory field becomes
+    :class:`InvalidMemory` (exit 1, the code of a shape violation)."""
+    from reckon._errors import InvalidInput
+
+    try:
+        yield
+    except InvalidInput as exc:
+        if (exc.field or "").split(".", 1)[0].split("[", 1)[0] in MEMORY_FIELDS:
+            raise InvalidMemory(exc) from exc
+        raise
+
+
+#: Error classes -> (message prefix, exit code), most specific first. Never a class name.
+_ERRORS: list[tuple[type[BaseException], str, int]] = [
+    (InvalidMemory, "invalid memory", EXIT_INVALID),
+    (ShapeViolation, "invalid memory", EXIT_INVALID),
+    (RuleError, "not valid", EXIT_INVALID),
+    (SchemaError, "invalid schema", EXIT_INVALID),
+    (NotAuthorized, "not authorized", EXIT_INPUT),
+    (ConflictPending, "conflict", EXIT_INPUT),
+    (RestoreRefused, "restore refused", EXIT_INPUT),
+    (ExplainError, "not inferred", EXIT_INPUT),
+    (StoreError, "store error", EXIT_INTERNAL),
+    (ReckonError, "error", EXIT_INPUT),
+]
+
+
+def command() -> Any:
+    """The click command of the app with every verb registered and its help polished
+    (see :func:`polish`)."""
+    from reckon.cli import _rules  # noqa: F401  (register verbs: import for side effects)
+
+    for mod in ("_tenant", "_memory", "_data", "_query", "_serve", "_demo", "_capture"):
         try:
             __import__(f"reckon.cli.{mod}")
         except ModuleNotFoundError as exc:  # verb module not present in this build
             if exc.name != f"reckon.cli.{mod}":
                 raise
+    return polish(typer.main.get_command(app))
+
+
+def polish(cmd: Any) -> Any:
+    """Make the help of ``cmd`` and its subcommands render as written, for every verb:
+    help text is escaped for rich markup (``[a-z0-9]`` in a pattern is text, not a style
+    tag), single line breaks inside a paragraph are joined (docstrings wrap at 90
+    columns, the terminal does its own), flags show no value placeholder, and repeatable
+    options show ``<type>...``."""
+    def text(t: str | None) -> str | None:
+        if not t:
+            return t
+        paragraphs = [" ".join(line.strip() for line in p.splitlines() if line.strip())
+                      for p in inspect.cleandoc(t).split("\n\n")]
+        return escape("\n\n".join(p for p in paragraphs if p))
+
+    seen: set[int] = set()
+
+    def walk(c: Any) -> None:
+        if id(c) in seen:
+            return
+        seen.add(id(c))
+        c.help = text(c.help)
+        if getattr(c, "short_help", None):
+            c.short_help = text(c.short_help)
+        for p in c.params:
+            if getattr(p, "help", None):
+                p.help = text(p.help)
+            if getattr(p, "is_flag", False) and p.metavar is None:
+                p.metavar = ""
+            elif getattr(p, "multiple", False) and p.metavar is None and hasattr(p, "display_type"):
+                shown = str(p.display_type(click_context(c)))
+                if shown.startswith("<list[") and shown.endswith("]>"):
+                    p.metavar = "<" + shown[len("<list["):-2] + ">..."
+        original = c.get_help_option
+
+        def help_option(ctx: Any, _original: Any = original) -> Any:
+            opt = _original(ctx)
+            if opt is not None and opt.metavar is None:
+                opt.metavar = ""  # -h / --help is a flag too
+            return opt
+
+        c.get_help_option = help_option
+        for sub in getattr(c, "commands", {}).values():
+            walk(sub)
+
+    walk(cmd)
+    return cmd
+
+
+def click_context(c: Any) -> Any:
+    """A bare click context for ``c`` (to ask a parameter how it displays its type)."""
+    return type(c).context_class(c) if hasattr(type(c), "context_class") else None
+
+
+def run(argv: list[str]) -> int:
+    """Run the CLI, mapping exceptions to the documented exit codes (:data:`EXIT_CODES_HELP`)."""
+    cmd = command()
     try:
         # with standalone_mode=False click RETURNS the code of a typer.Exit / click.exceptions.Exit
-        rv = app(args=argv, standalone_mode=False)
+        rv = cmd.main(args=argv, prog_name="reckon", standalone_mode=False)
         if isinstance(rv, int) and not isinstance(rv, bool):
             return rv
     except typer.Exit as exc:
         return int(exc.exit_code or 0)
     except SystemExit as exc:
         return int(exc.code or 0) if isinstance(exc.code, int) else EXIT_INPUT
-    except (RuleError, ShapeViolation) as exc:
-        err_console.print(f"[red]not valid:[/red] {escape(str(exc))}", soft_wrap=True)
-        return EXIT_INVALID
-    except (InvalidInput, InvalidTenantId, UnknownTenant, UnknownMemory, ReadOnlyQuery) as exc:
-        err_console.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
-        return EXIT_INPUT
-    except ReckonError as exc:
-        err_console.print(f"[red]error:[/red] {type(exc).__name__}: {escape(str(exc))}", soft_wrap=True)
-        return EXIT_INPUT
+    except (ReckonError, InvalidMemory) as exc:
+        for cls, prefix, code in _ERRORS:
+            if isinstance(exc, cls):
+                text = str(exc)
+                if text.startswith(prefix + ": "):  # "invalid memory: importance: ..." says it already
+                    text = text[len(prefix) + 2:]
+                err_console.print(f"[red]{prefix}:[/red] {escape(text)}", soft_wrap=True)
+                return code
+        raise  # pragma: no cover - ReckonError is the last row
     except UnicodeDecodeError as exc:  # a file given by the user is not UTF-8 text
         err_console.print(f"[red]error:[/red] input is not UTF-8 text: {escape(str(exc))}", soft_wrap=True)
         return EXIT_INPUT
@@ -143,7 +258,8 @@ def run(argv: list[str]) -> int:
             return EXIT_INPUT
         if "Abort" in names:
             return EXIT_INPUT
-        err_console.print(f"[red]internal error:[/red] {type(exc).__name__}: {escape(str(exc))}")
+        err_console.print(f"[red]internal error (please report it):[/red] {type(exc).__name__}: "
+                          f"{escape(str(exc))}")
         if os.environ.get("RECKON_DEBUG"):
             raise
         return EXIT_INTERNAL

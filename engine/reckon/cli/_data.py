@@ -66,8 +66,10 @@ def spend_set(
     period: str = typer.Option("monthly", "--period"),
     period_start: str = typer.Option(None, "--period-start", help="First day of the period, YYYY-MM-DD."),
     currency: str = typer.Option("USD", "--currency"),
+    as_of: str = typer.Option(None, "--as-of", help="Observation time, ISO 8601 (default: the in-graph clock, else now)."),
 ) -> None:
-    """Set the current spend of a platform for a period (replaces the previous record)."""
+    """Set the current spend of a platform for a period (replaces the previous record;
+    the value is also kept in the spend history, one point per day)."""
     start = None
     if period_start is not None:
         try:
@@ -75,7 +77,8 @@ def spend_set(
         except ValueError:
             raise fail(f"--period-start: not a date YYYY-MM-DD: {period_start!r}") from None
     t = open_tenant(tenant)
-    t.set_spend(platform, amount, period=period, period_start=start, currency=currency)
+    t.set_spend(platform, amount, period=period, period_start=start, currency=currency,
+                as_of=_when(as_of, "--as-of"))
     say(f"spend {platform} {period} = {amount} {currency}")
 
 

@@ -1,12 +1,14 @@
 """Memory verbs: `reckon remember|update|supersede|restore|history|get|memories|forget`.
 
-The principal is built from `--as PERSON` (default `ops`), `--member-of TEAM`
+The principal is built from `--as PERSON` (required, or `$RECKON_AS`), `--member-of TEAM`
 (repeatable) and `--operator`. Subclass properties are given as repeated
 `--prop key=value` (a key given twice makes a list value).
 
-Exit codes: 0 ok; 1 the memory does not conform to its SHACL shapes; 2 input error
-(bad field, unknown memory, not authorized, a conflict needing `--replace --conflict-id ID`
-or `--keep-both --conflict-id ID`, restore refused); 3 internal error.
+Exit codes: 0 ok; 1 an invalid memory (a field its model refuses, e.g. importance 9 or an
+unknown kind, or a SHACL shape violation, e.g. a negative budget amount: the same code
+whichever layer found it); 2 input error (bad option, unknown memory, not authorized, a
+conflict needing `--replace --conflict-id ID` or `--keep-both --conflict-id ID`, restore
+refused); 3 internal error.
 """
 
 from __future__ import annotations
@@ -16,9 +18,17 @@ from typing import Any
 
 import typer
 
-from reckon.cli._app import app, fail
+from reckon.cli._app import app, fail, memory_write
 from reckon.cli._tenant import (
-    AS_OPT, MEMBER_OF_OPT, OPERATOR_OPT, TENANT_OPT, open_tenant, principal, print_json, say, warn,
+    AS_OPT,
+    MEMBER_OF_OPT,
+    OPERATOR_OPT,
+    TENANT_OPT,
+    open_tenant,
+    principal,
+    print_json,
+    say,
+    warn,
 )
 
 PROP_OPT = typer.Option([], "--prop", "-p", help="Subclass property KEY=VALUE; repeat (a repeated key makes a list).")
@@ -92,11 +102,13 @@ def _remember_fields(kind: str | None, scope: str | None, importance: int | None
 
 
 def _write(fn: Any, **kwargs: Any) -> Any:
-    """Run a write; a pending conflict becomes a one-line error with the way forward."""
+    """Run a write; a memory its fields or shapes refuse exits 1 (like a shape violation);
+    a pending conflict becomes a one-line error with the way forward."""
     from reckon._errors import ConflictPending
 
     try:
-        return fn(**kwargs)
+        with memory_write():
+            return fn(**kwargs)
     except ConflictPending as c:
         warn(f"conflict: {c}", markup=False)
         warn(f"  would replace: {', '.join(c.candidates)}", markup=False)
@@ -214,7 +226,7 @@ def supersede(
     if by is not None:
         if any(v is not None for v in (label, content, kind, importance, source, confidence, expires)) or props:
             raise fail("--by takes an existing memory; do not combine it with field options")
-        m = t.supersede(old_id, by, principal=who)
+        m = _write(t.supersede, old_id=old_id, new=by, principal=who)
         show_memory(m, as_json, "superseded by")
         return
     old = t.get(old_id)
@@ -275,13 +287,24 @@ def get(memory_id: str = typer.Argument(...), tenant: str = TENANT_OPT, as_json:
 def memories(
     tenant: str = TENANT_OPT,
     all_: bool = typer.Option(False, "--all", help="Include superseded and expired memories."),
-    kind: str = typer.Option(None, "--kind", "-k"),
-    scope: str = typer.Option(None, "--scope", "-s"),
-    subclass: str = typer.Option(None, "--subclass"),
+    kind: str = typer.Option(None, "--kind", "-k", help="objective | fact | preference | context."),
+    scope: str = typer.Option(None, "--scope", "-s", help="user | team | company."),
+    subclass: str = typer.Option(None, "--subclass", help="A memory class (its subclasses match too)."),
+    label: str = typer.Option(None, "--label", "-l", help="Only memories with this label (case and spacing ignored)."),
+    ids: bool = typer.Option(False, "--ids", help="Print only the ids, one per line (for scripts: "
+                             "MEMORY_ID=$(reckon memories ... --ids))."),
     as_json: bool = JSON_OPT,
 ) -> None:
     """List memories (active ones by default)."""
+    from reckon.memory.models import normalise_label
+
     ms = open_tenant(tenant).memories(active_only=not all_, kind=kind, scope=scope, subclass=subclass)
+    if label is not None:
+        ms = [m for m in ms if normalise_label(m.label) == normalise_label(label)]
+    if ids:
+        for m in ms:
+            say(m.id, markup=False)
+        return
     if as_json:
         print_json([m.model_dump(mode="json") for m in ms])
         return

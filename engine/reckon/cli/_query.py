@@ -1,10 +1,13 @@
 """Read verbs: `reckon bundle`, `reckon search`, `reckon sparql`.
 
 `sparql` takes the query inline, as `@FILE` or `-` (stdin) and is read-only: an
-update (INSERT, DELETE, LOAD, CLEAR, DROP ...) or a SERVICE clause is refused with exit 2.
+update (INSERT, DELETE, LOAD, CLEAR, DROP ...) or a SERVICE clause is refused with exit 2,
+and so is a query over a limit (text over 1 MiB, nesting deeper than 1,000, running longer
+than `--timeout` seconds, more than `--max-rows` rows).
 Output formats (`--format`): SELECT / ASK: `table` (default), `csv` and `tsv`
 (SPARQL 1.1 Query Results CSV and TSV Formats), `json` (SPARQL 1.1 Query Results JSON
-Format); CONSTRUCT / DESCRIBE: `table`, `ttl` (Turtle), `nt` (N-Triples).
+Format), `xml` (SPARQL Query Results XML Format); CONSTRUCT / DESCRIBE: `table`, `ttl`
+(Turtle), `nt` (N-Triples), `xml` (RDF/XML).
 
 Exit codes: 0 ok; 2 input error (unknown tenant, query does not parse, update refused,
 a format that does not fit the query form); 3 internal error.
@@ -22,7 +25,15 @@ import typer
 
 from reckon.cli._app import app, console, fail, read_text_arg
 from reckon.cli._tenant import (
-    AS_OPT, MEMBER_OF_OPT, OPERATOR_OPT, TENANT_OPT, open_tenant, principal, print_json, say,
+    AS_OPT,
+    MEMBER_OF_OPT,
+    OPERATOR_OPT,
+    TENANT_OPT,
+    engine,
+    open_tenant,
+    principal,
+    print_json,
+    say,
 )
 
 PREFIXES = {
@@ -157,22 +168,6 @@ def _json_term(t: Any) -> dict[str, Any]:
                                         "object": _json_term(t.object)}}
 
 
-def query_form(text: str) -> tuple[str, list[str]]:
-    """`("select" | "ask" | "graph", variable names in projection order)`, found by
-    running the (already accepted) query over an empty in-memory store."""
-    from pyoxigraph import QueryBoolean, QuerySolutions, Store
-
-    try:
-        r = Store().query(text)
-    except (SyntaxError, OSError, ValueError, RuntimeError):
-        return "select", []
-    if isinstance(r, QueryBoolean):
-        return "ask", []
-    if isinstance(r, QuerySolutions):
-        return "select", [v.value for v in r.variables]
-    return "graph", []
-
-
 def render_results(result: Any, form: str, variables: list[str], fmt: str) -> str:
     """The text of a query result in `fmt` (see the module docstring).
 
@@ -187,12 +182,25 @@ def render_results(result: Any, form: str, variables: list[str], fmt: str) -> st
             return (serialize(triples, format=RdfFormat.TURTLE, prefixes=PREFIXES) or b"").decode()
         if fmt in ("nt", "ntriples"):
             return (serialize(triples, format=RdfFormat.N_TRIPLES) or b"").decode()
+        if fmt in ("xml", "rdfxml"):
+            return (serialize(triples, format=RdfFormat.RDF_XML) or b"").decode()
         if fmt == "table":
             return "".join(f"{_table_term(t.subject)} {_table_term(t.predicate)} {_table_term(t.object)}\n"
                            for t in triples)
-        raise fail(f"--format {fmt}: a CONSTRUCT / DESCRIBE result is RDF; use ttl, nt or table")
+        raise fail(f"--format {fmt}: a CONSTRUCT / DESCRIBE result is RDF; use ttl, nt, xml or table")
     if fmt in ("ttl", "turtle", "nt", "ntriples"):
-        raise fail(f"--format {fmt}: only CONSTRUCT / DESCRIBE results are RDF; use table, csv, tsv or json")
+        raise fail(f"--format {fmt}: only CONSTRUCT / DESCRIBE results are RDF; use table, csv, tsv, json or xml")
+    if fmt == "xml":  # SPARQL 1.1 Query Results XML Format, serialised by pyoxigraph
+        from pyoxigraph import QueryResultsFormat, parse_query_results
+
+        if form == "ask":
+            doc: dict[str, Any] = {"head": {}, "boolean": bool(result)}
+        else:
+            names = variables or list(dict.fromkeys(k for r in result for k in r))
+            doc = {"head": {"vars": names},
+                   "results": {"bindings": [{k: _json_term(v) for k, v in r.items()} for r in result]}}
+        parsed = parse_query_results(json.dumps(doc), QueryResultsFormat.JSON)
+        return parsed.serialize(format=QueryResultsFormat.XML).decode() + "\n"
     if form == "ask":
         if fmt == "json":
             return json.dumps({"head": {}, "boolean": bool(result)}) + "\n"
@@ -233,22 +241,25 @@ def render_results(result: Any, form: str, variables: list[str], fmt: str) -> st
 
         Console(file=buf, width=max(80, console.width), highlight=False).print(table)
         return buf.getvalue() + f"{len(rows)} row{'s' if len(rows) != 1 else ''}\n"
-    raise fail(f"unknown --format {fmt!r}; choose table, csv, tsv, json (SELECT/ASK) or ttl, nt (CONSTRUCT)")
+    raise fail(f"unknown --format {fmt!r}; choose table, csv, tsv, json, xml (SELECT/ASK) or ttl, nt, xml "
+               "(CONSTRUCT)")
 
 
 @app.command("sparql")
 def sparql(
     query: str = typer.Argument(..., help="The query inline, @FILE, or - for stdin."),
     tenant: str = TENANT_OPT,
-    fmt: str = typer.Option("table", "--format", "-f", help="table | csv | tsv | json | ttl | nt."),
+    fmt: str = typer.Option("table", "--format", "-f", help="table | csv | tsv | json | xml (SELECT / ASK); "
+                            "table | ttl | nt | xml (CONSTRUCT / DESCRIBE: RDF/XML)."),
+    timeout: float = typer.Option(60.0, "--timeout", min=0.01, help="Seconds before the query is cancelled."),
+    max_rows: int = typer.Option(1_000_000, "--max-rows", min=1, help="Most rows of the result."),
 ) -> None:
-    """Run a read-only SPARQL query. The default graph is the union of the schema,
+    """Run a read-only SPARQL query (in a sandboxed worker process: no network). The default graph is the union of the schema,
     memories, business and inferred graphs (each also addressable with GRAPH
     <urn:reckon:graph:schema|memories|business|inferred>)."""
+    from reckon.store import QueryLimits
+
     text = read_text_arg(query)
-    t = open_tenant(tenant)
-    result = t.sparql(text)  # ReadOnlyQuery / InvalidInput -> exit 2
-    form, variables = query_form(text)
-    if isinstance(result, bool):
-        form = "ask"
-    sys.stdout.write(render_results(result, form, variables, fmt))
+    t = engine(QueryLimits(timeout=timeout, max_rows=max_rows, workers=1)).tenant(tenant)
+    outcome = t.sparql_outcome(text)  # ReadOnlyQuery / InvalidInput / QueryLimitExceeded -> exit 2
+    sys.stdout.write(render_results(outcome.to_python(), outcome.form, list(outcome.variables), fmt))

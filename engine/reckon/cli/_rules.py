@@ -144,7 +144,8 @@ def infer(
 
 
 def parse_triple_arg(text: str, prefixes: dict[str, str] | None = None) -> "object":
-    """Parse one triple given in N-Triples syntax, or Turtle with ``prefixes`` declared."""
+    """Parse one triple given in N-Triples syntax, or Turtle with ``prefixes`` declared
+    (prefixed names, ``a`` for ``rdf:type``, bare numbers and booleans)."""
     from pyoxigraph import RdfFormat, Triple, parse
 
     t = text.strip()
@@ -157,7 +158,9 @@ def parse_triple_arg(text: str, prefixes: dict[str, str] | None = None) -> "obje
         else:
             quads = list(parse(input=t.encode(), format=RdfFormat.N_TRIPLES))
     except SyntaxError as exc:
-        raise fail(f"not an N-Triples triple: {text!r} ({exc})") from exc
+        what = f"a triple (N-Triples, or Turtle with the prefixes {', '.join(sorted(prefixes))})" if prefixes \
+            else "an N-Triples triple"
+        raise fail(f"not {what}: {text!r} ({exc})") from exc
     if len(quads) != 1:
         raise fail(f"expected exactly one triple, got {len(quads)}")
     q = quads[0]
@@ -166,13 +169,15 @@ def parse_triple_arg(text: str, prefixes: dict[str, str] | None = None) -> "obje
 
 @app.command("explain")
 def explain(
-    triple: str = typer.Argument(None, help='The inferred triple in N-Triples syntax, e.g. "<s> <p> <o>" '
-                                 "(with --tenant, prefixed names rk: mk: rc: rdf: rdfs: xsd: are accepted)."),
+    triple: str = typer.Argument(None, help='The inferred triple: N-Triples ("<s> <p> <o>") or Turtle with the '
+                                 "prefixes rk: mk: rc: rdf: rdfs: xsd: owl: sh: (and the rule files' own), "
+                                 'e.g. "<urn:x> a rk:ActiveMemory".'),
     data: list[Path] = typer.Option([], "--data", "-d", help="RDF data file(s); repeat the option."),
     rules: list[Path] = typer.Option([], "--rules", "-r", help="Rule file(s); repeat the option."),
     tenant: str = typer.Option(None, "--tenant", "-t", help="Explain a triple of this tenant's inferred graph."),
     memory: str = typer.Option(None, "--memory", "-m", help="With --tenant: the memory id whose status to explain."),
-    prop: str = typer.Option(None, "--property", "-p", help="With --memory: the derived property, e.g. mk:budgetStatus."),
+    prop: str = typer.Option(None, "--property", "-p", help="With --memory: the derived property, e.g. mk:budgetStatus, "
+                             "or a (rdf:type: why it is a rk:ActiveMemory ...)."),
 ) -> None:
     """Explain why an inferred triple holds: rule, bindings and supporting facts, recursively.
 
@@ -184,8 +189,8 @@ def explain(
             raise fail("--memory and --property need --tenant")
         if triple is None:
             raise fail("give the triple to explain")
-        _, reasoner = _load(rules, data)
-        t = parse_triple_arg(triple)
+        rs, reasoner = _load(rules, data)
+        t = parse_triple_arg(triple, prefixes={**_PREFIXES, **dict(rs.prefixes)})
         console.print(reasoner.explain(t).render(), markup=False, soft_wrap=True)
         return
     if data or rules:
@@ -220,10 +225,14 @@ _PREFIXES = {
     "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
     "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
     "xsd": "http://www.w3.org/2001/XMLSchema#",
+    "owl": "http://www.w3.org/2002/07/owl#",
+    "sh": "http://www.w3.org/ns/shacl#",
 }
 
 
 def _prefixed(name: str) -> "NamedNode":
+    if name == "a":  # as in Turtle and SPARQL
+        return NamedNode(_PREFIXES["rdf"] + "type")
     if name.startswith("<") and name.endswith(">"):
         return NamedNode(name[1:-1])
     prefix, sep, local = name.partition(":")

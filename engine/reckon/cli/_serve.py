@@ -21,18 +21,47 @@ def serve_cmd(
     host: str = typer.Option("127.0.0.1", "--host", help="Interface to bind (default: loopback only)."),
     port: int = typer.Option(8000, "--port", min=0, max=65535, help="TCP port."),
     log_level: str = typer.Option("info", "--log-level", help="uvicorn log level (critical .. trace)."),
+    query_timeout: float = typer.Option(10.0, "--query-timeout", min=0.01,
+                                        help="Seconds a SPARQL query may run before it is cancelled (503)."),
+    max_query_bytes: int = typer.Option(1 << 20, "--max-query-bytes", min=1,
+                                        help="Largest SPARQL query text, bytes (413)."),
+    max_depth: int = typer.Option(1000, "--max-query-depth", min=1,
+                                  help="Deepest nesting + operator chains of a query (400)."),
+    max_rows: int = typer.Option(100_000, "--max-rows", min=1, help="Most rows of a SPARQL result (413)."),
+    max_result_bytes: int = typer.Option(32 << 20, "--max-result-bytes", min=1,
+                                         help="Largest SPARQL result, bytes (413)."),
+    query_workers: int = typer.Option(2, "--query-workers", min=1, help="SPARQL worker processes."),
+    query_memory: int = typer.Option(4 << 30, "--query-memory", min=64 << 20,
+                                     help="Resident memory of a SPARQL worker, bytes (503 beyond)."),
+    rate_limit: float = typer.Option(20.0, "--rate-limit", min=0,
+                                     help="Requests per second per API token (429 beyond); 0 = off."),
+    rate_burst: int = typer.Option(40, "--rate-burst", min=1, help="Requests a token may send at once."),
+    max_body_bytes: int = typer.Option(4 << 20, "--max-body-bytes", min=1024,
+                                       help="Largest request body, bytes (413)."),
 ) -> None:
-    """Serve the HTTP API: per-tenant SPARQL endpoint and REST routes (OpenAPI at /openapi.json).
+    """Serve the memory inspector at / and the HTTP API: per-tenant SPARQL endpoint and
+    REST routes (OpenAPI at /openapi.json).
 
-    Requests need `Authorization: Bearer <token>` with a token of the tenant in the URL
-    (`reckon token create --tenant T --as PERSON`).
+    API requests need `Authorization: Bearer <token>` with a token of the tenant in the
+    URL (`reckon token create --tenant T --as PERSON`); in the inspector, sign in once
+    with the same token (kept in an HttpOnly cookie of the browser session). SPARQL
+    queries (endpoint and console) run in sandboxed worker processes (no network) under
+    the limits above.
     """
     import uvicorn
 
     from reckon.server.http import create_app
+    from reckon.store import QueryLimits
 
-    application = create_app(engine())
-    warn(f"reckon: serving {state.data_dir} on http://{host}:{port} (OpenAPI: /openapi.json)")
+    limits = QueryLimits(max_query_bytes=max_query_bytes, max_depth=max_depth, timeout=query_timeout,
+                         max_rows=max_rows, max_result_bytes=max_result_bytes, max_memory_bytes=query_memory,
+                         workers=query_workers)
+    eng = engine(limits)
+    eng.query_pool.start()  # warm workers: the first query does not pay for their start
+    _load_model(eng)  # the embedder too: loaded before the server binds
+    application = create_app(eng, rate_limit=rate_limit or None, rate_burst=rate_burst,
+                             max_body_bytes=max_body_bytes)
+    warn(f"reckon: serving {state.data_dir} on http://{host}:{port} (inspector: /, OpenAPI: /openapi.json)")
     uvicorn.run(application, host=host, port=port, log_level=log_level, access_log=False)
 
 
@@ -43,15 +72,38 @@ def mcp_cmd(
     member_of: list[str] = MEMBER_OF_OPT,
     operator: bool = OPERATOR_OPT,
 ) -> None:
-    """Serve the agent tools (remember, search, supersede, get_context) of one tenant,
-    as one person, over MCP stdio. Configure it in the agent host as the command
-    `reckon --data-dir DIR mcp --tenant T --as PERSON`."""
+    """Serve one tenant, as one person, over MCP stdio: the agent tools (remember, search,
+    supersede, get_context), the resources reckon://T/bundle, reckon://T/memories/ID and
+    reckon://T/ontology, and the start_conversation prompt. Configure it in the agent
+    host as the command `reckon --data-dir DIR mcp --tenant T --as PERSON`."""
     from reckon.api import Principal
     from reckon.server.mcp import run_stdio
 
     t = engine().tenant(tenant)
     p = Principal(person=person, teams=list(member_of), role="operator" if operator else "member")
+    t.recall.warm()  # the index open and the model loaded before the first tool call
+    t.store.reasoner()  # and the write path: the mirror and the reasoner loaded
+    t.memory.schema  # noqa: B018 - the schema view cached
     run_stdio(t, p)
+
+
+def _load_model(eng: object) -> None:
+    """Load the recall embedder before the first request (not on it)."""
+    import time
+
+    from reckon.recall.embed import EmbeddingUnavailable, configured_embedder
+
+    t0 = time.perf_counter()
+    emb = configured_embedder(getattr(eng, "embedder", None))
+    try:
+        load = getattr(emb, "load", None)
+        if callable(load):
+            load()
+        emb.encode(["warm up"])
+    except EmbeddingUnavailable as exc:
+        warn(f"reckon: embedding model unavailable ({exc}); recall ranks by keyword")
+        return
+    warn(f"reckon: embedder {emb.name} ready in {time.perf_counter() - t0:.1f} s")
 
 
 @token_app.command("create")

@@ -15,7 +15,7 @@ from typing import Any
 
 import typer
 
-from reckon.cli._app import EXIT_INVALID, app, console, err_console, fail, state
+from reckon.cli._app import EXIT_INVALID, app, console, err_console, fail, memory_write, state
 
 tenant_app = typer.Typer(help="Create, list, delete, export, import and validate tenants.", no_args_is_help=True)
 app.add_typer(tenant_app, name="tenant")
@@ -35,11 +35,12 @@ def warn(*objects: Any, **kwargs: Any) -> None:
     err_console.print(*objects, **kwargs)
 
 
-def engine() -> Any:
-    """The :class:`reckon.api.Engine` over `--data-dir`."""
+def engine(query_limits: Any = None) -> Any:
+    """The :class:`reckon.api.Engine` over `--data-dir` (creates nothing until a write;
+    ``query_limits``: a :class:`reckon.store.QueryLimits` for its SPARQL interface)."""
     from reckon.api import Engine
 
-    return Engine(state.data_dir)
+    return Engine(state.data_dir, query_limits=query_limits)
 
 
 def open_tenant(tenant_id: str) -> Any:
@@ -54,7 +55,7 @@ def principal(person: str, operator: bool, teams: list[str] | None = None) -> An
     return Principal(person=person, teams=list(teams or []), role="operator" if operator else "member")
 
 
-AS_OPT = typer.Option("ops", "--as", help="Person id acting (the principal).")
+AS_OPT = typer.Option(..., "--as", envvar="RECKON_AS", help="Person id acting (the principal; $RECKON_AS).")
 OPERATOR_OPT = typer.Option(False, "--operator", help="Act as an operator (team/company memories, restore, delete).")
 MEMBER_OF_OPT = typer.Option([], "--member-of", help="A team of the acting person; repeat the option.")
 
@@ -152,13 +153,14 @@ def tenant_import(
 
 def validate_tenant(t: Any) -> dict[str, Any]:
     """Check a tenant: SHACL-validate every memory and every typed business node against
-    the tenant's own shapes, and compare the stored inferred graph with materialization
-    from scratch over the asserted graphs.
+    the tenant's own shapes, compare the stored inferred graph with materialization
+    from scratch over the asserted graphs, and compare the recall index with a rebuild
+    from the store (``TenantIndex.check``).
 
     :returns: `{"memories": n, "nodes": n, "violations": [dicts], "inferred_missing":
         [triples as text], "inferred_extra": [...], "inconsistencies": [{"node", "rule",
         "facts", "explanation"}] (the tenant's rules derive `?x rdf:type owl:Nothing`),
-        "conforms": bool}`.
+        "recall": {...}, "conforms": bool}`.
     """
     from pyoxigraph import NamedNode
 
@@ -193,6 +195,7 @@ def validate_tenant(t: Any) -> dict[str, Any]:
     stored = t.store.inferred()
     missing = sorted(str(x) for x in expected - stored)
     extra = sorted(str(x) for x in stored - expected)
+    recall = t.recall.check()
     return {
         "tenant": t.id,
         "memories": len(memories),
@@ -202,7 +205,8 @@ def validate_tenant(t: Any) -> dict[str, Any]:
         "inferred_missing": missing,
         "inferred_extra": extra,
         "inconsistencies": inconsistencies,
-        "conforms": not violations and not missing and not extra and not inconsistencies,
+        "recall": recall,
+        "conforms": not violations and not missing and not extra and not inconsistencies and recall["conforms"],
     }
 
 
@@ -234,6 +238,12 @@ def tenant_validate(
             warn(f"extra inferred: {line}", markup=False)
         for inc in report["inconsistencies"][:20]:
             warn(f"inconsistent: {inc['node']} (rule {inc['rule']})\n{inc['explanation']}", markup=False)
+        rc = report["recall"]
+        say(f"recall index: {rc['documents']} documents, {rc['vectors']} with vectors ({rc['embedder']}), "
+            f"{len(rc['missing'])} missing, {len(rc['extra'])} extra and {len(rc['stale'])} stale vs the store")
+        for what in ("missing", "extra", "stale"):
+            for mid in rc[what][:20]:
+                warn(f"recall index {what}: {mid}", markup=False)
     if not report["conforms"]:
         raise typer.Exit(EXIT_INVALID)
     if not as_json:
@@ -250,12 +260,14 @@ def onboard_cmd(
 ) -> None:
     """Onboard a tenant from a YAML file: company, teams, people, accounts and the first
     objective, fact and preference (seed 003 §5). A file missing any of the three is
-    refused (exit 2) naming what is missing; a failed onboarding leaves no tenant."""
+    refused (exit 2) naming what is missing; an invalid seed memory exits 1; a failed
+    onboarding leaves no tenant."""
     from reckon._errors import TenantExists
     from reckon.onboarding import onboard
 
     try:
-        result = onboard(engine(), file, tenant_id=tenant_id, existing=existing)
+        with memory_write():  # an invalid seed memory exits 1, like a shape violation
+            result = onboard(engine(), file, tenant_id=tenant_id, existing=existing)
     except TenantExists as e:
         raise fail(str(e)) from e
     if as_json:

@@ -55,6 +55,7 @@ P_CONTENT, P_KIND, P_SCOPE, P_OWNER, P_TEAM = rk("content"), rk("kind"), rk("sco
 P_IMPORTANCE, P_SOURCE, P_CONFIDENCE = rk("importance"), rk("source"), rk("confidence")
 P_CREATED, P_UPDATED, P_AUTHOR, P_EXPIRES = rk("createdAt"), rk("updatedAt"), rk("author"), rk("expiresAt")
 P_SUPERSEDED_BY, P_SUPERSEDES = rk("supersededBy"), rk("supersedes")
+P_DERIVED_FROM = rk("derivedFrom")  # ontology/agent.ttl: memory -> the turns it was extracted from
 X_STRING, X_INTEGER, X_DECIMAL = NamedNode(XSD + "string"), NamedNode(XSD + "integer"), NamedNode(XSD + "decimal")
 X_DATETIME, X_DATE, X_BOOLEAN = NamedNode(XSD + "dateTime"), NamedNode(XSD + "date"), NamedNode(XSD + "boolean")
 X_DOUBLE, X_FLOAT = NamedNode(XSD + "double"), NamedNode(XSD + "float")
@@ -71,7 +72,8 @@ IRI_SOURCE = {v: k for k, v in SOURCE_IRI.items()}
 #: Base properties of every memory: handled by the model, never by a subclass spec.
 BASE_PROPERTIES = frozenset(
     p.value for p in (A, LABEL, P_CONTENT, P_KIND, P_SCOPE, P_OWNER, P_TEAM, P_IMPORTANCE, P_SOURCE,
-                      P_CONFIDENCE, P_CREATED, P_UPDATED, P_AUTHOR, P_EXPIRES, P_SUPERSEDED_BY, P_SUPERSEDES)
+                      P_CONFIDENCE, P_CREATED, P_UPDATED, P_AUTHOR, P_EXPIRES, P_SUPERSEDED_BY, P_SUPERSEDES,
+                      P_DERIVED_FROM)
 )
 
 _SAFE = "-._~"

@@ -15,6 +15,10 @@ naming who, what and why:
   person (operators included: an operator does not own a member's personal memory);
   team and company memories belong to the tenant's operators.
 * **restore**, **delete** — operators only.
+
+And who may *read* one (:func:`can_read`, the policy of every read surface: HTTP,
+MCP resources, the inspector): operators every memory of the tenant; members company
+memories, their teams' and their own.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from reckon._errors import NotAuthorized
 from reckon.memory.models import HUMAN_SOURCES, Principal
 
 __all__ = [
+    "can_read",
     "can_supersede",
     "check_create",
     "check_delete",
@@ -69,6 +74,15 @@ def check_update(principal: Principal, *, memory_id: str, scope: str, owner: str
             f"{_who(principal)} may not update memory {memory_id} owned by {owner!r}: "
             f"members curate only their own memories"
         )
+
+
+def can_read(principal: Principal, *, scope: str, owner: str | None, teams: list[str] | tuple[str, ...]) -> bool:
+    """True when ``principal`` may read a memory of this scope, owner and teams."""
+    if principal.is_operator or scope == "company":
+        return True
+    if scope == "team":
+        return bool(set(teams) & set(principal.teams))
+    return owner == principal.person
 
 
 def can_supersede(principal: Principal, *, scope: str, owner: str | None) -> bool:

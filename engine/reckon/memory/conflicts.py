@@ -1,39 +1,54 @@
-"""Semantic conflict detection for new memories (seed §9, mechanism 2).
+"""Semantic conflict detection for new memories (seed 003 §9, mechanism 2).
 
 On a substantive new memory, a *judge* is shown the existing same-scope active memories
 (the candidates, chosen by the service) and says which of them the newcomer would
-replace. The judge is pluggable (:class:`ConflictJudge`); the default
-:class:`LexicalJudge` needs no model:
+**replace**. Replacement means "the same subject and attribute with a different value"
+(a changed budget cap, "keep emails short" after "write long detailed emails"), never
+"similar words": two turns of one chat, or "weekly report by platform" and "weekly
+report with totals", are related and both stay. The judge is pluggable
+(:class:`ConflictJudge`, injected with ``Engine(..., judge=...)``); the default is
+:class:`ContradictionJudge`:
 
-* **same subclass with identifying properties** — when the newcomer has a subclass and
-  both it and a candidate carry identifying properties (single-valued IRI properties,
-  e.g. a budget's platform and period, a target's metric), the candidate conflicts
-  exactly when every such property they both carry has the same value. Literal values
-  (the amount, the goal, free text) are what a replacement changes, so they do not count. Two
-  ``BudgetConstraintMemory`` on the same platform and period conflict regardless of text.
-* **otherwise** — cosine similarity of word-count vectors over label + content
-  (case-folded word tokens, stop words removed) at or above ``threshold``
-  (default 0.5).
+* **subclass memories** -- identifying properties (single-valued IRI properties, e.g. a
+  budget's platform and period, a target's metric): a same-class candidate conflicts
+  exactly when every such property both carry has the same value. Literal values (the
+  amount, the goal, free text) are what a replacement changes, so they do not count.
+* **plain memories** -- candidates of the same kind whose similarity to the newcomer
+  is at least ``candidate_threshold`` (cosine of sentence embeddings when the judge has
+  an ``encoder``, else of word-count vectors), then the deterministic contradiction test
+  :func:`contradiction` must name a reason: an antonym across the two texts ("short" /
+  "long"), a flipped polarity ("do" / "don't"), a different value of one attribute in
+  the same frame (``$40k`` / ``$50k``, "weekly" / "monthly", "bullet" / "numbered"), or
+  a change marker ("no longer", "instead", "switched to") over the same frame.
+  Similarity alone never replaces.
 
-An embedding-based judge (the recall layer) implements the same protocol.
+:class:`LexicalJudge` (word-count cosine >= 0.5, the judge before issue 11) is kept for
+callers that want "similar means conflict"; an optional model judge through an
+OpenAI-compatible client lives in :mod:`reckon.capture.judge`.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import re
+import threading
 import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Any, Callable, Protocol, runtime_checkable
 
 __all__ = [
     "ConflictJudge",
+    "ContradictionJudge",
     "LexicalJudge",
     "Subject",
+    "Verdict",
     "conflict_digest",
+    "content_tokens",
+    "contradiction",
     "cosine",
     "jaccard",
     "tokens",
@@ -55,6 +70,9 @@ class Subject:
     :ivar content: content text.
     :ivar subclass: subclass IRI or ``None``.
     :ivar keys: identifying properties: property IRI -> the value's IRI.
+    :ivar kind: ``"preference"`` / ``"fact"`` / ``"objective"`` / ``"context"`` (``None``
+        = unknown: compared with every kind).
+    :ivar source: where it came from (``"extraction"``, ``"operator"`` ...), ``None`` if unknown.
     """
 
     id: str
@@ -62,6 +80,24 @@ class Subject:
     content: str
     subclass: str | None = None
     keys: dict[str, str] = field(default_factory=dict)
+    kind: str | None = None
+    source: str | None = None
+
+    @property
+    def text(self) -> str:
+        """Label and content as one text (the content alone when it starts with the label)."""
+        if self.content.startswith(self.label):
+            return self.content
+        return f"{self.label}. {self.content}" if self.content else self.label
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Why a candidate would be replaced: its id and a short reason
+    (``"antonym short/long"``, ``"same identifying properties"`` ...)."""
+
+    id: str
+    reason: str
 
 
 @runtime_checkable
@@ -144,6 +180,255 @@ class LexicalJudge:
             if self.similarity(new_text, f"{c.label} {c.content}") >= self.threshold:
                 out.append(c.id)
         return out
+
+
+# ---------------------------------------------------------------------------------------
+# the deterministic contradiction test
+# ---------------------------------------------------------------------------------------
+
+#: identifiers that glue letters and digits ("upd17", "old-2", "q3", "v2.1") are one word, not a value
+_CONTENT = re.compile(r"[a-z]+[-_]?\d[\w.-]*|[$€£¥]?\d+(?:[.,]\d+)*\s?(?:k|m|bn|%|x)?(?![a-z])|[a-z]+", re.UNICODE)
+_CONTRACTIONS = (("won't", "will not"), ("can't", "can not"), ("shan't", "shall not"), ("n't", " not"),
+                 ("’", "'"))
+#: Function words that carry no subject, attribute or value (negators are kept).
+_FUNCTION = frozenset(
+    "a an the and or but if then so as at by for from in into of on onto to with about than that this these "
+    "those it its it's is are was were be been being am do does did doing done have has had having will "
+    "would shall should can could may might must i me my mine we us our ours you your yours he him his she "
+    "her hers they them their theirs there here what which who whom whose when where why how just also "
+    "very really too quite some any each such own same other s t ll re ve d m o y oh ok okay hey hi wow yeah "
+    "well like get got let please thanks thank".split()
+) - {"like"}
+_MULT = {"k": 1e3, "m": 1e6, "bn": 1e9}
+
+
+def _number(tok: str) -> str | None:
+    """``"$40k"`` / ``"40,000"`` / ``"40000.0"`` -> ``"#40000"``; ``"15%"`` -> ``"#15%"``; else ``None``."""
+    t = tok.strip().lstrip("$€£¥").replace(" ", "")
+    suffix = ""
+    for sfx in ("bn", "k", "m", "%", "x"):
+        if t.endswith(sfx):
+            t, suffix = t[: -len(sfx)], sfx
+            break
+    if not t or not t[0].isdigit():
+        return None
+    t = t.replace(",", "") if t.count(",") and all(len(g) == 3 for g in t.split(",")[1:]) else t.replace(",", ".")
+    try:
+        v = float(t)
+    except ValueError:
+        return None
+    if suffix in _MULT:
+        v *= _MULT[suffix]
+        suffix = ""
+    return f"#{v:g}{suffix}"
+
+
+def _stem(w: str) -> str:
+    if len(w) > 4 and w.endswith("ies"):
+        return w[:-3] + "y"
+    if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        return w[:-1]
+    return w
+
+
+def content_tokens(text: str) -> list[str]:
+    return list(_content_tokens(text))
+
+
+@functools.lru_cache(maxsize=65_536)
+def _content_tokens(text: str) -> tuple[str, ...]:
+    """Content tokens of ``text`` for the contradiction test, in order: NFKC, case-folded,
+    contractions expanded ("don't" -> "do not"), function words dropped, plurals
+    stemmed (``emails`` -> ``email``), numbers normalised (``$40k`` and ``40,000`` ->
+    ``#40000``). Negators ("not", "never" ...) are kept."""
+    t = unicodedata.normalize("NFKC", text).casefold()
+    for a, b in _CONTRACTIONS:
+        t = t.replace(a, b)
+    out = []
+    for w in _CONTENT.findall(t):
+        n = _number(w) if w[:1].isdigit() or w[:1] in "$€£¥" else None
+        if n is not None:
+            out.append(n)
+        elif w not in _FUNCTION and len(w) > 1:
+            out.append(_stem(w))
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=65_536)
+def _marked_words(text: str) -> tuple[frozenset[str], bool]:
+    """The raw lower-case words of ``text`` and whether it holds a change phrase."""
+    from reckon.memory._lexicon import CHANGE_PHRASES
+
+    words = [w.strip(".,;:!?\"'()") for w in text.casefold().replace("’", "'").split()]
+    phrase = any(tuple(words[i:i + len(p)]) == p for p in CHANGE_PHRASES for i in range(len(words) - len(p) + 1))
+    return frozenset(words), phrase
+
+
+def contradiction(old: str, new: str) -> str | None:
+    """Whether ``new`` states a different value for the subject and attribute ``old``
+    states -- the deterministic test of :class:`ContradictionJudge`.
+
+    Both texts are reduced to :func:`content_tokens`; ``shared`` are the tokens in both,
+    the *differences* those in one only. A reason is returned when the two share a
+    frame and differ in a way that changes a value:
+
+    * ``antonym x/y`` -- one difference on each side is an antonym pair
+      (:data:`reckon.memory._lexicon.ANTONYMS`: short/long, above/below, prefer/avoid ...),
+      at least one token is shared and at most three other differences remain;
+    * ``polarity`` -- exactly one text is negated, at least two tokens are shared and at
+      most one other difference remains ("send the report on Friday" / "do not send the
+      report on Friday");
+    * ``value a/b`` -- both sides differ in a number (``#40000`` / ``#50000``) or in
+      members of one closed value class (weekday, month, frequency, channel, format, list
+      style, colour, currency, language), at least two tokens are shared and at most two
+      other differences remain;
+    * ``change marker`` -- ``new`` says a value changed ("no longer", "instead",
+      "anymore", "switched to", "from now on" ...; :data:`reckon.memory._lexicon.CHANGE_PHRASES`),
+      shares at least two tokens with ``old`` and covers at least 60 % of ``old``'s tokens.
+
+    :returns: the reason, or ``None`` when the texts do not contradict (related, similar,
+        refining, about another subject).
+    """
+    from reckon.memory._lexicon import (
+        ADDITIVE,
+        CHANGE_MARKERS,
+        FRAME_VERBS,
+        NEGATORS,
+        VALUE_CLASSES,
+        antonyms_of,
+    )
+
+    a, b = _content_tokens(old), _content_tokens(new)
+    sa, sb = set(a), set(b)
+    shared = (sa & sb) - NEGATORS
+    if not shared:
+        return None
+    only_a, only_b = sa - sb - NEGATORS - ADDITIVE, sb - sa - NEGATORS - ADDITIVE
+    additive = bool((sb - sa) & ADDITIVE)
+
+    def one_subject(xa: set[str], xb: set[str]) -> bool:
+        # beyond the changed value, at most one side may bring other content words
+        # (light verbs aside): both doing so is another subject ("Dana" / "Lee", "search"
+        # / "display", "growth team" / "design team")
+        return not ((only_a - xa - FRAME_VERBS) and (only_b - xb - FRAME_VERBS))
+
+    if not additive:
+        # antonyms across the differences
+        for x in sorted(only_a):
+            ys = antonyms_of(x) & only_b
+            if ys:
+                y = min(ys)
+                if len(only_a - {x}) + len(only_b - {y}) <= 3 and one_subject({x}, {y}):
+                    return f"antonym {x}/{y}"
+        # flipped polarity over the same frame (an even number of negators cancels: "don't quit")
+        neg_a = sum(t in NEGATORS for t in a) % 2 == 1
+        neg_b = sum(t in NEGATORS for t in b) % 2 == 1
+        rest = (only_a | only_b) - CHANGE_MARKERS
+        if neg_a != neg_b and len(shared) >= 2 and len(rest) <= 1:
+            return "polarity"
+        # a different value of one attribute
+        num_a = {t for t in only_a if t.startswith("#")}
+        num_b = {t for t in only_b if t.startswith("#")}
+        pairs: list[tuple[set[str], set[str]]] = [(num_a, num_b)]
+        pairs += [(only_a & members, only_b & members) for members in VALUE_CLASSES.values()]
+        for va, vb in pairs:
+            if va and vb and len(shared) >= 2 and len(rest - va - vb) <= 2 and one_subject(va, vb):
+                return f"value {min(va)}/{min(vb)}"
+    # an explicit change of the old statement's frame
+    if len(shared) < 2 or len(shared) < 0.6 * len(sa):
+        return None
+    words, phrase = _marked_words(new)
+    old_words, _ = _marked_words(old)
+    if phrase or (words & CHANGE_MARKERS) - old_words:
+        return "change marker"
+    return None
+
+
+#: ``encoder(texts) -> float array (n, d)`` of L2-normalised sentence embeddings.
+Encoder = Callable[[list[str]], Any]
+
+
+class ContradictionJudge:
+    """The default judge (module docstring): identifying properties for subclass
+    memories; for plain memories, same-kind candidates at or above
+    ``candidate_threshold`` similarity that :func:`contradiction` finds contradicted.
+
+    :param encoder: sentence embedder (e.g. ``RecallIndex``'s MiniLM
+        ``embedder.encode``): candidates by cosine of embeddings; ``None`` = cosine of
+        word-count vectors (no model).
+    :param candidate_threshold: minimum similarity of a candidate, in [0, 1]; default
+        0.35 with an encoder (MiniLM cosine), 0.15 without.
+    :raises ValueError: when the threshold is outside [0, 1].
+    """
+
+    def __init__(self, *, encoder: Encoder | None = None, candidate_threshold: float | None = None) -> None:
+        if candidate_threshold is None:
+            candidate_threshold = 0.35 if encoder is not None else 0.15
+        if not 0.0 <= candidate_threshold <= 1.0:
+            raise ValueError("candidate_threshold must be in [0, 1]")
+        self.encoder = encoder
+        self.candidate_threshold = candidate_threshold
+        self._lexical = LexicalJudge(threshold=1.0)
+        self._vectors: dict[str, Any] = {}  # text -> embedding (candidates recur on every write)
+        self._vlock = threading.Lock()
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        """Embeddings of ``texts`` (float32 array (n, d)), memoised by text (100,000 at most).
+
+        :raises Exception: whatever the encoder raises.
+        """
+        import numpy as np
+
+        with self._vlock:
+            todo = sorted({t for t in texts if t not in self._vectors})
+        if todo:
+            assert self.encoder is not None
+            vecs = np.asarray(self.encoder(todo), dtype=np.float32)
+            with self._vlock:
+                if len(self._vectors) + len(todo) > 100_000:
+                    self._vectors.clear()
+                self._vectors.update(zip(todo, vecs))
+        with self._vlock:
+            return np.stack([self._vectors[t] for t in texts])
+
+    def similarities(self, new: Subject, candidates: Sequence[Subject]) -> list[float]:
+        """Similarity of ``new`` to each candidate, in [0, 1] (see ``encoder``)."""
+        if not candidates:
+            return []
+        if self.encoder is not None:
+            import numpy as np
+
+            vecs = self.embed([new.text] + [c.text for c in candidates])
+            return [max(0.0, float(x)) for x in vecs[1:] @ vecs[0]]
+        return [self._lexical.similarity(new.text, c.text) for c in candidates]
+
+    def verdicts(self, new: Subject, candidates: Sequence[Subject]) -> list[Verdict]:
+        """The candidates ``new`` would replace, each with its reason."""
+        out: list[Verdict] = []
+        plain: list[Subject] = []
+        for c in candidates:
+            if new.subclass is not None and c.subclass == new.subclass:
+                shared = set(new.keys) & set(c.keys)
+                if shared:
+                    if all(new.keys[k] == c.keys[k] for k in shared):
+                        out.append(Verdict(c.id, "same identifying properties"))
+                    continue
+            if new.kind is not None and c.kind is not None and new.kind != c.kind:
+                continue
+            if (new.subclass is None) != (c.subclass is None):
+                continue
+            plain.append(c)
+        pool = [c for c, sim in zip(plain, self.similarities(new, plain)) if sim >= self.candidate_threshold]
+        for c in pool:
+            why = contradiction(c.text, new.text)
+            if why is None and c.content and new.content and (c.content, new.content) != (c.text, new.text):
+                why = contradiction(c.content, new.content)  # titles may differ ("style" / "layout")
+            if why is not None:
+                out.append(Verdict(c.id, why))
+        return out
+
+    def judge(self, new: Subject, candidates: Sequence[Subject]) -> list[str]:
+        return [v.id for v in self.verdicts(new, candidates)]
 
 
 def conflict_digest(new_key: str, candidate_ids: Sequence[str]) -> str:

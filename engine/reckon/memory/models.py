@@ -95,11 +95,36 @@ def normalise_label(label: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", label).casefold().split())
 
 
+def _check_text(v: Any, what: str) -> Any:
+    """Refuse U+0000 and lone surrogates in a caller's text (strings nested in lists and
+    dicts too): XML 1.0 cannot carry U+0000 (SPARQL XML results would be invalid), C
+    libraries and terminals cut strings at it, and a lone surrogate is no Unicode scalar
+    value (it cannot be encoded as UTF-8 at all)."""
+    if isinstance(v, str):
+        if "\x00" in v:
+            raise ValueError(f"{what}: must not contain the NUL character (U+0000)")
+        try:
+            v.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError(f"{what}: must not contain lone surrogates (not valid Unicode text)") from None
+    elif isinstance(v, (list, tuple)):
+        for x in v:
+            _check_text(x, what)
+    elif isinstance(v, dict):
+        for k, x in v.items():
+            _check_text(k, what)
+            _check_text(x, f"{what}.{k}" if isinstance(k, str) else what)
+    return v
+
+
 class Principal(BaseModel):
     """Who is acting: a person id (slug), the teams they belong to, and a role.
 
     ``member``: curates their own user-scope memories. ``operator``: may also write
     team and company memories, restore and delete (seed §4).
+
+    :raises InvalidInput: (not a pydantic error) for an empty person, an unknown role,
+        or ids with U+0000 or lone surrogates.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -107,6 +132,20 @@ class Principal(BaseModel):
     person: str = Field(min_length=1)
     teams: list[str] = Field(default_factory=list)
     role: Role = "member"
+
+    def __init__(self, **data: Any) -> None:
+        for k in ("person", "teams"):
+            try:
+                _check_text(data.get(k), k)
+            except ValueError as e:
+                raise InvalidInput(str(e), field=k) from None
+        try:
+            super().__init__(**data)
+        except ValidationError as e:
+            errs: list[Any] = list(e.errors())
+            first: dict[str, Any] = dict(errs[0]) if errs else {}
+            field = ".".join(str(x) for x in first.get("loc", ())) or None
+            raise InvalidInput(f"Principal: {field}: {first.get('msg', e)}", field=field) from None
 
     @classmethod
     def operator(cls, person: str = "ops", teams: list[str] | None = None) -> "Principal":
@@ -173,6 +212,9 @@ class MemoryInput(BaseModel):
     expires_at: datetime | None = None
     teams: list[str] | None = None
     owner: str | None = None
+    derived_from: list[str] | None = Field(
+        default=None, max_length=1000,
+        description="IRIs of the turns (ontology/agent.ttl ag:Turn) the memory was extracted from")
 
     _not_blank = field_validator("label", "content")(classmethod(lambda cls, v: _check_not_blank(v)))
     _strict_int = field_validator("importance", mode="before")(classmethod(lambda cls, v: _check_strict_int(v)))
@@ -185,6 +227,14 @@ class MemoryInput(BaseModel):
         if v is not None and not v:
             raise ValueError("owner must be non-empty")
         return v
+
+    @model_validator(mode="before")
+    @classmethod
+    def _text(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for k in ("label", "content", "subclass", "properties", "teams", "owner"):
+                _check_text(data.get(k), k)
+        return data
 
     @model_validator(mode="after")
     def _scope_links(self) -> "MemoryInput":
@@ -232,6 +282,14 @@ class MemoryPatch(BaseModel):
     _utc = field_validator("expires_at")(classmethod(lambda cls, v: _aware(v)))
     _teams = field_validator("teams")(classmethod(lambda cls, v: _check_teams(v)))
 
+    @model_validator(mode="before")
+    @classmethod
+    def _text(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for k in ("label", "content", "properties", "teams"):
+                _check_text(data.get(k), k)
+        return data
+
     @model_validator(mode="after")
     def _required_not_removed(self) -> "MemoryPatch":
         for name in sorted(self.model_fields_set & _PATCHABLE_REQUIRED):
@@ -277,6 +335,7 @@ class Memory(BaseModel):
     supersedes: list[str] = Field(default_factory=list)
     active: bool = False
     status: dict[str, Any] = Field(default_factory=dict)
+    derived_from: list[str] = Field(default_factory=list)
 
 
 class HistoryEntry(BaseModel):

@@ -22,18 +22,27 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from typing import Any, Literal as TLiteral
 
-from pyoxigraph import Literal, NamedNode, Quad, Triple, Variable
+from pyoxigraph import Literal, NamedNode, Quad, Triple
 
 from reckon._errors import (
     ConflictPending,
     InvalidInput,
+    ReckonError,
     RestoreRefused,
     ShapeViolation,
     UnknownMemory,
 )
 from reckon.memory import _rdf as R
+from reckon.store.graphs import ASSERTED
 from reckon.memory import authz
-from reckon.memory.conflicts import ConflictJudge, LexicalJudge, Subject, conflict_digest, tokens
+from reckon.memory.conflicts import (
+    ConflictJudge,
+    ContradictionJudge,
+    LexicalJudge,
+    Subject,
+    conflict_digest,
+    tokens,
+)
 from reckon.memory.models import (
     Conflict,
     HistoryEntry,
@@ -55,15 +64,6 @@ _PREFIXES = (
     "PREFIX rk: <https://reckon.dev/ns/core#>\n"
     "PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>\n"
 )
-_PEERS_BODY = (
-    "GRAPH <urn:reckon:graph:memories> {{ {seed} ?m rk:scope ?scope ; a ?t ; rdfs:label ?l . "
-    "OPTIONAL {{ ?m rk:content ?c }} {team} }} GRAPH <urn:reckon:graph:inferred> {{ ?m a rk:ActiveMemory }} }}"
-)
-_Q_PEERS_USER = _PREFIXES + "SELECT ?owner ?scope ?m ?t ?l ?c WHERE { " + _PEERS_BODY.format(
-    seed="?m rk:owner ?owner .", team="")
-_Q_PEERS_TEAM = _PREFIXES + "SELECT ?team ?scope ?m ?t ?l ?c ?tm WHERE { " + _PEERS_BODY.format(
-    seed="?m rk:team ?team .", team="?m rk:team ?tm .")
-_Q_PEERS_COMPANY = _PREFIXES + "SELECT ?scope ?m ?t ?l ?c WHERE { " + _PEERS_BODY.format(seed="", team="")
 _Q_ALL = _PREFIXES + (
     "SELECT ?m ?g ?p ?o WHERE { GRAPH <urn:reckon:graph:memories> { ?m rk:kind ?k } GRAPH ?g { ?m ?p ?o } }"
 )
@@ -101,9 +101,9 @@ class _PeerEntry:
         return self.a
 
     def partial(self, scope_iri: NamedNode) -> dict[Any, list[Any]]:
-        """The fields the peers query reads (type, label, content, team, scope)."""
+        """The fields the peers query reads (type, label, content, team, kind, source, scope)."""
         d: dict[Any, list[Any]] = defaultdict(list)
-        for p in (R.A, R.LABEL, R.P_CONTENT, R.P_TEAM):
+        for p in (R.A, R.LABEL, R.P_CONTENT, R.P_TEAM, R.P_KIND, R.P_SOURCE):
             if p in self.a:
                 d[p] = list(dict.fromkeys(self.a[p]))
         d[R.P_SCOPE] = [scope_iri]
@@ -189,7 +189,7 @@ class _PeerIndex:
         idx = cls(gen)
         active = {q.subject for q in view.quads(None, R.A, R.ACTIVE, R.INFERRED)}
         nodes: dict[Any, dict[Any, list[Any]]] = {}
-        for p in (R.A, R.LABEL, R.P_CONTENT, R.P_SCOPE, R.P_OWNER, R.P_TEAM):
+        for p in (R.A, R.LABEL, R.P_CONTENT, R.P_SCOPE, R.P_OWNER, R.P_TEAM, R.P_KIND, R.P_SOURCE):
             for q in view.quads(None, p, None, R.MEMORIES):
                 if q.subject in active:
                     nodes.setdefault(q.subject, {}).setdefault(p, []).append(q.object)
@@ -215,11 +215,40 @@ class _PeerIndex:
             self._join(m, e, g)
 
 
+def _at_index(exc: ReckonError, i: int) -> ReckonError:
+    """``exc`` re-raised for item ``i`` of a batch: ``items[i]: <message>``, field
+    ``items[i].<field>``; ConflictPending keeps its id and candidates."""
+    field = getattr(exc, "field", None)
+    msg = f"items[{i}]: {exc}"
+    if isinstance(exc, ConflictPending):
+        new: ReckonError = ConflictPending(msg, exc.conflict_id, exc.candidates)
+        if hasattr(exc, "conflict"):
+            new.conflict = exc.conflict  # type: ignore[attr-defined]
+    else:
+        try:
+            new = type(exc)(msg)
+        except TypeError:  # pragma: no cover - an error class with other constructor args
+            new = InvalidInput(msg)
+    for k, v in vars(exc).items():
+        if k not in ("args",):
+            try:
+                setattr(new, k, v)
+            except AttributeError:  # pragma: no cover
+                pass
+    try:
+        new.field = f"items[{i}].{field}" if field else f"items[{i}]"  # type: ignore[attr-defined]
+    except AttributeError:  # pragma: no cover
+        pass
+    new.index = i  # type: ignore[attr-defined]
+    return new
+
+
 class MemoryService:
     """Memory operations of one tenant, over a :class:`reckon.store.TenantStore`.
 
     :param store: the tenant store (``tenant_id``, ``query``, ``transaction``).
-    :param judge: conflict judge; default :class:`~reckon.memory.conflicts.LexicalJudge`.
+    :param judge: conflict judge; default :class:`~reckon.memory.conflicts.ContradictionJudge`
+        (no model: word-count similarity for candidates, then the contradiction test).
     :param validator: SHACL validator of one node's small graph; default
         ``reckon.schema.validate`` over the tenant's SCHEMA graph.
     :param clock: wall clock for ``rk:createdAt`` / ``rk:updatedAt`` (UTC).
@@ -235,14 +264,13 @@ class MemoryService:
     ) -> None:
         self.store = store
         self.tenant = store.tenant_id
-        self.judge: ConflictJudge = judge or LexicalJudge()
+        self.judge: ConflictJudge = judge or ContradictionJudge()
         self._validator = validator
         self._clock = clock
         self._schema: R.SchemaView | None = None
         self._schema_rows: tuple[str, list[Triple]] | None = None
         self._tl = threading.local()
         self._peer_index: _PeerIndex | None = None
-        self._index_built = False  # built whole once; later rebuilds go group by group
         self._commits: dict[int, Any] = {}  # generation -> Commit of this service's writes
         self._commits_lock = threading.Lock()
 
@@ -333,6 +361,9 @@ class MemoryService:
         return R.memory_iri(self.tenant, hex_id)
 
     def _node(self, m: NamedNode) -> tuple[dict[Any, list[Any]], dict[Any, list[Any]]]:
+        pending = getattr(self._tl, "pending", None)
+        if pending is not None and m in pending:  # written earlier in this batch (remember_many)
+            return {p: list(v) for p, v in pending[m].items()}, {}
         asserted: dict[Any, list[Any]] = defaultdict(list)
         inferred: dict[Any, list[Any]] = defaultdict(list)
         with self._view() as v:
@@ -403,6 +434,7 @@ class MemoryService:
             supersedes=sorted(o.value.rsplit(":", 1)[-1] for o in inferred.get(R.P_SUPERSEDES, [])),
             active=R.ACTIVE in inferred.get(R.A, []),
             status=status,
+            derived_from=sorted(o.value for o in asserted.get(R.P_DERIVED_FROM, [])),
         )
 
     def get(self, memory_id: str) -> Memory:
@@ -474,7 +506,7 @@ class MemoryService:
 
     def _types_of(self, iri: NamedNode) -> list[NamedNode]:
         with self._view() as v:
-            return [q.object for g in (R.SCHEMA, R.MEMORIES, R.BUSINESS) for q in v.quads(iri, R.A, None, g)]
+            return [q.object for g in ASSERTED for q in v.quads(iri, R.A, None, g)]
 
     def _derived_predicates(self) -> frozenset[str]:
         """IRIs of predicates some rule of the tenant's program derives (rule heads):
@@ -504,6 +536,23 @@ class MemoryService:
             for term in self.schema.to_terms(spec, value):
                 out.append(Triple(m, NamedNode(spec.iri), term))
         return out
+
+    def _turns(self, iris: Sequence[str] | None) -> list[NamedNode]:
+        """Turn IRIs of ``derived_from`` (each must be a turn of this tenant; SHACL
+        checks it is an ``ag:Turn``).
+
+        :raises InvalidInput: for a value that is not an IRI of this tenant.
+        """
+        out: list[NamedNode] = []
+        for v in iris or ():
+            if not isinstance(v, str) or not v.startswith(f"urn:reckon:{self.tenant}:"):
+                raise InvalidInput(f"derived_from: {v!r} is not a turn of tenant {self.tenant!r}",
+                                   field="derived_from")
+            try:
+                out.append(NamedNode(v))
+            except ValueError:
+                raise InvalidInput(f"derived_from: {v!r} is not an IRI", field="derived_from") from None
+        return list(dict.fromkeys(out))
 
     def _stakeholders(self, data: MemoryInput, principal: Principal) -> tuple[str | None, list[str]]:
         owner = data.owner
@@ -562,9 +611,12 @@ class MemoryService:
           stakeholder (owner for user scope, the team set for team scope, the company)
           and the same class is updated in place and returned.
         * **conflicts** — otherwise the judge sees the active same-scope memories (same
-          subclass when the newcomer has one). Auto-captured context
-          (``source="extraction"``, ``kind="context"``) supersedes them silently; any
-          other write raises :class:`ConflictPending` with nothing written, and is
+          subclass when the newcomer has one) and names those it would replace (same
+          subject and attribute, different value; :mod:`reckon.memory.conflicts`).
+          Auto-captured context (``source="extraction"``, ``kind="context"``)
+          supersedes them silently when every one of them was auto-captured too; any
+          other write (and any over a human's memory) raises :class:`ConflictPending`
+          with nothing written, and is
           retried with ``conflict_resolution="replace"`` (the newcomer supersedes them)
           or ``"keep_both"`` plus the ``conflict_id``.
         * **explicit replacement** — ``supersedes=[ids]`` skips detection; each named
@@ -595,6 +647,100 @@ class MemoryService:
                 txn, data, klass, owner, teams, principal, supersedes, conflict_resolution, conflict_id
             )
         return self.get(target.value)
+
+    def remember_many(
+        self,
+        items: Sequence[dict[str, Any]],
+        *,
+        principal: Principal | Sequence[Principal],
+        conflicts: TLiteral["raise", "keep_both", "skip"] = "raise",
+        within: Callable[[Any], None] | None = None,
+    ) -> list[Memory | None]:
+        """Store many memories in ONE store transaction (one commit, one reasoning pass):
+        bulk import and background extraction.
+
+        Each item is a dict of :meth:`remember` fields (optionally with ``supersedes``).
+        Every item is parsed and authorized before anything is written; then all are
+        written in order inside one transaction, each going through the same dedup,
+        validation and conflict rules as :meth:`remember` and seeing the items before it
+        (a later item can restate or replace an earlier one). **All or nothing**: the
+        first bad item raises, naming it (``items[3]: ...``, ``field="items[3].label"``),
+        and nothing is written.
+
+        :param principal: who writes: one principal for every item, or one per item
+            (extraction writes each memory as the person who said it).
+        :param conflicts: what a pending conflict does: ``"raise"`` :class:`ConflictPending`
+            for that item (nothing written); ``"keep_both"`` writes the item beside the
+            memories it would replace; ``"skip"`` leaves that item out (``None`` in the
+            result). Auto-captured context still supersedes auto-captured context silently.
+        :param within: called with the open transaction after the items, to add quads
+            that must commit with them (the extraction watermark).
+        :returns: the memories in item order (the updated one for a restatement).
+        :raises InvalidInput, ShapeViolation, NotAuthorized, ConflictPending,
+            UnknownMemory: as :meth:`remember`, for ``items[i]``.
+        """
+        if isinstance(items, (str, bytes, dict)) or not isinstance(items, Sequence):
+            raise InvalidInput("items: a list of memory field dicts is required", field="items")
+        principals = list(principal) if isinstance(principal, (list, tuple)) else [principal] * len(items)
+        if len(principals) != len(items) or not all(isinstance(p, Principal) for p in principals):
+            raise InvalidInput("principal: a reckon Principal (or one per item) is required", field="principal")
+        if conflicts not in ("raise", "keep_both", "skip"):
+            raise InvalidInput(f"conflicts: expected 'raise', 'keep_both' or 'skip', got {conflicts!r}",
+                               field="conflicts")
+        plan = []
+        for i, (raw, principal) in enumerate(zip(items, principals)):
+            try:
+                if not isinstance(raw, dict):
+                    raise InvalidInput("expected a dict of memory fields", field="item")
+                fields = dict(raw)
+                supersedes = fields.pop("supersedes", None)
+                data = parse_input(fields)
+                owner, teams = self._stakeholders(data, principal)
+                authz.check_create(principal, scope=data.scope, source=data.source, owner=owner, label=data.label)
+                klass = self.schema.resolve_class(data.subclass) if data.subclass else R.MEMORY
+                if data.properties and klass == R.MEMORY:
+                    raise InvalidInput("properties: only a subclass memory carries properties", field="properties")
+            except ReckonError as exc:
+                raise _at_index(exc, i) from None
+            plan.append((data, klass, owner, teams, supersedes, principal))
+        targets: list[NamedNode | None] = []
+        ok = False
+        try:
+            with self._transaction() as txn:
+                self._tl.pending = {}
+                for i, (data, klass, owner, teams, supersedes, principal) in enumerate(plan):
+                    try:
+                        try:
+                            m = self._write_new(txn, data, klass, owner, teams, principal, supersedes, None, None)
+                        except ConflictPending as exc:
+                            if conflicts == "raise":
+                                raise
+                            if conflicts == "skip":
+                                targets.append(None)
+                                continue
+                            m = self._write_new(txn, data, klass, owner, teams, principal, supersedes,
+                                                "keep_both", exc.conflict_id)
+                    except ReckonError as exc:
+                        raise _at_index(exc, i) from None
+                    targets.append(m)
+                if within is not None:
+                    within(txn)
+                self._tl.pending = None
+            ok = True
+        finally:
+            self._tl.pending = None
+            if not ok:
+                self._peer_index = None  # it listed nodes of the batch that was not written
+        out: list[Memory | None] = []
+        seen: dict[NamedNode, Memory] = {}
+        for t in targets:
+            if t is None:
+                out.append(None)
+                continue
+            if t not in seen:
+                seen[t] = self.get(t.value)
+            out.append(seen[t])
+        return out
 
     def _write_new(
         self,
@@ -632,7 +778,8 @@ class MemoryService:
         for pid in same_label:
             current = self._node(pid)[0]
             if self._restates(current, data, principal):
-                self._dedup_update(txn, pid, current, data, principal)
+                new = self._dedup_update(txn, pid, current, data, principal)
+                self._pend(pid, new)
                 return pid
             forced.append(pid)
 
@@ -659,6 +806,7 @@ class MemoryService:
             triples.append(Triple(m, R.P_EXPIRES, R.dt_literal(data.expires_at)))
         if klass != R.MEMORY:
             triples.extend(self._subclass_triples(m, klass, data.properties))
+        triples.extend(Triple(m, R.P_DERIVED_FROM, t) for t in self._turns(data.derived_from))
 
         # validate the node before anything else is decided about it
         ctx, create = self._linked_types(triples)
@@ -683,7 +831,10 @@ class MemoryService:
                     candidates.setdefault(pid, (self._node(pid)[0], None))
                 hits = sorted(set(hits) | set(forced), key=lambda n: n.value)
             if hits:
-                silent = data.source == "extraction" and data.kind == "context"
+                # auto-captured context resolves silently, but never over a memory a human
+                # wrote or imported (seed 003 §9: "we never silently clobber a human's memory")
+                silent = data.source == "extraction" and data.kind == "context" and all(
+                    candidates[h][0].get(R.P_SOURCE, [None])[0] == R.SOURCE_IRI["extraction"] for h in hits)
                 cid = conflict_digest(self._canonical(data, owner, teams), [h.value for h in hits])
                 if not silent and (conflict_resolution is None or conflict_id != cid):
                     labels = [candidates[h][0][R.LABEL][0].value for h in hits]
@@ -717,7 +868,34 @@ class MemoryService:
             txn.add(Quad(t.subject, t.predicate, t.object, R.MEMORIES))
         for old in replaced:
             txn.add(Quad(old, R.P_SUPERSEDED_BY, m, R.MEMORIES))
+        if getattr(self._tl, "pending", None) is not None:
+            a: dict[Any, list[Any]] = defaultdict(list)
+            for t in triples:
+                a[t.predicate].append(t.object)
+            self._pend(m, dict(a))
+            idx = self._peer_index
+            for old in replaced:
+                if idx is not None:
+                    idx._drop(old)  # noqa: SLF001 - superseded in this batch: no longer a peer
         return m
+
+    def _pend(self, m: NamedNode, asserted: dict[Any, list[Any]] | None) -> None:
+        """Inside :meth:`remember_many`: remember the pending node and list it in the peer
+        index, so later items of the batch dedup and conflict against it."""
+        pending = getattr(self._tl, "pending", None)
+        if pending is None or asserted is None:
+            return
+        pending[m] = asserted
+        idx = self._peer_index
+        if idx is None:
+            return
+        idx._drop(m)  # noqa: SLF001
+        groups = [g for g in _groups_of(asserted) if idx.complete or g in idx.built]
+        if groups and asserted.get(R.LABEL):
+            e = _PeerEntry(dict(asserted), groups)
+            idx.entries[m] = e
+            for g in groups:
+                idx._join(m, e, g)  # noqa: SLF001
 
     def _canonical(self, data: MemoryInput, owner: str | None, teams: list[str]) -> str:
         d = data.model_dump(mode="json")
@@ -776,11 +954,10 @@ class MemoryService:
         if idx is None:
             with self._commits_lock:
                 self._commits = {g: c for g, c in self._commits.items() if g > gen}
-            if self._index_built:  # after another writer's commit: groups are re-read when needed
-                idx = _PeerIndex(gen)
-            else:  # first use: every group in one pass over the mirror
-                idx = _PeerIndex.build(gen, view)
-                self._index_built = True
+            # group by group, as writes need them: a fresh process's first write reads only
+            # its own (scope, stakeholder) group, not every active memory of the tenant
+            # (``_PeerIndex.build`` did, ~1 s at 10k memories)
+            idx = _PeerIndex(gen)
         self._peer_index = idx
         return idx
 
@@ -806,8 +983,9 @@ class MemoryService:
         self, group: tuple[_PeerIndex, tuple[Any, ...]], data: MemoryInput, klass: NamedNode
     ) -> dict[NamedNode, tuple[dict[Any, list[Any]], None]]:
         """Conflict candidates from the index: same-class peers for a subclass memory;
-        otherwise every peer, or for the lexical judge only peers sharing a word token
-        (its cosine is 0 < threshold for the others)."""
+        otherwise every peer, or for a judge ranking candidates by word-count cosine
+        (lexical; contradiction without an encoder) only peers sharing a word token (their
+        cosine is 0 < threshold for the others)."""
         idx, gkey = group
         members = idx.groups.get(gkey, set())
         scope_iri = gkey[0]
@@ -820,7 +998,11 @@ class MemoryService:
                     out[pid] = (e.node(pid, view), None)
             return out
         judge = self.judge
-        if type(judge) is LexicalJudge and judge.threshold > 0:
+        # both judges need a shared word token for a similarity above their threshold
+        # (the contradiction judge without an encoder ranks candidates by the same cosine)
+        lexical = (type(judge) is LexicalJudge and judge.threshold > 0) or (
+            type(judge) is ContradictionJudge and judge.encoder is None and judge.candidate_threshold > 0)
+        if lexical:
             pool: set[NamedNode] = set()
             for tok in set(tokens(f"{data.label} {data.content}")):
                 pool |= idx.by_token.get((gkey, tok), set())
@@ -859,29 +1041,37 @@ class MemoryService:
     def _query_peers(
         self, scope: str, owner: str | None, teams: list[str]
     ) -> dict[NamedNode, tuple[dict[Any, list[Any]], None]]:
-        """The peers query: type, label, content, team and scope of the active memories
-        of a (scope, stakeholder) group."""
+        """Type, label, content, team and scope of the active memories of a (scope,
+        stakeholder) group. User and team groups are read from the owner / team link
+        (indexed pattern reads: O(group), not O(tenant) -- a SPARQL query with the owner
+        bound as a substitution scans every user memory on pyoxigraph 0.5)."""
         scope_iri = R.SCOPE_IRI[scope]
-        subs: dict[Variable, Any] = {Variable("scope"): scope_iri}
-        if scope == "user":
-            if owner is None:
-                return {}
-            subs[Variable("owner")] = self._person(owner)
-            q = _Q_PEERS_USER
-        elif scope == "team":
-            if not teams:
-                return {}
-            subs[Variable("team")] = self._team(teams[0])
-            q = _Q_PEERS_TEAM
-        else:
-            q = _Q_PEERS_COMPANY
         nodes: dict[NamedNode, dict[Any, list[Any]]] = {}
-        for r in self._query(q, substitutions=subs):
-            d = nodes.setdefault(r["m"], defaultdict(list))
-            for var, pred in (("t", R.A), ("l", R.LABEL), ("c", R.P_CONTENT), ("tm", R.P_TEAM)):
-                if var in r and r[var] not in d[pred]:
-                    d[pred].append(r[var])
-            d[R.P_SCOPE] = [scope_iri]
+        with self._view() as v:
+            if scope == "user":
+                if owner is None:
+                    return {}
+                members = v.subjects(R.P_OWNER, self._person(owner), R.MEMORIES)
+            elif scope == "team":
+                if not teams:
+                    return {}
+                members = v.subjects(R.P_TEAM, self._team(teams[0]), R.MEMORIES)
+            else:
+                members = v.subjects(R.P_SCOPE, scope_iri, R.MEMORIES)
+            for m in members:
+                if not isinstance(m, NamedNode) or not v.contains(Quad(m, R.A, R.ACTIVE, R.INFERRED)):
+                    continue
+                if not v.contains(Quad(m, R.P_SCOPE, scope_iri, R.MEMORIES)):
+                    continue
+                d: dict[Any, list[Any]] = defaultdict(list)
+                for pred in (R.A, R.LABEL, R.P_CONTENT, R.P_TEAM, R.P_KIND, R.P_SOURCE):
+                    for q in v.quads(m, pred, None, R.MEMORIES):
+                        if q.object not in d[pred]:
+                            d[pred].append(q.object)
+                if not d.get(R.A) or not d.get(R.LABEL):
+                    continue
+                d[R.P_SCOPE] = [scope_iri]
+                nodes[m] = d
         if scope == "team":
             want = {self._team(t) for t in teams}
             nodes = {k: v for k, v in nodes.items() if set(v.get(R.P_TEAM, [])) == want}
@@ -895,9 +1085,13 @@ class MemoryService:
                 spec = specs.get(p.value)
                 if spec is not None and spec.identifying and len(objs) == 1:
                     keys[p.value] = str(objs[0])
+        kind = triples.get(R.P_KIND)
+        source = triples.get(R.P_SOURCE)
         return Subject(
             id=m.value, label=label, content=content,
             subclass=klass.value if klass != R.MEMORY else None, keys=keys,
+            kind=R.IRI_KIND.get(kind[0]) if kind else None,
+            source=R.IRI_SOURCE.get(source[0]) if source else None,
         )
 
     def _judge(
@@ -962,7 +1156,7 @@ class MemoryService:
 
     def _dedup_update(
         self, txn: Any, m: NamedNode, asserted: dict[Any, list[Any]], data: MemoryInput, principal: Principal,
-    ) -> None:
+    ) -> dict[Any, list[Any]]:
         owner = asserted.get(R.P_OWNER)
         authz.check_update(
             principal, memory_id=m.value.rsplit(":", 1)[-1],
@@ -976,7 +1170,10 @@ class MemoryService:
             changes["expires_at"] = data.expires_at
         if data.properties:
             changes["properties"] = data.properties
-        self._apply_patch(txn, m, asserted, changes, principal)
+        if data.derived_from:  # a restatement from another conversation adds its turns
+            changes["derived_from"] = sorted(
+                set(asserted.get(R.P_DERIVED_FROM, [])) | set(self._turns(data.derived_from)), key=str)
+        return self._apply_patch(txn, m, asserted, changes, principal)
 
     # ------------------------------------------------------------------------------
     # update
@@ -1006,7 +1203,7 @@ class MemoryService:
 
     def _apply_patch(
         self, txn: Any, m: NamedNode, asserted: dict[Any, list[Any]], given: dict[str, Any], principal: Principal
-    ) -> None:
+    ) -> dict[Any, list[Any]]:
         new: dict[Any, list[Any]] = {p: list(v) for p, v in asserted.items()}
         scope = R.IRI_SCOPE[asserted[R.P_SCOPE][0]]
         simple = {
@@ -1021,6 +1218,8 @@ class MemoryService:
             if name in simple:
                 pred, conv = simple[name]
                 new[pred] = [] if value is None else [conv(value)]
+            elif name == "derived_from":  # internal: set by a restatement (dedup), not by update()
+                new[R.P_DERIVED_FROM] = list(value)
             elif name == "teams":
                 if scope != "team":
                     if value:
@@ -1066,6 +1265,7 @@ class MemoryService:
             txn.remove(Quad(t.subject, t.predicate, t.object, R.MEMORIES))
         for t in new_set - old_set:
             txn.add(Quad(t.subject, t.predicate, t.object, R.MEMORIES))
+        return {p: v for p, v in new.items() if v}
 
     # ------------------------------------------------------------------------------
     # supersede / restore / delete
@@ -1076,8 +1276,9 @@ class MemoryService:
         node; ``rk:supersedes`` is derived (seed §9).
 
         :raises NotAuthorized: the principal does not own the old memory.
-        :raises InvalidInput: the old memory is already superseded, or the pointer would
-            form a cycle.
+        :raises InvalidInput: the old memory is already superseded, the replacement is
+            itself superseded (nothing would stay live: supersede with its live
+            successor), or the pointer would form a cycle.
         :raises UnknownMemory: either memory does not exist.
         :returns: the new memory.
         """
@@ -1115,6 +1316,13 @@ class MemoryService:
                     break
                 seen.add(nxt)
                 cur = self._node(nxt)[0].get(R.P_SUPERSEDED_BY, [])
+            if ta.get(R.P_SUPERSEDED_BY):
+                raise InvalidInput(
+                    f"supersede: the replacement {target.value.rsplit(':', 1)[-1]} is itself superseded by "
+                    f"{ta[R.P_SUPERSEDED_BY][0].value.rsplit(':', 1)[-1]}; nothing would stay live "
+                    "(supersede with the live memory instead)",
+                    field="new",
+                )
             txn.add(Quad(old, R.P_SUPERSEDED_BY, target, R.MEMORIES))
         return self.get(target.value)
 

@@ -1,5 +1,9 @@
 """Recall: keyword + vector hybrid search over one tenant's memories.
 
+A tenant's index is :class:`reckon.recall.tenant_index.TenantIndex` (derived from the
+store, see there); embedders are chosen by ``$RECKON_EMBEDDER``
+(:mod:`reckon.recall.embed`).
+
 Public API (store-independent; the memory layer decides eligibility)::
 
     RecallIndex(directory, embedder=..., config=RankConfig(...))
@@ -16,11 +20,15 @@ from __future__ import annotations
 
 from reckon.recall.embed import (
     DIM,
+    EMBEDDER_NAMES,
     Embedder,
     EmbeddingUnavailable,
     HashingEmbedder,
     MiniLMEmbedder,
+    OpenAIEmbedder,
+    configured_embedder,
     default_embedder,
+    embedder_from_name,
     minilm_available,
 )
 from reckon.recall.index import DocRecord, RecallIndex
@@ -30,16 +38,20 @@ from reckon.recall.rank import Hit, RankConfig, ScoreExplanation, mmr_select, re
 __all__ = [
     "DIM",
     "DocRecord",
+    "EMBEDDER_NAMES",
     "Embedder",
     "EmbeddingUnavailable",
     "HashingEmbedder",
     "Hit",
     "KeywordIndex",
     "MiniLMEmbedder",
+    "OpenAIEmbedder",
     "RankConfig",
     "RecallIndex",
     "ScoreExplanation",
+    "configured_embedder",
     "default_embedder",
+    "embedder_from_name",
     "minilm_available",
     "mmr_select",
     "recency_factor",

@@ -18,10 +18,11 @@ caching across calls, seed §6: a memory written in one chat is visible in the n
   "Budget constraints"), then objectives, preferences, facts, context for plain
   memories; each item carries its id, scope, importance name, owner / author and its
   derived status inline (``near_limit — 85 % ($34,000 of $40,000)``).
-* *ranking* — inside a block, by cosine similarity of the item's embedding (computed at
-  write time by the :class:`~reckon.recall.index.RecallIndex`) to the recent
+* *ranking* — inside a block, by cosine similarity of the item's embedding (computed
+  after the write by the :class:`~reckon.recall.tenant_index.TenantIndex`) to the recent
   conversation; without a conversation or an embedder, by importance then recency
-  (:attr:`ContextBundle.ranking` says which). Similarity orders, never decides.
+  (:attr:`ContextBundle.ranking` says which). An item whose vector is not computed yet
+  gets similarity 0. Similarity orders, never decides.
 * *precedence* (seed §4) — personal over team over company. Two items of different
   scopes conflict when they are the same subclass with equal identifying properties
   (two targets on the same metric, two budgets on the same platform and period), or two
@@ -51,24 +52,23 @@ every hit is read back from the snapshot and kept only if it is ``rk:ActiveMemor
 visible to the principal (company, their teams', their own) and in the requested tiers
 (2-3 by default) and kinds. Ranking by the recall index's hybrid pipeline (BM25 +
 embeddings, RRF, recency, MMR; :mod:`reckon.recall.rank`), over the documents whose index
-metadata (scope, owner, teams, importance, kind: kept current by the write hook) passes
-the same filters; rejected hits are replaced by asking the index for more.
+metadata (scope, owner, teams, importance, kind) passes the same filters, as a numpy mask
+(:meth:`~reckon.recall.index.RecallIndex.filter_mask`); rejected hits are replaced by
+asking the index for more.
 
-**Write path**: the facade calls :meth:`TenantRecall.on_write` / :meth:`on_remove` after
-each memory write, so embeddings are computed at write time. When the store's generation
-moved since the last reconciliation (any write, including another process's), the next
-search indexes every active memory missing from the index (repair; one read of the
-active ids); the bundle repairs its own items. The
-index is a cache of the store, never the source of eligibility. Limitation: a change of
-importance / teams made by another process is seen by search only after this process
-re-indexes that memory (its next write through the facade, or a rebuild of the index
-directory); eligibility of what is returned is always checked against the store.
+**The index follows the store's commits** (:mod:`reckon.recall.tenant_index`): before
+every read, and after every write of this process, it re-reads the memories the commits
+since its last look touched, whichever process wrote them; so it is right across
+processes and after any write path (``conflict_resolution="replace"``, extraction,
+import). A write never waits for an embedding: the memory is searchable by keyword at
+once and by vector once the background thread has embedded it. The index is a cache of
+the store, never the source of eligibility: what search returns is checked against the
+store's snapshot.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import re
 import threading
 from collections import Counter, defaultdict
@@ -138,20 +138,6 @@ _CONVERSATION_CHARS = 2000
 # raw strings. (pyoxigraph 0.5 ``substitutions`` are applied after evaluation: binding the
 # owner that way is ~10x slower than a constant; measured in bench/bundle.py's setup.)
 _PREFIX = "PREFIX rk: <https://reckon.dev/ns/core#>\n"
-
-
-def _q_select(scope: str, link: str, lo: int, hi: int) -> str:
-    """Active memories of one scope (``link``: extra triple pattern on ?m) with importance
-    in [lo, hi]: rows ?m ?i ?c ?t."""
-    assert scope in ("UserScope", "TeamScope", "CompanyScope") and isinstance(lo, int) and isinstance(hi, int)
-    return (_PREFIX + "SELECT ?m ?i ?c ?t WHERE {\n"
-            f"  GRAPH <urn:reckon:graph:memories> {{ ?m rk:scope rk:{scope} ; rk:importance ?i ; "
-            f"rk:confidence ?c ; rk:createdAt ?t . {link} }}\n"
-            "  GRAPH <urn:reckon:graph:inferred> { ?m a rk:ActiveMemory }\n"
-            f"  FILTER(?i >= {lo} && ?i <= {hi})\n}}")
-
-
-_Q_ACTIVE_IDS = _PREFIX + "SELECT ?m WHERE { GRAPH <urn:reckon:graph:inferred> { ?m a rk:ActiveMemory } }"
 
 
 def _q_class(cls: NamedNode) -> str:
@@ -412,12 +398,16 @@ class TenantRecall:
     :param store: the tenant's :class:`~reckon.store.TenantStore`.
     :param memory: the tenant's :class:`~reckon.memory.service.MemoryService` (reads
         memories into :class:`~reckon.memory.models.Memory`, resolves class names).
-    :param embedder: embedder of the index; default: ``$RECKON_EMBEDDER`` (``hashing``
-        or ``minilm``) when set, else :func:`~reckon.recall.embed.default_embedder`.
+    :param embedder: an :class:`~reckon.recall.embed.Embedder`, a configuration name
+        (``"minilm"``, ``"openai"``, ``"hashing"`` ...) or None = ``$RECKON_EMBEDDER``
+        (:func:`~reckon.recall.embed.configured_embedder`; named embedders are shared by
+        the process's tenants).
     :param directory: where the index persists; default ``<store.path>/recall``.
+    :param background: embed in a background thread (False: on the calling thread).
     """
 
-    def __init__(self, store: Any, memory: Any, *, embedder: Any = None, directory: Any = None) -> None:
+    def __init__(self, store: Any, memory: Any, *, embedder: Any = None, directory: Any = None,
+                 background: bool = True) -> None:
         self.store = store
         self.memory = memory
         self.tenant: str = store.tenant_id
@@ -426,19 +416,49 @@ class TenantRecall:
         if directory is None and self._directory is not None:
             self._directory = self._directory / "recall"
         self._index: Any = None
-        self._synced: int | None = None  # store generation the index was last reconciled with
+        self._background = background
         self._lock = threading.RLock()
 
     # ------------------------------------------------------------------ index
     @property
     def index(self) -> Any:
-        """The tenant's :class:`~reckon.recall.index.RecallIndex` (created on first use)."""
+        """The tenant's :class:`~reckon.recall.tenant_index.TenantIndex` (opened on first
+        use: snapshot + the commits since, or a rebuild from the store)."""
         with self._lock:
             if self._index is None:
-                from reckon.recall.index import RecallIndex
+                from reckon.recall.embed import configured_embedder
+                from reckon.recall.tenant_index import TenantIndex
 
-                self._index = RecallIndex(self._directory, embedder=self._embedder or _env_embedder())
+                self._index = TenantIndex(
+                    self.store, self._read_docs, memory_prefix=R.memory_prefix(self.tenant),
+                    embedder=configured_embedder(self._embedder), directory=self._directory,
+                    background=self._background,
+                )
             return self._index
+
+    @property
+    def loaded(self) -> bool:
+        """True once the index was opened in this process."""
+        return self._index is not None
+
+    def _read_docs(self, view: Any, ids: Collection[str] | None) -> dict[str, dict[str, Any] | None]:
+        """The :data:`~reckon.recall.tenant_index.DocReader` over the memory layer's reader."""
+        prefix = R.memory_prefix(self.tenant)
+        if ids is None:
+            iris = [q.subject for q in view.quads(None, R.A, R.ACTIVE, INFERRED)
+                    if isinstance(q.subject, NamedNode) and q.subject.value.startswith(prefix)]
+            out: dict[str, dict[str, Any] | None] = {}
+        else:
+            iris = []
+            for i in ids:
+                try:
+                    iris.append(R.memory_iri(self.tenant, i))
+                except ValueError:
+                    pass
+            out = dict.fromkeys(ids)
+        for m in self._memories(view, iris):
+            out[m.id] = self.document(m) if m.active else None
+        return out
 
     @staticmethod
     def document(m: Memory) -> dict[str, Any]:
@@ -449,40 +469,39 @@ class TenantRecall:
         )
         text = f"{m.label}\n{m.content}" + (f"\n{extra}" if extra else "")
         return dict(
-            id=m.id, text=text, time=m.updated_at or m.created_at or datetime.now(timezone.utc),
+            id=m.id, text=text, time=m.updated_at or m.created_at or _EPOCH,
             importance=m.importance, scope=m.scope, kind=m.kind, owner=m.owner, teams=list(m.teams),
-            subclass=m.subclass,
+            subclass=m.subclass, confidence=float(m.confidence),
+            created=(_utc(m.created_at) or _EPOCH).isoformat(),
         )
 
-    def on_write(self, memories: Memory | Sequence[Memory]) -> None:
-        """Index (or re-index) memories after a write: active ones are embedded now,
-        inactive ones (superseded, expired) are removed from the index."""
-        ms = [memories] if isinstance(memories, Memory) else list(memories)
-        idx = self.index
-        with idx.batch():
-            live = [m for m in ms if m.active]
-            for m in ms:
-                if not m.active:
-                    idx.remove(m.id)
-            if live:
-                idx.add_many([self.document(m) for m in live])
-
-    def on_remove(self, memory_id: str) -> None:
-        """Drop a memory from the index (deleted)."""
-        self.index.remove(memory_id.rsplit(":", 1)[-1])
-
-    def _repair(self, view: Any, ids: Collection[str]) -> None:
-        """Index active memories the index does not hold yet (written by another
-        process or before the index existed)."""
-        idx = self.index
-        missing = [i for i in ids if i not in idx]
-        if not missing:
+    def after_write(self) -> None:
+        """Follow the commit(s) just made, if the index is open in this process (the
+        memory is then searchable by keyword at once; its embedding is queued). A process
+        that has not opened the index (``reckon remember``) does nothing: the next one to
+        open it reads the commits. Never raises: indexing never fails a committed write."""
+        if self._index is None:
             return
-        log.info("recall index of %s: indexing %d memories missing from it", self.tenant, len(missing))
-        with idx.batch():
-            for k in range(0, len(missing), 500):
-                ms = self._memories(view, [R.memory_iri(self.tenant, i) for i in missing[k:k + 500]])
-                idx.add_many([self.document(m) for m in ms if m.active])
+        try:
+            self._index.sync()
+        except Exception:  # noqa: BLE001
+            log.warning("recall index sync after a write failed (the next read retries)", exc_info=True)
+
+    def wait(self, timeout: float | None = 60.0) -> bool:
+        """Block until every indexed memory has its embedding (see
+        :meth:`TenantIndex.wait <reckon.recall.tenant_index.TenantIndex.wait>`)."""
+        idx = self.index
+        idx.sync()
+        return bool(idx.wait(timeout))
+
+    def warm(self) -> None:
+        """Open the index and load the embedding model now (``serve``, ``mcp``)."""
+        idx = self.index
+        idx.load_model()
+
+    def check(self) -> dict[str, Any]:
+        """The recall index compared with the store (``reckon tenant validate``)."""
+        return dict(self.index.check())
 
     # ------------------------------------------------------------------ reads
     def _memory(self, view: Any, m: NamedNode) -> Memory:
@@ -510,18 +529,6 @@ class TenantRecall:
         if not objs:
             return default
         return R.python_value(objs[0])
-
-    def _select(self, view: Any, scope: str, link: str, lo: int, hi: int) -> list[tuple[str, int, float, Any]]:
-        out = []
-        for row in view.query(_q_select(scope, link, lo, hi)):
-            out.append((row["m"].value.rsplit(":", 1)[-1], int(row["i"].value), float(row["c"].value), row["t"].value))
-        return out
-
-    def _me(self, principal: Principal) -> str:
-        return f"?m rk:owner {R.person_iri(self.tenant, principal.person)} ."
-
-    def _team(self, team: str) -> str:
-        return f"?m rk:team {R.team_iri(self.tenant, team)} ."
 
     # ------------------------------------------------------------------ bundle
     def context(
@@ -558,19 +565,41 @@ class TenantRecall:
             for m in view.objects(_LIVE_CONTEXT, _LIVE_MEMBER, INFERRED):
                 chosen[m.value.rsplit(":", 1)[-1]] = m
             capped: dict[str, int] = {}
-            personal = self._select(view, "UserScope", self._me(principal), floor_imp, 5)
-            team_rows: dict[str, tuple[str, int, float, Any]] = {}
-            for team in sorted(set(principal.teams)):
-                for row in self._select(view, "TeamScope", self._team(team), floor_imp, 5):
-                    team_rows[row[0]] = row
-            for scope, rows in (("user", personal), ("team", list(team_rows.values()))):
-                ok = [r for r in rows if r[2] >= floor_conf]
-                ok.sort(key=lambda r: (-r[1], _neg_time(r[3]), r[0]))
-                if len(ok) > cap:
-                    capped[scope] = len(ok) - cap
-                for r in ok[:cap]:
-                    chosen[r[0]] = R.memory_iri(self.tenant, r[0])
-            memories = self._memories(view, list(chosen.values()))
+            # personal and team tiers: candidates from the recall index's columns (kept
+            # equal to this snapshot's generation), each checked against the snapshot
+            # below -- the store decides, the index only narrows the reads
+            idx = self.index
+            tiers = list(range(max(1, floor_imp), 6))
+            cands = idx.candidates(importance=tiers, scopes=["user", "team"],
+                                   visible_to=(principal.person, principal.teams))
+            my_teams = set(principal.teams)
+            read: dict[str, Memory] = {}
+            for scope in ("user", "team"):
+                # the rule's order (importance, newest, IRI) on the index's columns; then
+                # read and check against the snapshot until the cap is filled
+                ok = sorted((d for d in cands if d.scope == scope and (d.extra.get("confidence") or 0.0) >= floor_conf),
+                            key=lambda d: (-d.importance, _neg_iso(d.extra.get("created")), d.id))
+                kept: list[str] = []
+                for k in range(0, len(ok), max(cap, 1)):
+                    chunk = ok[k:k + max(cap, 1)]
+                    for m in self._memories(view, [R.memory_iri(self.tenant, d.id) for d in chunk]):
+                        fits = (m.active and floor_imp <= m.importance <= 5 and m.confidence >= floor_conf
+                                and ((scope == "user" and m.scope == "user" and m.owner == principal.person)
+                                     or (scope == "team" and m.scope == "team" and bool(my_teams.intersection(m.teams)))))
+                        if fits and len(kept) < cap:
+                            kept.append(m.id)
+                            read[m.id] = m
+                    if len(kept) >= cap:
+                        break
+                eligible = len(ok)
+                if eligible > cap:
+                    capped[scope] = eligible - cap
+                for i in kept:
+                    chosen[i] = R.memory_iri(self.tenant, i)
+            live = [iri for i, iri in chosen.items() if i not in read]
+            memories_by_id = {m.id: m for m in self._memories(view, live)}
+            memories_by_id.update(read)
+            memories = [memories_by_id[i] for i in chosen if i in memories_by_id]
             memories = [m for m in memories if m.active]
             business = _business_lines(view)
             ranking, sims = self._similarities(view, text, [m.id for m in memories])
@@ -591,7 +620,6 @@ class TenantRecall:
         if not text.strip():
             return "importance, then most recent (no conversation given)", {}
         try:
-            self._repair(view, ids)
             idx = self.index
             ranked = idx.rank_by_similarity(text, ids)
         except Exception as exc:  # noqa: BLE001 - ranking must never break the bundle
@@ -752,29 +780,29 @@ class TenantRecall:
                 return owner == me
             return scope == "team" and bool(my_teams.intersection(teams))
 
-        gen = self.store.generation()
+        idx = self.index
+        idx.sync()
         with self.store.snapshot() as view:
-            if gen != self._synced:  # a write the hooks did not see: index what is missing
-                self._repair(view, [r["m"].value.rsplit(":", 1)[-1] for r in view.query(_Q_ACTIVE_IDS)
-                                    if r["m"].value.startswith(R.memory_prefix(self.tenant))])
-                self._synced = gen
             of_class: set[str] | None = None
             if classes:
                 of_class = set()
                 for cls in classes:
                     of_class |= {r["m"].value.rsplit(":", 1)[-1] for r in view.query(_q_class(cls))}
 
-            def candidate(d: Any) -> bool:  # index metadata: a pre-filter; the store decides below
-                return (d.importance in tiers and visible(d.scope, d.owner, d.teams)
-                        and (want_kinds is None or d.kind in want_kinds)
-                        and (of_class is None or d.id in of_class))
+            def candidates(ix: Any) -> np.ndarray:  # index metadata: a pre-filter; the store decides below
+                mask = ix.filter_mask(importance=tiers, kinds=want_kinds, scopes=want_scopes,
+                                      visible_to=(me, my_teams))
+                if of_class is not None:
+                    mask &= ix.row_mask(of_class)
+                if rejected:
+                    mask &= ix.row_mask(rejected, value=False)
+                return mask  # type: ignore[no-any-return]
 
             hits: list[SearchHit] = []
             rejected: set[str] = set()
             limit = k
             for _ in range(4):
-                found = self.index.search(query, limit=limit, where=lambda d: d.id not in rejected and candidate(d),
-                                          now=now, explain=explain)
+                found = idx.search(query, limit=limit, mask_fn=candidates, now=now, explain=explain)
                 fresh = [h for h in found if h.id not in {x.memory.id for x in hits}]
                 mems = {m.id: m for m in self._memories(view, [R.memory_iri(self.tenant, h.id) for h in fresh])}
                 for h in fresh:
@@ -797,17 +825,6 @@ class TenantRecall:
 # ---------------------------------------------------------------------------------------
 
 
-def _env_embedder() -> Any:
-    name = os.environ.get("RECKON_EMBEDDER", "").strip().lower()
-    from reckon.recall.embed import HashingEmbedder, MiniLMEmbedder, default_embedder
-
-    if name == "hashing":
-        return HashingEmbedder()
-    if name == "minilm":
-        return MiniLMEmbedder()
-    return default_embedder()
-
-
 def _conversation_text(conversation: Any) -> str:
     if conversation is None:
         return ""
@@ -818,11 +835,15 @@ def _conversation_text(conversation: Any) -> str:
     raise InvalidInput("conversation: a string or a list of strings is required", field="conversation")
 
 
-def _neg_time(lex: str) -> float:
+def _neg_iso(text: str | None) -> float:
+    """Sort key: newest first for an ISO 8601 time (missing = oldest)."""
+    if not text:
+        return 0.0
     try:
-        return -datetime.fromisoformat(lex.replace("Z", "+00:00")).timestamp()
+        t = datetime.fromisoformat(text)
     except ValueError:
         return 0.0
+    return -(t if t.tzinfo else t.replace(tzinfo=timezone.utc)).timestamp()
 
 
 def _tiers(importance: Any) -> set[int]:

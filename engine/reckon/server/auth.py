@@ -14,7 +14,10 @@ tenant A can never reach tenant B. Deleting a tenant deletes its tokens with it.
 
 Verification compares digests with :func:`hmac.compare_digest`. A successful
 verification is cached in memory (keyed by a SHA-256 of the token) until the tokens
-file changes, so a revocation made by another process takes effect on the next request.
+file changes, so a revocation made by another process takes effect on the next request;
+so is a failed one (a repeated wrong token costs no second scrypt, ~90 ms). Guessing
+secrets of a known token id is slowed by the HTTP server's rate limiter, which charges a
+failed verification ten requests (``reckon.server.http.RateLimiter``).
 """
 
 from __future__ import annotations
@@ -118,6 +121,7 @@ class TokenStore:
     def __init__(self, data_dir: str | Path) -> None:
         self.data_dir = Path(data_dir)
         self._cache: dict[bytes, tuple[tuple[int, int, int], TokenRecord]] = {}
+        self._failed: dict[bytes, tuple[int, int, int]] = {}  # wrong tokens -> tokens-file stamp
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ files
@@ -250,7 +254,7 @@ class TokenStore:
             raise TokenForbidden(f"this token is for another tenant, not {tenant!r}")
         try:
             path = tenant_dir(self.data_dir, tenant) / TOKENS_FILE
-        except InvalidTenantId:
+        except (InvalidTenantId, UnknownTenant):
             raise TokenError("invalid token") from None
         try:
             st = path.stat()
@@ -260,8 +264,11 @@ class TokenStore:
         key = hashlib.sha256(token.strip().encode("ascii")).digest()
         with self._lock:
             hit = self._cache.get(key)
+            miss = self._failed.get(key)
         if hit is not None and hit[0] == stamp:
             return hit[1]
+        if miss == stamp:  # the same wrong token again: no second scrypt (~90 ms)
+            raise TokenError("invalid token")
         try:
             data = self._read(path)
         except (InvalidInput, OSError, ValueError):
@@ -277,6 +284,10 @@ class TokenStore:
         except (KeyError, ValueError, TypeError):
             raise TokenError("invalid token") from None
         if not hmac.compare_digest(got, expected):
+            with self._lock:
+                if len(self._failed) > 10_000:
+                    self._failed.clear()
+                self._failed[key] = stamp
             raise TokenError("invalid token")
         record = self._record(raw)
         with self._lock:

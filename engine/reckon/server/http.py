@@ -6,6 +6,9 @@ at ``/openapi.json``, interactive docs at ``/docs``):
 
 =====================================================  ===================================
 ``GET|POST /tenants/{id}/sparql``                      SPARQL 1.1 Protocol query operation
+``POST /tenants/{id}/turns``                           record conversation turns
+``GET /tenants/{id}/conversations[/{cid}/turns]``      conversations / their turns (visible ones)
+``GET /tenants/{id}/turns/search?q=...``               search what was said
 ``POST /tenants/{id}/memories``                        remember
 ``GET /tenants/{id}/memories``                         memories visible to the token (filters)
 ``GET /tenants/{id}/memories/{memory_id}``             one memory (if visible to the token)
@@ -35,12 +38,18 @@ body are refused with 400. ``default-graph-uri`` / ``named-graph-uri`` are refus
 addressable with ``GRAPH``). The endpoint reads every memory of the tenant, so it needs
 a token with the ``sparql`` grant (operators have it).
 
-**Errors** are JSON ``{"error": {"type", "message", "field", "constraint", ...}}``:
-InvalidInput / ShapeViolation / request validation 422 (with ``field`` and
-``constraint``), ReadOnlyQuery and malformed SPARQL 400, missing or invalid token 401,
-NotAuthorized or a token of another tenant 403, UnknownTenant / UnknownMemory 404,
-ConflictPending 409 (with ``conflict_id`` and ``candidates``), RestoreRefused 409,
-StoreError 503.
+**Errors** are JSON ``{"error": {"type", "message", "field", "constraint", ...}}``, every
+one of them (routing errors too): InvalidInput / ShapeViolation / request validation 422
+(``field`` always a name: the dotted location in the body or query, ``body`` for a body
+that is not JSON or not an object; validation errors also list ``errors: [{field,
+constraint, message}]``), ReadOnlyQuery and malformed SPARQL 400, missing or invalid
+token 401, NotAuthorized or a token of another tenant 403, UnknownTenant / UnknownMemory
+and no such route 404, a method the path does not serve 405 (with ``Allow``), ConflictPending
+409 (with ``conflict_id`` and ``candidates``), RestoreRefused 409, a body that is not
+``application/json`` on a JSON route 415, StoreError 503.
+
+The memory inspector (browser pages at ``/`` and ``/ui/...``) is
+:mod:`reckon.server.inspector`.
 """
 
 from __future__ import annotations
@@ -59,6 +68,7 @@ from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from pydantic import BaseModel, ConfigDict, Field
 from pyoxigraph import (
     BlankNode,
@@ -74,23 +84,25 @@ from pyoxigraph import (
     serialize,
 )
 
-from reckon.store.tenant_store import DEFAULT_PREFIXES
 from reckon._errors import (
     ConflictPending,
     InvalidInput,
     InvalidTenantId,
     NotAuthorized,
+    QueryLimitExceeded,
     ReadOnlyQuery,
     ReckonError,
     RestoreRefused,
     ShapeViolation,
     StoreError,
+    TenantGone,
     UnknownMemory,
     UnknownTenant,
 )
+from reckon.api._limits import MAX_CONVERSATION_CHARS, MAX_SEARCH_CHARS
 from reckon.memory.models import HistoryEntry, Kind, Memory, Scope, Source
 from reckon.recall.bundle import ContextBundle
-from reckon.server.auth import TokenError, TokenForbidden, TokenRecord, TokenStore
+from reckon.server.auth import TokenError, TokenForbidden, TokenRecord, TokenStore, parse_token
 
 __all__ = ["ApiError", "create_app", "negotiate"]
 
@@ -289,52 +301,45 @@ def _term_json(t: Any) -> dict[str, Any]:
     raise TypeError(f"not an RDF term: {t!r}")
 
 
-def _query_form(query: str) -> tuple[str, list[str]]:
-    """``("select", variable names)``, ``("ask", [])`` or ``("graph", [])`` (CONSTRUCT /
-    DESCRIBE), by running the query on an empty in-memory dataset (cheap; pyoxigraph
-    result objects are thread-bound, so none outlives this call)."""
-    shape = Store().query(DEFAULT_PREFIXES + query)  # the same predeclared prefixes as Tenant.sparql
-    try:
-        if isinstance(shape, QuerySolutions):
-            return "select", [v.value for v in shape.variables]
-        if isinstance(shape, QueryBoolean):
-            return "ask", []
-        return "graph", []
-    finally:
-        del shape
-
-
 def sparql_response(tenant: Any, query: str, accept: str | None) -> Response:
-    """Run a read-only query on ``tenant`` and serialise the result for ``accept``.
+    """Run a read-only query on ``tenant`` (once, in a query worker: see
+    ``Tenant.sparql``) and serialise the result for ``accept``.
 
-    :raises ReadOnlyQuery: for an update or SERVICE (through ``Tenant.sparql``).
+    :raises ReadOnlyQuery: for an update or SERVICE (through ``Tenant.sparql_outcome``).
+    :raises QueryLimitExceeded: over a query limit (413 / 400 / 503 by the handler).
     :raises ApiError: 400 when the query does not parse, 406 when no offered format
         is acceptable.
     """
+    from pyoxigraph import parse
+
     try:
-        result = tenant.sparql(query)  # the store's read-only guard and parser go first
+        outcome = tenant.sparql_outcome(query)  # the guard, then the sandboxed worker
     except InvalidInput as exc:  # SPARQL 1.1 Protocol section 2.1.4: malformed query -> 400
         raise ApiError(400, "malformed_query", str(exc), field="query", constraint="syntax") from None
-    form, names = _query_form(query)
-    if form != "graph":
+    if outcome.form != "graph":
         mt = negotiate(accept, list(RESULT_TYPES))
         if mt is None:
             raise ApiError(406, "not_acceptable", "SELECT / ASK results are available as "
                            + ", ".join(list(RESULT_TYPES)[:4]))
-        if form == "ask":
-            doc: dict[str, Any] = {"head": {}, "boolean": bool(result)}
+        if outcome.form == "ask":
+            doc = json.dumps({"head": {}, "boolean": outcome.boolean}).encode()
         else:
-            doc = {"head": {"vars": names},
-                   "results": {"bindings": [{k: _term_json(v) for k, v in row.items()} for row in result]}}
-        parsed = parse_query_results(json.dumps(doc), QueryResultsFormat.JSON)
-        body = parsed.serialize(format=RESULT_TYPES[mt])
+            doc = outcome.body
+        if RESULT_TYPES[mt] == QueryResultsFormat.JSON:
+            body = doc
+        else:
+            body = parse_query_results(doc, QueryResultsFormat.JSON).serialize(format=RESULT_TYPES[mt]) or b""
         charset = "; charset=utf-8" if mt.startswith("text/") else ""
         return Response(content=body, media_type=mt + charset)
     mt = negotiate(accept, list(GRAPH_TYPES))
     if mt is None:
         raise ApiError(406, "not_acceptable", "CONSTRUCT / DESCRIBE results are available as "
                        + ", ".join(list(GRAPH_TYPES)[:2]))
-    body = serialize(list(result), format=GRAPH_TYPES[mt]) or b""
+    if GRAPH_TYPES[mt] == RdfFormat.N_TRIPLES:
+        body = outcome.body
+    else:
+        triples = [Triple(q.subject, q.predicate, q.object) for q in parse(outcome.body, format=RdfFormat.N_TRIPLES)]
+        body = serialize(triples, format=GRAPH_TYPES[mt]) or b""
     charset = "; charset=utf-8" if mt.startswith("text/") else ""
     return Response(content=body, media_type=mt + charset)
 
@@ -397,7 +402,7 @@ def tenant_metrics(tenant: Any, writes: WriteTimes) -> MetricsOut:
     derivation (``Reasoner.stats``); write times of this process."""
     from reckon.memory import _rdf as R
 
-    rows = tenant.sparql(_Q_MEMORIES)
+    rows = tenant.store.query(_Q_MEMORIES)  # our own text: evaluated in-process
     mem = []
     for r in rows:
         kind = R.IRI_KIND.get(r["kind"], R.local_name(r["kind"].value) if isinstance(r["kind"], NamedNode) else str(r["kind"]))
@@ -464,6 +469,7 @@ _STATUS: list[tuple[type[BaseException], int, str]] = [
     (InvalidInput, 422, "invalid_input"),
     (ReadOnlyQuery, 400, "read_only_query"),
     (NotAuthorized, 403, "not_authorized"),
+    (TenantGone, 404, "tenant_gone"),
     (UnknownTenant, 404, "unknown_tenant"),
     (UnknownMemory, 404, "unknown_memory"),
     (ConflictPending, 409, "conflict_pending"),
@@ -472,7 +478,49 @@ _STATUS: list[tuple[type[BaseException], int, str]] = [
 ]
 
 
+_HTTP_ERRORS: dict[int, tuple[str, str]] = {
+    400: ("bad_request", "bad request"),
+    401: ("unauthenticated", "authentication required"),
+    403: ("forbidden", "forbidden"),
+    404: ("not_found", "not found"),
+    405: ("method_not_allowed", "method not allowed"),
+    406: ("not_acceptable", "not acceptable"),
+    413: ("payload_too_large", "request body too large"),
+    415: ("unsupported_media_type", "unsupported media type"),
+    429: ("rate_limited", "too many requests"),
+}
+
+_SOURCES = ("body", "query", "path", "header", "cookie")
+
+
+def _validation_item(e: Any) -> dict[str, Any]:
+    """One request-validation error as ``{"field", "constraint", "message"}``: ``field``
+    is the dotted location inside its source (``teams.0``, ``k``), or the source itself
+    (``body``) when the error is about the whole of it (not JSON, not an object)."""
+    loc = list(e.get("loc", ()))
+    source = str(loc[0]) if loc and loc[0] in _SOURCES else "body"
+    rest = [str(x) for x in (loc[1:] if loc and loc[0] in _SOURCES else loc)]
+    constraint = str(e.get("type") or "invalid")
+    msg = str(e.get("msg") or "invalid value")
+    if constraint == "json_invalid":  # loc = ("body", character position)
+        where = f" at character {rest[0]}" if rest else ""
+        rest, msg = [], f"{msg}{where}: the body is not valid JSON"
+    return {"field": ".".join(rest) or source, "constraint": constraint, "message": msg}
+
+
+#: QueryLimitExceeded.limit -> HTTP status (413: the request or its result is too large;
+#: 400: the query nests too deep; 503: the server could not evaluate it in time).
+QUERY_LIMIT_STATUS = {"query_bytes": 413, "depth": 400, "rows": 413, "result_bytes": 413,
+                      "deadline": 503, "busy": 503, "resources": 503}
+
+
 def _error_response(exc: ReckonError) -> JSONResponse:
+    if isinstance(exc, QueryLimitExceeded):
+        status = QUERY_LIMIT_STATUS.get(exc.limit, 400)
+        headers = {"Retry-After": "1"} if status == 503 else None
+        return JSONResponse(status_code=status, headers=headers, content={"error": {
+            "type": "query_limit", "message": str(exc), "field": "query", "constraint": exc.limit,
+            "limit": exc.value}})
     status, type_ = 400, "error"
     for cls, st, ty in _STATUS:
         if isinstance(exc, cls):
@@ -483,9 +531,10 @@ def _error_response(exc: ReckonError) -> JSONResponse:
         vs = [{k: (v if isinstance(v, (str, int, float, bool)) or v is None else str(v)) for k, v in d.items()}
               for d in exc.violations]
         first = vs[0] if vs else {}
-        err.update(field=first.get("field") or first.get("path"), constraint=first.get("constraint"), violations=vs)
+        err.update(field=first.get("field") or first.get("path") or "properties",
+                   constraint=first.get("constraint") or "shape", violations=vs)
     elif isinstance(exc, InvalidInput):
-        err.update(field=exc.field, constraint="value")
+        err.update(field=exc.field or "request", constraint="value")
     elif isinstance(exc, ReadOnlyQuery):
         err.update(field="query", constraint="read_only")
     elif isinstance(exc, ConflictPending):
@@ -502,13 +551,11 @@ def _nothing() -> Iterator[None]:
 
 
 def _visible(m: Memory, p: Any) -> bool:
-    """Whether principal ``p`` may read memory ``m``: operators all; members company
-    memories, their teams' and their own."""
-    if p.role == "operator" or m.scope == "company":
-        return True
-    if m.scope == "team":
-        return bool(set(m.teams) & set(p.teams))
-    return m.owner == p.person
+    """Whether principal ``p`` may read memory ``m`` (:func:`reckon.memory.authz.can_read`:
+    operators all; members company memories, their teams' and their own)."""
+    from reckon.memory.authz import can_read
+
+    return can_read(p, scope=m.scope, owner=m.owner, teams=m.teams)
 
 
 _bearer = HTTPBearer(auto_error=False, description="A Reckon API token of the tenant in the URL "
@@ -521,12 +568,133 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-def create_app(engine: Any, *, tokens: TokenStore | None = None, title: str = "Reckon") -> FastAPI:
+class RateLimiter:
+    """Token buckets per API token id (RFC 6585 section 4: 429 with ``Retry-After``).
+
+    Each request takes one unit from the bucket of the token id it presents (the public
+    middle part of ``rkt_<tenant>.<id>.<secret>``, read before the secret is checked); a
+    failed verification takes :attr:`failure_cost` units, so guessing secrets of a known
+    token id (each guess costs ~90 ms of scrypt) is slowed to ``rate / failure_cost``
+    guesses per second.
+
+    :param rate: units added per second (requests per second sustained); ``None``: off.
+    :param burst: bucket size (requests allowed at once).
+    """
+
+    failure_cost = 10.0
+
+    def __init__(self, rate: float | None = 20.0, burst: int = 40) -> None:
+        self.rate = rate
+        self.burst = float(burst)
+        self._buckets: dict[str, list[float]] = {}
+        self._lock = threading.Lock()
+
+    def take(self, key: str, cost: float = 1.0) -> float:
+        """Take ``cost`` units; returns 0 when allowed, else seconds until it would be."""
+        if self.rate is None:
+            return 0.0
+        now = time.monotonic()
+        with self._lock:
+            b = self._buckets.get(key)
+            if b is None:
+                if len(self._buckets) > 100_000:
+                    self._buckets.clear()
+                b = self._buckets[key] = [self.burst, now]
+            b[0] = min(self.burst, b[0] + (now - b[1]) * self.rate)
+            b[1] = now
+            if b[0] >= cost:
+                b[0] -= cost
+                return 0.0
+            return (cost - b[0]) / self.rate
+
+    def penalize(self, key: str) -> None:
+        """Charge a failed verification (may drive the bucket below zero)."""
+        if self.rate is None:
+            return
+        with self._lock:
+            b = self._buckets.setdefault(key, [self.burst, time.monotonic()])
+            b[0] -= self.failure_cost
+
+
+class _BodyLimit:
+    """ASGI middleware: refuse a request body over ``max_bytes`` with 413 in the error
+    envelope (by ``Content-Length`` up front, or while it streams in)."""
+
+    def __init__(self, app: Any, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        limit = self.max_bytes
+        for k, v in scope.get("headers", []):
+            if k == b"content-length":
+                try:
+                    if int(v) > limit:
+                        await self._refuse(send)
+                        return
+                except ValueError:
+                    pass
+        seen = 0
+        refused = False
+
+        async def limited_receive() -> Any:
+            nonlocal seen, refused
+            msg = await receive()
+            if msg["type"] == "http.request":
+                seen += len(msg.get("body", b""))
+                if seen > limit:
+                    refused = True
+                    raise _TooLarge()
+            return msg
+
+        try:
+            await self.app(scope, limited_receive, send)
+        except _TooLarge:
+            await self._refuse(send)
+
+    async def _refuse(self, send: Any) -> None:
+        body = json.dumps({"error": {"type": "request_too_large", "field": "body", "constraint": "max_bytes",
+                                     "message": f"the request body is larger than {self.max_bytes} bytes",
+                                     "limit": self.max_bytes}}).encode()
+        await send({"type": "http.response.start", "status": 413,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def create_app(
+    engine: Any,
+    *,
+    tokens: TokenStore | None = None,
+    title: str = "Reckon",
+    rate_limit: float | None = 20.0,
+    rate_burst: int = 40,
+    max_body_bytes: int = 4 << 20,
+    sparql_concurrency: int | None = None,
+    wall_clock: bool = True,
+) -> FastAPI:
     """The FastAPI application serving ``engine``'s tenants.
 
     :param engine: a :class:`reckon.api.Engine`, or its data directory (one Engine per
-        process: pass the one you have).
+        process: pass the one you have). Its ``query_limits`` govern the SPARQL
+        endpoint (size 413, depth 400, deadline 503, result size 413).
     :param tokens: the token store (default: over the engine's data directory).
+    :param rate_limit: requests per second per API token (``None``: no limit); over it
+        429 with ``Retry-After`` (see :class:`RateLimiter`).
+    :param rate_burst: requests a token may send at once.
+    :param max_body_bytes: largest request body, bytes (413 beyond).
+    :param sparql_concurrency: SPARQL queries one token may have running at once; more
+        wait (429 after the query timeout), so one client cannot hold every query worker
+        (default: one less than the engine's query workers, at least 1).
+    :param wall_clock: before each tenant request, move the tenant's in-graph clock
+        forward to the wall clock when it is more than a minute behind
+        (``Tenant.advance_clock``); ``False`` leaves the clock to ``tick`` (replays).
     """
     if isinstance(engine, (str, Path)):
         from reckon.api import Engine
@@ -534,6 +702,12 @@ def create_app(engine: Any, *, tokens: TokenStore | None = None, title: str = "R
         engine = Engine(engine)
     tokens = tokens or TokenStore(engine.data_dir)
     writes = WriteTimes()
+    limiter = RateLimiter(rate_limit, rate_burst)
+    if sparql_concurrency is None:
+        workers = getattr(getattr(engine, "query_limits", None), "workers", 2)
+        sparql_concurrency = max(1, workers - 1)
+    running: dict[str, int] = {}
+    running_cond = threading.Condition()
     app = FastAPI(
         title=title,
         version=_version(),
@@ -543,6 +717,8 @@ def create_app(engine: Any, *, tokens: TokenStore | None = None, title: str = "R
     app.state.engine = engine
     app.state.tokens = tokens
     app.state.writes = writes
+    app.state.limiter = limiter
+    app.add_middleware(_BodyLimit, max_bytes=max_body_bytes)
 
     @app.exception_handler(ApiError)
     async def _api_error(_: Request, exc: ApiError) -> JSONResponse:
@@ -554,25 +730,71 @@ def create_app(engine: Any, *, tokens: TokenStore | None = None, title: str = "R
 
     @app.exception_handler(RequestValidationError)
     async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
-        errs = exc.errors()
-        first = errs[0] if errs else {}
-        loc = [str(x) for x in first.get("loc", ()) if x not in ("body", "query", "path", "header")]
-        field = ".".join(loc) or None
-        msg = "; ".join(f"{'.'.join(str(x) for x in e.get('loc', ()) if x not in ('body', 'query'))}: {e.get('msg')}"
-                        for e in errs)
+        errs = [_validation_item(e) for e in exc.errors()] or [
+            {"field": "body", "constraint": "invalid", "message": "invalid request"}]
         return JSONResponse(status_code=422, content={"error": {
-            "type": "invalid_input", "message": msg or "invalid request", "field": field,
-            "constraint": first.get("type")}})
+            "type": "invalid_input", "message": "; ".join(f"{e['field']}: {e['message']}" for e in errs),
+            "field": errs[0]["field"], "constraint": errs[0]["constraint"], "errors": errs}})
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        """Routing errors (404 no route, 405 method not allowed, ...) in the error envelope."""
+        type_, message = _HTTP_ERRORS.get(exc.status_code, ("http_error", str(exc.detail)))
+        field, constraint = None, None
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:
+            # Starlette's Allow names only the first route of the path; list every route's methods
+            from starlette.routing import Match
+
+            methods = {m for route in request.app.routes for m in (getattr(route, "methods", None) or ())
+                       if route.matches({**request.scope, "method": m})[0] == Match.FULL}
+            allow = ", ".join(sorted(methods)) or headers.get("Allow") or headers.get("allow") or ""
+            headers.pop("allow", None)
+            if allow:
+                headers["Allow"] = allow
+            message = f"{request.method} is not allowed on {request.url.path}" + (f" (allowed: {allow})" if allow else "")
+            field, constraint = "method", "allowed_methods"
+        elif exc.status_code == 404:
+            message = f"no route {request.method} {request.url.path} (the API is described at /openapi.json)"
+            field, constraint = "path", "route"
+        return JSONResponse(status_code=exc.status_code, headers=headers, content={"error": {
+            "type": type_, "message": message, "field": field, "constraint": constraint}})
+
+    @app.middleware("http")
+    async def _json_bodies(request: Request, call_next: Any) -> Any:
+        """415 for a body that is not JSON on the JSON routes (the SPARQL endpoint and
+        the inspector's forms take other media types and check them themselves)."""
+        path = request.url.path
+        if (request.method in ("POST", "PUT", "PATCH") and path.startswith("/tenants/")
+                and not path.endswith("/sparql")):
+            ctype = (request.headers.get("content-type") or "").split(";")[0].strip().lower()
+            has_body = request.headers.get("content-length", "0") not in ("", "0") or \
+                "transfer-encoding" in request.headers
+            if has_body and ctype != "application/json" and not ctype.endswith("+json"):
+                return JSONResponse(status_code=415, content={"error": {
+                    "type": "unsupported_media_type",
+                    "message": f"send the request body as application/json (got {ctype or 'no content type'})",
+                    "field": "content-type", "constraint": "media_type"}})
+        return await call_next(request)
 
     def _authenticate(tenant_id: str, creds: HTTPAuthorizationCredentials | None) -> TokenRecord:
         if creds is None or creds.scheme.lower() != "bearer" or not creds.credentials:
             raise ApiError(401, "unauthenticated", "an API token is required: Authorization: Bearer <token>",
                            headers={"WWW-Authenticate": "Bearer"})
         try:
+            key = ".".join(parse_token(creds.credentials)[:2])
+        except TokenError as exc:
+            raise ApiError(401, "unauthenticated", str(exc), headers={"WWW-Authenticate": "Bearer"}) from None
+        wait = limiter.take(key)
+        if wait > 0:
+            raise ApiError(429, "rate_limited", f"too many requests with this token; retry in {wait:.1f} s",
+                           headers={"Retry-After": str(max(1, math.ceil(wait)))}, constraint="rate_limit")
+        try:
             return tokens.verify(tenant_id, creds.credentials)
         except TokenForbidden as exc:
             raise ApiError(403, "forbidden", str(exc)) from None
         except TokenError as exc:
+            limiter.penalize(key)
             raise ApiError(401, "unauthenticated", str(exc), headers={"WWW-Authenticate": "Bearer"}) from None
 
     class Ctx:
@@ -583,7 +805,10 @@ def create_app(engine: Any, *, tokens: TokenStore | None = None, title: str = "R
 
     def ctx(tenant_id: str, creds: HTTPAuthorizationCredentials | None = Depends(_bearer)) -> Ctx:
         record = _authenticate(tenant_id, creds)
-        return Ctx(engine.tenant(tenant_id), record)
+        t = engine.tenant(tenant_id)
+        if wall_clock:
+            t.advance_clock()  # the server serves the present: expiry against the wall clock
+        return Ctx(t, record)
 
     # ------------------------------------------------------------------ SPARQL
     def _sparql_checks(c: Ctx, params: dict[str, list[str]]) -> None:
@@ -599,6 +824,24 @@ def create_app(engine: Any, *, tokens: TokenStore | None = None, title: str = "R
                 raise ApiError(400, "invalid_input", f"{p} is not supported: the dataset is fixed (default graph = "
                                "union of the tenant's graphs; use GRAPH <urn:reckon:graph:...>)",
                                field=p, constraint="unsupported")
+
+    def _sparql(c: Ctx, query: str, accept: str | None) -> Response:
+        key = c.record.id
+        wait = getattr(getattr(engine, "query_limits", None), "timeout", None) or 10.0
+        with running_cond:
+            if not running_cond.wait_for(lambda: running.get(key, 0) < sparql_concurrency, timeout=wait):
+                raise ApiError(429, "rate_limited", f"this token kept {sparql_concurrency} SPARQL queries running "
+                               f"for {wait} s; wait for one to finish", headers={"Retry-After": "1"},
+                               constraint="concurrency")
+            running[key] = running.get(key, 0) + 1
+        try:
+            return sparql_response(c.tenant, query, accept)
+        finally:
+            with running_cond:
+                running[key] -= 1
+                if not running[key]:
+                    del running[key]
+                running_cond.notify_all()
 
     def _one_query(params: dict[str, list[str]]) -> str:
         qs = params.get("query", [])
@@ -621,7 +864,7 @@ def create_app(engine: Any, *, tokens: TokenStore | None = None, title: str = "R
                    c: Ctx = Depends(ctx)) -> Response:
         params = parse_qs(request.url.query, keep_blank_values=True)
         _sparql_checks(c, params)
-        return sparql_response(c.tenant, _one_query(params), request.headers.get("accept"))
+        return _sparql(c, _one_query(params), request.headers.get("accept"))
 
     @app.post("/tenants/{tenant_id}/sparql", summary="SPARQL 1.1 query (POST)", tags=["sparql"],
               responses=_sparql_doc, response_class=Response,
@@ -653,7 +896,7 @@ def create_app(engine: Any, *, tokens: TokenStore | None = None, title: str = "R
         accept = request.headers.get("accept")
         from starlette.concurrency import run_in_threadpool
 
-        return await run_in_threadpool(sparql_response, c.tenant, query, accept)
+        return await run_in_threadpool(_sparql, c, query, accept)
 
     # ------------------------------------------------------------------ memories
     @app.post("/tenants/{tenant_id}/memories", summary="Remember a memory", tags=["memories"],
@@ -727,7 +970,7 @@ def create_app(engine: Any, *, tokens: TokenStore | None = None, title: str = "R
     @app.get("/tenants/{tenant_id}/search", summary="Search memories (hybrid: BM25 + embeddings)",
              tags=["recall"], response_model=SearchOut, responses=_ERRORS)
     def search(
-        q: str = Query(..., min_length=1, description="What to look for."),
+        q: str = Query(..., min_length=1, max_length=MAX_SEARCH_CHARS, description="What to look for."),
         k: int = Query(10, ge=1, le=100),
         kind: list[Kind] | None = Query(None, description="Restrict to kinds (repeat)."),
         scope: list[Scope] | None = Query(None, description="Restrict to scopes (repeat)."),
@@ -752,7 +995,8 @@ def create_app(engine: Any, *, tokens: TokenStore | None = None, title: str = "R
              responses={200: {"content": {"text/plain": {}}}, **_ERRORS})
     def bundle(
         request: Request,
-        conversation: str = Query("", description="Recent conversation text (orders items inside blocks)."),
+        conversation: str = Query("", max_length=MAX_CONVERSATION_CHARS,
+                                  description="Recent conversation text (orders items inside blocks)."),
         budget_chars: int = Query(6000, ge=500, le=200_000, description="Maximum length of the text (characters)."),
         c: Ctx = Depends(ctx),
     ) -> Any:
@@ -774,6 +1018,42 @@ def create_app(engine: Any, *, tokens: TokenStore | None = None, title: str = "R
         message}}`` -- the tool-call protocol, a result the model can correct."""
         with writes.timed(c.tenant, f"tool:{name}") if name in ("remember", "supersede") else _nothing():
             return c.tenant.handle_tool_call(name, arguments, c.principal)  # type: ignore[no-any-return]
+
+    # ------------------------------------------------------------------ transcripts
+    @app.post("/tenants/{tenant_id}/turns", summary="Record conversation turns (post-turn persistence)",
+              tags=["transcripts"], status_code=201, responses=_ERRORS)
+    def record_turns(body: dict[str, Any], c: Ctx = Depends(ctx)) -> dict[str, Any]:
+        """Body: one turn ``{"conversation", "text", "role"?, "speaker"?, "at"?, "order"?,
+        "caption"?, "external_id"?}`` or ``{"turns": [...]}``. All or nothing: a bad
+        turn is a 422 naming ``turns[i]`` and nothing is written. Returns the turns."""
+        turns = body.get("turns") if isinstance(body.get("turns"), list) else [body]
+        with writes.timed(c.tenant, "record_turns"):
+            out = c.tenant.record_turns(turns, principal=c.principal)
+        return {"turns": [json.loads(t.model_dump_json()) for t in out]}
+
+    @app.get("/tenants/{tenant_id}/conversations", summary="Conversations visible to the token",
+             tags=["transcripts"], responses=_ERRORS)
+    def list_conversations(c: Ctx = Depends(ctx)) -> list[dict[str, Any]]:
+        out = []
+        for conv in c.tenant.conversations():
+            if c.principal.is_operator or c.principal.person in conv.participants:
+                out.append(json.loads(conv.model_dump_json()))
+        return out
+
+    @app.get("/tenants/{tenant_id}/conversations/{conversation}/turns", summary="Turns of a conversation",
+             tags=["transcripts"], responses=_ERRORS)
+    def conversation_turns(conversation: str, after: int = Query(-1, ge=-1), c: Ctx = Depends(ctx)) -> Any:
+        conv = c.tenant.transcripts.conversation(conversation)
+        if not (c.principal.is_operator or c.principal.person in conv.participants):
+            raise ApiError(404, "unknown_memory", f"no conversation {conversation!r} visible to this token")
+        return [json.loads(t.model_dump_json()) for t in c.tenant.turns(conversation, after=after)]
+
+    @app.get("/tenants/{tenant_id}/turns/search", summary="Search what was said", tags=["transcripts"],
+             responses=_ERRORS)
+    def search_turns(q: str = Query(..., min_length=1), k: int = Query(10, ge=1, le=100),
+                     conversation: list[str] | None = Query(None), c: Ctx = Depends(ctx)) -> Any:
+        hits = c.tenant.search_turns(q, principal=c.principal, k=k, conversations=conversation)
+        return {"query": q, "hits": [{"score": h.score, "turn": json.loads(h.turn.model_dump_json())} for h in hits]}
 
     # ------------------------------------------------------------------ metrics
     def _metrics_response(request: Request, tenant: Any) -> Response:
@@ -806,6 +1086,9 @@ def create_app(engine: Any, *, tokens: TokenStore | None = None, title: str = "R
     def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
+    from reckon.server.inspector import mount as mount_inspector
+
+    mount_inspector(app, engine, tokens)  # the browser pages: /, /ui/... (reckon.server.inspector)
     return app
 
 

@@ -21,8 +21,10 @@ would make the write conditional on the generation instead
 retry after reloading when no row matched).
 """
 
-from reckon.store.graphs import ASSERTED, BUSINESS, INFERRED, MEMORIES, PUBLIC, SCHEMA
+from reckon.store.graphs import ASSERTED, BUSINESS, INFERRED, MEMORIES, PUBLIC, SCHEMA, TRANSCRIPTS
 from reckon.store.ids import FORMAT_VERSION, tenant_dir, validate_tenant_id
+from reckon.store.query_guard import QueryLimits, QueryPlan, inspect_query
+from reckon.store.query_pool import QueryOutcome, QueryPool
 from reckon.store.tenant_store import (
     Commit,
     QueryResult,
@@ -43,14 +45,20 @@ __all__ = [
     "INFERRED",
     "MEMORIES",
     "PUBLIC",
+    "QueryLimits",
+    "QueryOutcome",
+    "QueryPlan",
+    "QueryPool",
     "QueryResult",
     "ReasonerFactory",
     "ReasonerLike",
     "SCHEMA",
+    "TRANSCRIPTS",
     "StoreView",
     "TenantStore",
     "Txn",
     "ValidateHook",
+    "inspect_query",
     "read_export",
     "tenant_dir",
     "validate_tenant_id",

@@ -5,6 +5,7 @@ Every tenant dataset keeps triples apart by origin (DESIGN.md, "The store"):
 * :data:`SCHEMA`   ontology + shapes + settings defaults (asserted)
 * :data:`MEMORIES` memory nodes, people, teams, the company (asserted)
 * :data:`BUSINESS` KPIs, spend, accounts, subscription, the clock (asserted)
+* :data:`TRANSCRIPTS` conversations and their turns (asserted; ontology/agent.ttl)
 * :data:`INFERRED` derived triples only; never asserted, written by the reasoner
 
 Reasoning runs over the union of the asserted graphs (:data:`ASSERTED`) as one base
@@ -20,6 +21,7 @@ __all__ = [
     "ASSERTED",
     "BUSINESS",
     "GENERATION",
+    "INCARNATION",
     "INFERRED",
     "MEMORIES",
     "META",
@@ -27,22 +29,27 @@ __all__ = [
     "SCHEMA",
     "SKOLEM_PREFIX",
     "STORE_NODE",
+    "TRANSCRIPTS",
 ]
 
 SCHEMA = NamedNode("urn:reckon:graph:schema")
 MEMORIES = NamedNode("urn:reckon:graph:memories")
 BUSINESS = NamedNode("urn:reckon:graph:business")
+TRANSCRIPTS = NamedNode("urn:reckon:graph:transcripts")
 INFERRED = NamedNode("urn:reckon:graph:inferred")
 META = NamedNode("urn:reckon:graph:meta")
 
-ASSERTED: tuple[NamedNode, ...] = (SCHEMA, MEMORIES, BUSINESS)
+ASSERTED: tuple[NamedNode, ...] = (SCHEMA, MEMORIES, BUSINESS, TRANSCRIPTS)
 """Graphs whose union is the reasoner's base graph."""
 
-PUBLIC: tuple[NamedNode, ...] = (SCHEMA, MEMORIES, BUSINESS, INFERRED)
+PUBLIC: tuple[NamedNode, ...] = (SCHEMA, MEMORIES, BUSINESS, TRANSCRIPTS, INFERRED)
 """Graphs visible to SPARQL (their union is the default graph)."""
 
 STORE_NODE = NamedNode("urn:reckon:store")
 GENERATION = NamedNode("urn:reckon:generation")
+INCARNATION = NamedNode("urn:reckon:incarnation")
+"""``<urn:reckon:store> <urn:reckon:incarnation> "hex"`` in :data:`META`: random per
+created / imported tenant, the same as ``meta.json``'s ``incarnation``."""
 """``<urn:reckon:store> <urn:reckon:generation> n`` in :data:`META`: bumped by every write."""
 
 SKOLEM_PREFIX = "https://reckon.dev/.well-known/genid/"

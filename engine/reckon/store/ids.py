@@ -6,12 +6,14 @@ Layout (DESIGN.md, "The store")::
         store/        the Oxigraph (RocksDB) store
         lock          fcntl.flock target serializing writers across processes
         generation    hint: last committed write generation (the store holds the truth)
-        meta.json     {"format_version": 1, "tenant_id": ..., "created_at": ...}
+        meta.json     {"format_version": 1, "tenant_id": ..., "created_at": ...,
+                       "incarnation": 32 hex digits, new for every create / import}
         recall/       the recall index (written by reckon.recall)
 """
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -46,8 +48,19 @@ def validate_tenant_id(tenant_id: object) -> str:
 
 
 def tenant_dir(data_dir: Path, tenant_id: str) -> Path:
-    """``data_dir/tenants/<tenant_id>`` after validating the id.
+    """``data_dir/tenants/<tenant_id>`` after validating the id, never through a
+    symbolic link: ``tenants/evil -> tenants/victim`` does not open ``victim``.
 
     :raises InvalidTenantId: when the id is invalid.
+    :raises UnknownTenant: when ``tenants/<tenant_id>`` is a symbolic link (or not a
+        directory).
     """
-    return Path(data_dir) / "tenants" / validate_tenant_id(tenant_id)
+    from reckon._errors import UnknownTenant
+
+    path = Path(data_dir) / "tenants" / validate_tenant_id(tenant_id)
+    if os.path.islink(path) or (os.path.lexists(path) and not os.path.isdir(path)):
+        raise UnknownTenant(
+            f"no tenant {tenant_id!r}: {path} is a symbolic link or not a directory "
+            "(tenant directories are never reached through links)"
+        )
+    return path

@@ -52,6 +52,10 @@ class TenantLock:
         counted from the end of its first operation (which paid for opening the store).
     :param on_release: called (under the thread lock) just before the flock is dropped,
         e.g. to close the read-write store.
+    :param on_acquire: called with the locked file descriptor right after the flock is
+        taken (not when a lingering hold is reused), e.g. to check that the tenant
+        directory is still the one this lock belongs to; if it raises, the flock is
+        dropped and the exception propagates.
     """
 
     def __init__(
@@ -63,6 +67,7 @@ class TenantLock:
         poll: float = 0.005,
         min_hold: float = 0.1,
         on_release: Callable[[], None] | None = None,
+        on_acquire: Callable[[int], None] | None = None,
     ) -> None:
         self.path = Path(path)
         self.wait_path = self.path.with_name(self.path.name + ".wait")
@@ -72,6 +77,7 @@ class TenantLock:
         self.min_hold = min_hold
         self._first_done = None
         self.on_release = on_release
+        self.on_acquire = on_acquire
         self._mutex = threading.RLock()
         self._fd: int | None = None
         self._wfd: int | None = None
@@ -141,10 +147,11 @@ class TenantLock:
 
     # ------------------------------------------------------------------ internals
     def _open(self) -> None:
+        flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
         if self._fd is None:
-            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            self._fd = os.open(self.path, flags, 0o600)
         if self._wfd is None:
-            self._wfd = os.open(self.wait_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            self._wfd = os.open(self.wait_path, flags, 0o600)
 
     def _acquire(self, mode: int) -> None:
         try:
@@ -165,6 +172,12 @@ class TenantLock:
             raise
         except OSError as e:
             raise StoreError(f"cannot lock {self.path}: {e}") from e
+        if self.on_acquire is not None:
+            try:
+                self.on_acquire(self._fd)
+            except BaseException:
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
+                raise
         self._mode = mode
         self._first_done: float | None = None
 

@@ -6,24 +6,21 @@
 * :func:`skolemize` / :func:`deskolemize` map blank nodes to Skolem IRIs
   (RDF 1.1 Concepts section 3.5) so that an update can name them.
 * :func:`check_read_only` refuses SPARQL updates and ``SERVICE`` before a query runs
-  (SPARQL 1.1 Query section 2 grammar; Federated Query section 3).
+  (through :mod:`reckon.store.query_guard`).
 """
 
 from __future__ import annotations
 
-import re
 from typing import Iterable
 
 from pyoxigraph import BlankNode, Literal, NamedNode, Quad, Triple
 
-from reckon._errors import InvalidInput, ReadOnlyQuery
+from reckon._errors import InvalidInput
 from reckon.store.graphs import SKOLEM_PREFIX
 
 __all__ = [
-    "UPDATE_KEYWORDS",
     "check_read_only",
     "deskolemize",
-    "keywords_outside_literals",
     "quads_to_data_block",
     "skolemize",
     "term_to_sparql",
@@ -82,87 +79,15 @@ def quads_to_data_block(quads: Iterable[Quad]) -> str:
 
 # --- read-only guard -------------------------------------------------------------------
 
-UPDATE_KEYWORDS = frozenset(
-    {"INSERT", "DELETE", "LOAD", "CLEAR", "DROP", "CREATE", "ADD", "MOVE", "COPY", "WITH"}
-)
-"""Keywords that begin a SPARQL 1.1 Update operation (Update section 3)."""
-
-_IRI = re.compile(r'<[^<>"{}|^`\\\x00-\x20]*>')
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def keywords_outside_literals(text: str) -> list[str]:
-    """Upper-cased bare words of a SPARQL text that are outside IRIs, strings and
-    comments and are not variables, prefixed names or language tags.
-
-    A small tokenizer, enough to spot ``SERVICE`` / update keywords; the query parser
-    remains the authority on syntax.
-    """
-    out: list[str] = []
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if c == "#":
-            j = text.find("\n", i)
-            i = n if j < 0 else j + 1
-        elif c in "\"'":
-            triple = text.startswith(c * 3, i)
-            quote = c * 3 if triple else c
-            j = i + len(quote)
-            while j < n:
-                if text[j] == "\\":
-                    j += 2
-                    continue
-                if text.startswith(quote, j):
-                    break
-                if not triple and text[j] == "\n":
-                    break
-                j += 1
-            i = j + len(quote)
-        elif c == "<":
-            m = _IRI.match(text, i)
-            i = m.end() if m else i + 1
-        elif c in "?$@":
-            m = _WORD.match(text, i + 1)
-            i = (m.end() if m else i + 1)
-            # a language tag may continue with -subtags
-            while i < n and (text[i].isalnum() or text[i] in "-_"):
-                i += 1
-        elif c.isalpha() or c == "_":
-            j = i
-            while j < n and (text[j].isalnum() or text[j] in "_-.:" ):
-                j += 1
-            word = text[i:j].rstrip(".")
-            if ":" not in word and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] in "_:")):
-                out.append(word.upper())
-            i = i + max(len(word), 1)
-        else:
-            i += 1
-    return out
-
 
 def check_read_only(text: str) -> None:
-    """Refuse ``SERVICE`` anywhere in a query (outside strings, IRIs and comments).
+    """Refuse an update, ``SERVICE`` or a dataset clause outside the public graphs,
+    decided by :func:`reckon.store.query_guard.inspect_query` (no limits).
 
-    Updates are refused by the caller when the text does not parse as a query
-    (:func:`classify_parse_failure`).
-
-    :raises ReadOnlyQuery: when the query uses ``SERVICE`` (federated query).
-    :raises InvalidInput: when ``text`` is not a ``str``.
+    :raises ReadOnlyQuery: for an update or ``SERVICE``.
+    :raises InvalidInput: when ``text`` is not a ``str`` or is not a query.
     """
-    if not isinstance(text, str):
-        raise InvalidInput(f"SPARQL query must be a str, not {type(text).__name__}", field="query")
-    if "SERVICE" in keywords_outside_literals(text):
-        raise ReadOnlyQuery("SERVICE (federated query) is not allowed on the read-only query interface")
+    from reckon.store.graphs import PUBLIC
+    from reckon.store.query_guard import inspect_query
 
-
-def classify_parse_failure(text: str, error: Exception) -> Exception:
-    """Error to raise when ``text`` failed to parse as a query: :class:`ReadOnlyQuery`
-    when it contains a SPARQL Update keyword, else :class:`InvalidInput`."""
-    words = set(keywords_outside_literals(text))
-    found = sorted(words & UPDATE_KEYWORDS)
-    if found:
-        return ReadOnlyQuery(
-            f"SPARQL update ({', '.join(found)}) refused: this interface is read-only ({error})"
-        )
-    return InvalidInput(f"SPARQL query does not parse: {error}", field="query")
+    inspect_query(text, None, public_graphs=tuple(g.value for g in PUBLIC))

@@ -19,6 +19,11 @@ Design (DESIGN.md "The store", "Measured facts about our dependencies"):
   mirror under the shared ``flock``, after checking the generation hint and reloading
   from a read-only open of the store when it moved. Reads therefore see a consistent
   committed snapshot and never block on a 30 ms store open when nothing changed.
+  SPARQL from users (``Tenant.sparql``, CLI, HTTP) is evaluated instead in a query worker
+  process (:mod:`reckon.store.query_pool`) on the worker's own mirror, which this process
+  brings up to date by handing over its recent commit texts (:meth:`TenantStore.sync_texts`);
+  the worker holds the shared ``flock`` only while it syncs from disk, never while it
+  evaluates, so a long query does not hold up a writer.
 * **Reasoner.** In memory per process (``reckon.datalog.evaluate.Reasoner``), over the
   union of the asserted graphs as triples (a triple in two asserted graphs is one base
   fact; it leaves the base only when it is gone from every asserted graph). Its
@@ -28,6 +33,12 @@ Design (DESIGN.md "The store", "Measured facts about our dependencies"):
   instead of copying the whole store (copying 11k quads costs ~260 ms under load, a
   read-only open 20-40 ms). A missing or torn record falls back to a full reload, and
   the next writer starts a fresh journal; it is emptied past 8 MB.
+* **Incarnation.** Every created or imported tenant gets a random incarnation id
+  (``meta.json`` and the META graph). Each time this process takes the tenant's flock it
+  checks that the locked file is still ``<tenant>/lock`` and that ``meta.json`` names
+  its incarnation: a process holding a deleted (and maybe re-created) tenant gets
+  :class:`~reckon._errors.TenantGone` and never reads the old mirror as current nor
+  writes into the successor.
 * **Blank nodes** are stored as Skolem IRIs (:data:`~reckon.store.graphs.SKOLEM_PREFIX`)
   because an update cannot name an existing blank node; the reasoner and exports see
   blank nodes.
@@ -47,6 +58,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
+import secrets
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -67,20 +79,25 @@ from pyoxigraph import (
     serialize,
 )
 
-from reckon._errors import InvalidInput, ReckonError, StoreError
-from reckon.store.graphs import ASSERTED, GENERATION, INFERRED, META, PUBLIC, STORE_NODE
+from reckon._errors import InvalidInput, ReckonError, StoreError, TenantGone
+from reckon.store.graphs import (
+    ASSERTED,
+    GENERATION,
+    INCARNATION,
+    INFERRED,
+    META,
+    PUBLIC,
+    SKOLEM_PREFIX,
+    STORE_NODE,
+)
 from reckon.store.ids import FORMAT_VERSION, validate_tenant_id
 from reckon.store.locking import TenantLock
-from reckon.store.sparql import (
-    check_read_only,
-    classify_parse_failure,
-    deskolemize,
-    quads_to_data_block,
-    skolemize,
-)
+from reckon.store.query_guard import DEFAULT_PREFIX_MAP, QueryLimits, QueryPlan, inspect_query
+from reckon.store.sparql import deskolemize, quads_to_data_block, skolemize
 
 __all__ = [
     "Commit",
+    "PUBLIC_IRIS",
     "QueryResult",
     "ReasonerFactory",
     "ReasonerLike",
@@ -159,10 +176,13 @@ class StoreView:
 
     Only valid inside the ``with`` block that produced it
     (:meth:`TenantStore.snapshot` or a transaction).
+
+    :ivar generation: the committed generation the snapshot shows.
     """
 
-    def __init__(self, mirror: Store) -> None:
+    def __init__(self, mirror: Store, generation: int = -1) -> None:
         self._mirror = mirror
+        self.generation = generation
 
     def quads(
         self,
@@ -211,7 +231,13 @@ class StoreView:
         use_default_graph_as_union: bool = True,
     ) -> QueryResult:
         """Read-only SPARQL over the snapshot; see :meth:`TenantStore.query`."""
-        return _run_query(self._mirror, sparql, substitutions, use_default_graph_as_union)
+        plan = inspect_query(sparql, None, public_graphs=PUBLIC_IRIS)
+        return self._run(plan, substitutions, use_default_graph_as_union)
+
+    def _run(
+        self, plan: QueryPlan, substitutions: Mapping[Variable | str, Term] | None, union: bool
+    ) -> QueryResult:
+        return results_to_python(evaluate_plan(self._mirror, plan, union=union, substitutions=substitutions))
 
 
 ValidateHook = Callable[[Sequence[Quad], Sequence[Quad], StoreView], None]
@@ -328,15 +354,22 @@ class TenantStore:
         self.path = Path(path)
         meta = _read_meta(self.path)
         self.tenant_id: str = validate_tenant_id(meta["tenant_id"])
+        if self.path.is_symlink() or (self.path / "store").is_symlink():
+            raise StoreError(f"{self.path}: a tenant directory and its store are never reached through links")
+        self.incarnation: str = str(meta.get("incarnation") or "legacy")
+        self._gone = False
         self._factory: ReasonerFactory = reasoner_factory or _NoRules
         self._lock = TenantLock(
-            self.path / "lock", timeout=lock_timeout, linger=linger, on_release=self._on_release
+            self.path / "lock", timeout=lock_timeout, linger=linger, on_release=self._on_release,
+            on_acquire=self._check_incarnation,
         )
+        self._recent: dict[int, str] = {}  # generation -> update text of that commit (newest last)
         self._st = _State()
         self._rw: Store | None = None
         self._fresh = False  # mirror known current since this process took its flock
         self._tl = threading.local()
         self.last_commit: Commit | None = None
+        self._recent_commits: dict[int, Commit] = {}  # this process's last commits, by generation
 
     # ------------------------------------------------------------------ creation
     @classmethod
@@ -371,14 +404,16 @@ class TenantStore:
             base = {_desk_triple(q) for q in quads}
             reasoner.load(base)
             inferred = [Quad(*_sk_triple_parts(t), INFERRED) for t in reasoner.inferred()]
+            incarnation = secrets.token_hex(16)
             store = Store(str(tmp / "store"))
-            store.extend(quads + inferred + [_gen_quad(1)])
+            store.extend(quads + inferred + [_gen_quad(1), _incarnation_quad(incarnation)])
             del store  # closes RocksDB (the write-ahead log already holds the data)
             (tmp / "generation").write_text("1")
             meta = {
                 "format_version": FORMAT_VERSION,
                 "tenant_id": tenant_id,
                 "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(),
+                "incarnation": incarnation,
             }
             (tmp / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
             try:
@@ -403,17 +438,23 @@ class TenantStore:
 
         :raises StoreError: when the store cannot be opened or locked.
         """
+        if self._gone:
+            raise self._gone_error()
         with self._lock.hold(exclusive=True):
             if self._rw is None:
                 try:
                     self._rw = Store(str(self.path / "store"))
                 except OSError as e:
                     raise StoreError(f"cannot open the store of tenant {self.tenant_id!r}: {e}") from e
-                if self._sync_from(self._rw):
-                    _reset_journal(self.path)  # it missed a step: start a clean one
+                had_mirror = self._st.mirror is not None
+                if self._sync_from(self._rw) and had_mirror:
+                    # the journal missed a step this process needed: start a clean one
+                    # (a process that had no mirror yet found no gap: the journal stays,
+                    # so other processes keep catching up from it)
+                    _reset_journal(self.path)
                 self._fresh = True
             assert self._st.mirror is not None
-            yield StoreView(self._st.mirror)
+            yield StoreView(self._st.mirror, self._st.gen)
 
     @contextmanager
     def snapshot(self) -> Iterator[StoreView]:
@@ -424,6 +465,8 @@ class TenantStore:
 
         :raises StoreError: when the store cannot be read.
         """
+        if self._gone:
+            raise self._gone_error()
         with self._lock.hold(exclusive=False):
             if not self._fresh:
                 hint = _read_hint(self.path)
@@ -440,7 +483,58 @@ class TenantStore:
                         del ro
                 self._fresh = True
             assert self._st.mirror is not None
-            yield StoreView(self._st.mirror)
+            yield StoreView(self._st.mirror, self._st.gen)
+
+    def _check_incarnation(self, fd: int) -> None:
+        """Called right after this process took the flock on ``fd``: the tenant must
+        still be the incarnation this object was opened on.
+
+        :raises TenantGone: when ``<tenant>/lock`` is no longer the locked file (the
+            directory was renamed away by a delete) or ``meta.json`` names another
+            incarnation (deleted and re-created).
+        """
+        if self._gone:
+            raise self._gone_error()
+        try:
+            locked = os.fstat(fd)
+            st = os.stat(self.path / "lock", follow_symlinks=False)
+            same = (locked.st_ino, locked.st_dev) == (st.st_ino, st.st_dev)
+            if same and self.incarnation != "legacy":
+                same = _read_meta(self.path).get("incarnation") == self.incarnation
+        except (OSError, StoreError):
+            same = False
+        if not same:
+            self._gone = True
+            self._st = _State()
+            self._rw = None
+            self._recent.clear()
+            raise self._gone_error()
+
+    def _gone_error(self) -> TenantGone:
+        return TenantGone(
+            f"tenant {self.tenant_id!r} (incarnation {self.incarnation[:8]}) was deleted while this process "
+            "held it; nothing was read or written. Open the tenant again to reach a new tenant of that id."
+        )
+
+    @property
+    def gone(self) -> bool:
+        """True once this process noticed that its tenant was deleted (or re-created)."""
+        return self._gone
+
+    def is_current(self) -> bool:
+        """True when ``<tenant>/meta.json`` still names this object's incarnation (one
+        small file read; the full check runs on every lock acquisition)."""
+        if self._gone:
+            return False
+        try:
+            return _read_meta(self.path).get("incarnation", "legacy") == self.incarnation and not self.path.is_symlink()
+        except StoreError:
+            return False
+
+    def mark_gone(self) -> None:
+        """Mark this object dead (the engine deleted its tenant): every later call
+        raises :class:`TenantGone`."""
+        self._gone = True
 
     def _on_release(self) -> None:
         """Called by the lock just before this process drops its flock."""
@@ -454,6 +548,10 @@ class TenantStore:
     def _sync_from(self, store: Store) -> bool:
         """Bring the mirror to the store's generation; True when it was reloaded whole."""
         disk_gen = _gen_of(store)
+        inc = _incarnation_of(store)
+        if inc is not None and inc != self.incarnation:
+            self._gone = True
+            raise self._gone_error()
         if self._st.mirror is not None and disk_gen == self._st.gen:
             return False
         if self._catch_up(disk_gen):
@@ -462,6 +560,7 @@ class TenantStore:
         mirror.extend(list(store))
         self._st.mirror = mirror
         self._st.gen = disk_gen
+        self._recent.clear()
         return True
 
     def _catch_up(self, target: int) -> bool:
@@ -479,9 +578,27 @@ class TenantStore:
                 st.mirror.update(text)
         except (OSError, SyntaxError, ValueError, RuntimeError):
             st.mirror, st.gen = None, -1
+            self._recent.clear()
             return False
+        for k, text in enumerate(entries):
+            self._remember_text(st.gen + 1 + k, text)
         st.gen = target
         return True
+
+    _RECENT_MAX = 256
+    _RECENT_MAX_CHARS = 16 << 20
+
+    def _remember_text(self, gen: int, text: str) -> None:
+        """Keep the update text of commit ``gen`` for the query workers (a bounded ring:
+        a worker whose mirror is older reloads from disk instead)."""
+        recent = self._recent
+        if recent and next(reversed(recent)) != gen - 1:
+            recent.clear()
+        recent[gen] = text
+        while len(recent) > self._RECENT_MAX or (
+            len(recent) > 1 and sum(len(t) for t in recent.values()) > self._RECENT_MAX_CHARS
+        ):
+            del recent[next(iter(recent))]
 
     def _sync_reasoner(self) -> ReasonerLike:
         st = self._st
@@ -633,6 +750,7 @@ class TenantStore:
         st.gen = new_gen
         st.reasoner_gen = new_gen
         st.inferred_in_sync = True
+        self._remember_text(new_gen, text)
         _append_journal(self.path, new_gen, text)
         _write_hint(self.path, new_gen)
         commit = Commit(
@@ -643,7 +761,40 @@ class TenantStore:
             inferred_removed=frozenset(rem_inf),
         )
         self.last_commit = commit
+        self._recent_commits[new_gen] = commit
+        if len(self._recent_commits) > _RECENT_COMMITS:
+            del self._recent_commits[min(self._recent_commits)]
         return commit
+
+    def changes(self, since: int, until: int) -> list[Commit] | None:
+        """The commits that took the store from generation ``since`` to ``until``, in
+        order, or ``None`` when one of them is not known any more.
+
+        Commits of this process are kept (the last 256); those of other processes are
+        read back from the journal (the exact update text each writer appended). Derived
+        artefacts beside the store (the recall index) follow the store with it: on
+        ``None`` they rebuild from a snapshot. Call it inside :meth:`snapshot` (or a
+        transaction) with ``until = view.generation`` so that no write lands in between.
+
+        :returns: one :class:`Commit` per generation ``since + 1 .. until`` (blank nodes
+            stay skolemized in commits read from the journal); ``[]`` when equal.
+        """
+        if until < since:
+            return None
+        out: list[Commit] = []
+        missing = [g for g in range(since + 1, until + 1) if g not in self._recent_commits]
+        texts = _read_journal(self.path, missing[0], missing[-1]) if missing else []
+        if texts is None:
+            return None
+        by_gen = dict(zip(range(missing[0], missing[-1] + 1), texts)) if missing else {}
+        for g in range(since + 1, until + 1):
+            c = self._recent_commits.get(g)
+            if c is None:
+                c = _commit_from_update(g, by_gen[g])
+                if c is None:
+                    return None
+            out.append(c)
+        return out
 
     def _full_inferred_diff(self, reasoner: ReasonerLike) -> tuple[set[Triple], set[Triple]]:
         target = set(reasoner.inferred())
@@ -676,25 +827,81 @@ class TenantStore:
         *,
         substitutions: Mapping[Variable | str, Term] | None = None,
         use_default_graph_as_union: bool = True,
+        limits: QueryLimits | None = None,
     ) -> QueryResult:
-        """Run a read-only SPARQL 1.1 query on a committed snapshot.
+        """Run a read-only SPARQL 1.2 query on a committed snapshot, in this process.
+
+        For trusted query texts (Reckon's own). Text from users goes through the query
+        workers (``Tenant.sparql``, :class:`reckon.store.query_pool.QueryPool`), which
+        enforce a deadline and cannot reach the network.
 
         The default graph is the union of the public graphs (schema, memories,
-        business, inferred) unless ``use_default_graph_as_union=False``; each is
-        addressable with ``GRAPH <urn:reckon:graph:...>``.
+        business, inferred) unless ``use_default_graph_as_union=False`` (then it is the
+        empty store default graph); each is addressable with ``GRAPH
+        <urn:reckon:graph:...>``, and ``FROM`` / ``FROM NAMED`` may name them (nothing
+        else: the private meta graph is never part of a query's dataset).
 
         :param substitutions: variable -> term bindings (SEP-0007), keys ``Variable`` or name.
+        :param limits: size and depth limits (``None``: none).
         :returns: SELECT: list of dicts (variable name -> term); ASK: bool;
             CONSTRUCT / DESCRIBE: list of triples.
         :raises ReadOnlyQuery: for an update (INSERT, DELETE, LOAD, CLEAR, DROP, CREATE,
             ADD, MOVE, COPY) or a SERVICE clause.
-        :raises InvalidInput: when the text is not a SPARQL query.
+        :raises InvalidInput: when the text is not a SPARQL query, or a dataset clause
+            names a graph that is not public.
+        :raises QueryLimitExceeded: over a limit of ``limits``.
         """
-        check_read_only(sparql)
+        plan = inspect_query(sparql, limits, public_graphs=PUBLIC_IRIS)
         with self.snapshot() as view:
-            return view.query(
-                sparql, substitutions=substitutions, use_default_graph_as_union=use_default_graph_as_union
-            )
+            return view._run(plan, substitutions, use_default_graph_as_union)
+
+    # ------------------------------------------------------------------ query workers
+    def sync_texts(self, since: int | None) -> tuple[int, list[str] | None]:
+        """``(generation, texts)``: the committed generation now and the update texts
+        that bring a mirror at generation ``since`` to it (``[]`` when equal), or
+        ``None`` when this process no longer holds them all. For the query pool.
+
+        :raises TenantGone: when the tenant was deleted.
+        """
+        with self.snapshot():
+            gen = self._st.gen
+            if since is None or since > gen:
+                return gen, None
+            if since == gen:
+                return gen, []
+            texts = [self._recent.get(g) for g in range(since + 1, gen + 1)]
+            if any(t is None for t in texts):
+                return gen, None
+            return gen, texts  # type: ignore[return-value]
+
+    def query_mirror(self) -> tuple[Store, int]:
+        """The in-memory mirror at the committed generation, and that generation. The
+        shared lock is held only while the mirror is brought up to date; evaluate on the
+        returned store only where nothing else changes the mirror (a query worker).
+
+        :raises TenantGone: when the tenant was deleted.
+        """
+        with self.snapshot():
+            assert self._st.mirror is not None
+            return self._st.mirror, self._st.gen
+
+    def advance_mirror(self, since: int, texts: Sequence[str]) -> int | None:
+        """Apply committed update texts (from :meth:`sync_texts` of another process) to
+        the mirror when it is at generation ``since``; returns the new generation, or
+        ``None`` when the mirror is elsewhere (then use :meth:`query_mirror`)."""
+        st = self._st
+        if self._gone or st.mirror is None or st.gen != since:
+            return None
+        try:
+            for text in texts:
+                st.mirror.update(text)
+        except (OSError, SyntaxError, ValueError, RuntimeError):
+            st.mirror, st.gen = None, -1
+            self._fresh = False
+            return None
+        st.gen = since + len(texts)
+        self._fresh = False  # the hint decides freshness at the next snapshot
+        return st.gen
 
     def generation(self) -> int:
         """The committed generation (number of writes since creation, starting at 1)."""
@@ -844,43 +1051,61 @@ def read_export(source: str | Path | bytes) -> list[Quad]:
 
 
 # ---------------------------------------------------------------------- helpers
-DEFAULT_PREFIXES = "".join(
-    f"PREFIX {p}: <{ns}> "
-    for p, ns in (
-        ("rdf", "http://www.w3.org/1999/02/22-rdf-syntax-ns#"),
-        ("rdfs", "http://www.w3.org/2000/01/rdf-schema#"),
-        ("xsd", "http://www.w3.org/2001/XMLSchema#"),
-        ("owl", "http://www.w3.org/2002/07/owl#"),
-        ("sh", "http://www.w3.org/ns/shacl#"),
-        ("rk", "https://reckon.dev/ns/core#"),
-        ("mk", "https://reckon.dev/ns/marketing#"),
-        ("rc", "https://reckon.dev/ns/recruiting#"),
-    )
-)
+DEFAULT_PREFIXES = "".join(f"PREFIX {p}: <{ns}> " for p, ns in DEFAULT_PREFIX_MAP.items())
 """Prefixes every read-only query may use without declaring them (rdf, rdfs, xsd, owl,
-sh, and Reckon's rk / mk / rc)."""
+sh, and Reckon's rk / mk / rc), as SPARQL text; queries get them through pyoxigraph's
+``prefixes=`` (so error positions are the caller's) and a ``PREFIX`` overrides them."""
+
+PUBLIC_IRIS: tuple[str, ...] = tuple(g.value for g in PUBLIC)
+"""IRIs of the graphs a ``FROM`` / ``FROM NAMED`` clause may name."""
 
 
-def _run_query(
-    mirror: Store,
-    sparql: str,
-    substitutions: Mapping[Variable | str, Term] | None,
-    union: bool,
-) -> QueryResult:
-    check_read_only(sparql)
-    # Well-known prefixes are predeclared on the query's first line (line numbers in
-    # error messages stay those of the text given); a PREFIX in the query overrides them.
-    sparql = DEFAULT_PREFIXES + sparql
-    subs = None
+def evaluate_plan(
+    store: Store,
+    plan: QueryPlan,
+    *,
+    union: bool = True,
+    substitutions: Mapping[Variable | str, Term] | None = None,
+) -> Any:
+    """Evaluate an inspected query on ``store`` with a dataset fixed by the caller: the
+    query's ``FROM`` / ``FROM NAMED`` (already limited to public graphs) or else the
+    union of the public graphs (``union=False``: the empty store default graph) and
+    every public graph as a named graph. pyoxigraph's ``default_graph`` /
+    ``named_graphs`` replace the query's own dataset, so no text reaches another graph.
+
+    :returns: the pyoxigraph result (``QuerySolutions``, ``QueryBoolean`` or ``QueryTriples``).
+    :raises InvalidInput: when the text does not parse (line and column given) or fails.
+    """
+    from pyoxigraph import DefaultGraph
+
+    subs: dict[Variable, Any] | None = None
     if substitutions:
-        subs = {}
-        for k, v in substitutions.items():
-            subs[Variable(k) if isinstance(k, str) else k] = skolemize(v)
-    kwargs: dict[str, Any] = {"named_graphs": list(PUBLIC)}
-    if union:
-        kwargs["default_graph"] = list(PUBLIC)
+        subs = {Variable(k) if isinstance(k, str) else k: skolemize(v) for k, v in substitutions.items()}
+    default: list[Any]
+    named: list[Any]
+    if plan.from_graphs:
+        default = [NamedNode(g) for g in plan.from_graphs]
+    elif plan.has_dataset:
+        default = [DefaultGraph()]  # only FROM NAMED: the default graph is empty (SPARQL 1.1 section 13.2)
+    else:
+        default = list(PUBLIC) if union else [DefaultGraph()]
+    named = [NamedNode(g) for g in plan.from_named] if plan.has_dataset else list(PUBLIC)
     try:
-        result = mirror.query(sparql, substitutions=subs, **kwargs)
+        return store.query(plan.text, prefixes=DEFAULT_PREFIX_MAP, substitutions=subs, default_graph=default,
+                           named_graphs=named)
+    except SyntaxError as e:
+        raise InvalidInput(f"SPARQL query does not parse: {e}", field="query") from e
+    except (OSError, RuntimeError, ValueError) as e:
+        raise InvalidInput(f"SPARQL query failed: {e}", field="query") from e
+
+
+def results_to_python(result: Any) -> QueryResult:
+    """A pyoxigraph query result as :data:`QueryResult` (rows as dicts, unbound
+    variables absent).
+
+    :raises InvalidInput: when evaluation fails while the results are read.
+    """
+    try:
         if isinstance(result, QueryBoolean):
             return bool(result)
         if isinstance(result, QuerySolutions):
@@ -895,23 +1120,8 @@ def _run_query(
                 rows.append(row)
             return rows
         return list(result)
-    except SyntaxError as e:
-        raise classify_parse_failure(sparql, _unshift_position(e)) from e
     except (OSError, RuntimeError, ValueError) as e:
         raise InvalidInput(f"SPARQL query failed: {e}", field="query") from e
-
-
-def _unshift_position(e: SyntaxError) -> SyntaxError:
-    """Report parse positions in the caller's text, not after the predeclared prefixes."""
-    import re
-
-    def fix(m: "re.Match[str]") -> str:
-        line, col = int(m.group(1)), int(m.group(2))
-        if line == 1:
-            col = max(1, col - len(DEFAULT_PREFIXES))
-        return f"error at {line}:{col}"
-
-    return SyntaxError(re.sub(r"error at (\d+):(\d+)", fix, str(e), count=1))
 
 
 def _check_asserted(quad: Quad) -> Quad:
@@ -930,7 +1140,12 @@ def _sk_quad(q: Quad) -> Quad:
 
 
 def _desk_quad(q: Quad) -> Quad:
-    return Quad(deskolemize(q.subject), q.predicate, deskolemize(q.object), q.graph_name)  # type: ignore[arg-type]
+    s, o = q.subject, q.object
+    # fast path: no Skolem IRI in the quad (nearly every quad) -> the quad itself
+    if (type(s) is NamedNode and not s.value.startswith(SKOLEM_PREFIX)
+            and (type(o) is Literal or (type(o) is NamedNode and not o.value.startswith(SKOLEM_PREFIX)))):
+        return q
+    return Quad(deskolemize(s), q.predicate, deskolemize(o), q.graph_name)  # type: ignore[arg-type]
 
 
 def _desk_triple(q: Quad | Triple) -> Triple:
@@ -945,10 +1160,48 @@ def _gen_quad(n: int) -> Quad:
     return Quad(STORE_NODE, GENERATION, Literal(str(n), datatype=_XSD_INTEGER), META)
 
 
+def _incarnation_quad(incarnation: str) -> Quad:
+    return Quad(STORE_NODE, INCARNATION, Literal(incarnation), META)
+
+
+def _incarnation_of(store: Store) -> str | None:
+    for q in store.quads_for_pattern(STORE_NODE, INCARNATION, None, META):
+        return str(q.object.value)
+    return None
+
+
 def _gen_of(store: Store) -> int:
     for q in store.quads_for_pattern(STORE_NODE, GENERATION, None, META):
         return int(q.object.value)
     raise StoreError("tenant store has no generation counter (not a Reckon tenant store?)")
+
+
+_RECENT_COMMITS = 256
+
+
+def _commit_from_update(gen: int, text: str) -> Commit | None:
+    """The :class:`Commit` of one journal record (``DELETE DATA {..} ;\nINSERT DATA {..}``
+    as :meth:`TenantStore._commit` writes it), or None when it does not parse. Terms
+    stay as stored (skolemized); the private meta graph is left out."""
+    from pyoxigraph import parse
+
+    head, sep, tail = text.partition(" } ;\nINSERT DATA { ")
+    if not sep or not head.startswith("DELETE DATA { ") or not tail.endswith(" }"):
+        return None
+    try:
+        removed = list(parse(head[len("DELETE DATA { "):], format=RdfFormat.TRIG))
+        added = list(parse(tail[:-2], format=RdfFormat.TRIG))
+    except (SyntaxError, ValueError):
+        return None
+
+    def split(qs: list[Quad]) -> tuple[frozenset[Quad], frozenset[Triple]]:
+        asserted = frozenset(q for q in qs if q.graph_name in ASSERTED)
+        inferred = frozenset(q.triple for q in qs if q.graph_name == INFERRED)
+        return asserted, inferred
+
+    a, ia = split(added)
+    r, ir = split(removed)
+    return Commit(generation=gen, added=a, removed=r, inferred_added=ia, inferred_removed=ir)
 
 
 JOURNAL_MAX_BYTES = 8 << 20

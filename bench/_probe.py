@@ -1,0 +1,54 @@
+"""A fresh process's first operation on an existing tenant (run by the benchmarks).
+
+usage: python bench/_probe.py DATA_DIR TENANT OP [OP ...]
+
+OP: ``search`` | ``context`` | ``remember`` (through ``Tenant.*``, the public path).
+Prints one JSON object: ``import_s`` (``import reckon.api``), ``open_s``
+(``Engine(...).tenant(...)``), ``<op>_s`` for each op in order (the first one pays for
+loading the mirror, the reasoner, the recall index, the model), ``rss_mb`` (peak
+resident set size of this process), ``embedder``. The embedder is ``$RECKON_EMBEDDER``.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import sys
+import time
+import uuid
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "engine"))
+
+
+def main() -> None:
+    data_dir, tenant_id, *ops = sys.argv[1:]
+    t0 = time.perf_counter()
+    from reckon.api import Engine, Principal
+
+    out: dict[str, object] = {"import_s": time.perf_counter() - t0}
+    t0 = time.perf_counter()
+    t = Engine(data_dir).tenant(tenant_id)
+    out["open_s"] = time.perf_counter() - t0
+    who = Principal(person="person0", teams=["team0", "team1"])
+    for op in ops:
+        t0 = time.perf_counter()
+        if op == "search":
+            t.search("what did we decide about the weekly report?", principal=who)
+        elif op == "context":
+            t.context(who, "can we scale the spring campaign?")
+        elif op == "remember":
+            t.remember(kind="preference", scope="user", importance=3, source="agent_tool", principal=who,
+                       label=f"u{uuid.uuid4().hex}", content=f"x{uuid.uuid4().hex} y{uuid.uuid4().hex}")
+        else:
+            raise SystemExit(f"unknown op {op}")
+        key = f"{op}_s" if f"{op}_s" not in out else f"{op}_again_s"
+        out[key] = time.perf_counter() - t0
+    out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    if t.recall.loaded:
+        out["embedder"] = t.recall.index.embedder_name
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

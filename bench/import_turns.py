@@ -1,0 +1,87 @@
+"""Bulk import through the public API: one LoCoMo conversation recorded with
+``Tenant.record_turns`` (store, SHACL, reasoning, transcript index with MiniLM
+embeddings), beside the same turns written as memories with ``Tenant.remember_many``
+(one transaction) and with one ``Tenant.remember`` per turn (the way before issue 11; the
+first ``--per-turn`` turns, extrapolated).
+
+The MiniLM model is loaded before the clock starts (a process loads it once); the load
+time is printed separately. The machine's load average is printed with the table:
+timings on a shared 2-core machine vary with what else runs.
+
+Run: ``PYTHONPATH=engine python bench/import_turns.py [--conv N] [--per-turn 100]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "engine"))
+sys.path.insert(0, str(REPO / "bench"))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("RECKON_EMBEDDER", "minilm")
+
+from recall_locomo import DEFAULT_DATA, memory_payload, record_payload, turns_of  # noqa: E402
+
+from reckon import ConflictPending, Engine, Principal  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    ap.add_argument("--conv", type=int, default=None, help="conversation index (default: the longest)")
+    ap.add_argument("--per-turn", type=int, default=100, help="turns written one remember() at a time (0 = skip)")
+    args = ap.parse_args(argv)
+    data = json.loads(args.data.read_text(encoding="utf-8"))
+    conv = data[args.conv] if args.conv is not None else max(data, key=lambda c: len(turns_of(c)))
+    turns = turns_of(conv)
+    cid = conv.get("sample_id", "conv")
+    ops = Principal.operator("importer")
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        engine = Engine(tmp, jobs=False)
+        warm = engine.create_tenant("warm")
+        t0 = time.perf_counter()
+        warm.recall.index._embedder.encode(["load the model"])  # noqa: SLF001 - model load, outside the clock
+        load = time.perf_counter() - t0
+        t = engine.create_tenant("turns")
+        t0 = time.perf_counter()
+        t.record_turns(record_payload(cid, turns), principal=ops)
+        rows.append(("Tenant.record_turns (one call)", len(turns), time.perf_counter() - t0))
+        m = engine.create_tenant("mems")
+        t0 = time.perf_counter()
+        m.remember_many(memory_payload(turns), principal=ops, conflicts="keep_both")
+        rows.append(("Tenant.remember_many (one call)", len(turns), time.perf_counter() - t0))
+        if args.per_turn:
+            p = engine.create_tenant("perturn")
+            items = memory_payload(turns)[: args.per_turn]
+            t0 = time.perf_counter()
+            for it in items:
+                try:
+                    p.remember(principal=ops, **it)
+                except ConflictPending as exc:  # confirm, as an importer would
+                    p.remember(principal=ops, conflict_resolution="keep_both", conflict_id=exc.conflict_id, **it)
+            dt = time.perf_counter() - t0
+            rows.append((f"Tenant.remember per turn (first {len(items)}, extrapolated)", len(turns),
+                         dt * len(turns) / len(items)))
+    la = os.getloadavg()
+    print(f"Import of {cid} ({len(turns)} turns) through the public API, MiniLM embeddings "
+          f"(model load {load:.1f} s, not counted); load average {la[0]:.1f} {la[1]:.1f} {la[2]:.1f} on "
+          f"{os.cpu_count()} cores")
+    print()
+    print("| path | turns | seconds | turns/s | vs record_turns |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    base = rows[0][2]
+    for name, n, s in rows:
+        print(f"| {name} | {n} | {s:.1f} | {n / s:.0f} | {s / base:.1f}x |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

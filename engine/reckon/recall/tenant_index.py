@@ -1,0 +1,647 @@
+"""The recall index of one tenant, derived from its store: never a source of truth,
+never an error to repair, right across processes, embedding off the write path.
+
+DESIGN.md "Recall" (embeddings rank, never decide eligibility; a memory whose embedding
+fails is still found by keyword) and "The store" (a crash loses nothing acknowledged).
+
+What it holds, and where each part comes from:
+
+* **documents** (text, importance, scope, kind, owner, teams, time of every active
+  memory) in an in-memory :class:`~reckon.recall.index.RecallIndex` (BM25 + vectors).
+  They follow the store's **commits**, not the callers' arguments: :meth:`sync` asks the
+  store for the commits since the generation the index last saw
+  (:meth:`TenantStore.changes <reckon.store.TenantStore.changes>`: this process's own,
+  and other processes' from the store's journal), and re-reads every memory a commit
+  touched (asserted triples of the memory, or an inferred triple about it: supersession,
+  expiry, restore). A memory demoted from importance 5 to 3 in one process is therefore
+  in the long tail of every other process's next search. When the commits are not known
+  any more (the journal was emptied) or the schema changed, the documents are rebuilt
+  from the store's active memories.
+* **vectors** in a :class:`~reckon.recall.vectors.VectorFile` beside the store
+  (``<tenant>/recall/vectors-<embedder>.f32``), keyed by the digest of the embedded
+  text: append-only, shared by every process, never re-embedded on open.
+* a **snapshot** of the documents (``<tenant>/recall/docs.json``) at a store
+  generation, so a fresh process does not re-read every memory: it loads the snapshot
+  and applies the commits since. Written under a unique temporary name and renamed;
+  unreadable, of another tenant or ahead of the store = ignored (rebuilt).
+
+**Embedding off the critical path.** A document whose text has no vector yet is indexed
+by keyword at once and queued; a background thread embeds the queue in batches, appends
+the vectors to the file and attaches them (searchable by vector moments later). A
+process killed before its queue drained loses no vector for good: the next process to
+open the index finds those documents without a vector and embeds them.
+:meth:`wait` blocks until the queue is empty (tests, benchmarks, ``serve`` warm-up).
+Query embeddings are cached (LRU, 1024 texts).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+import os
+import threading
+import time
+import uuid
+from collections.abc import Callable, Collection, Iterable, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from reckon.recall.embed import Embedder, EmbeddingUnavailable, QueryCache
+from reckon.recall.index import RecallIndex
+from reckon.recall.rank import Hit, RankConfig
+from reckon.recall.vectors import VectorFile
+
+__all__ = ["DocReader", "TenantIndex"]
+
+log = logging.getLogger("reckon.recall")
+
+SNAPSHOT = "docs.json"
+_SNAPSHOT_VERSION = 1
+_SNAPSHOT_EVERY = 200  # generations between background snapshots
+_BATCH = 64
+_RETRY_S = 30.0  # a failing embedder (model missing, endpoint down) is retried after this
+
+DocReader = Callable[[Any, "Collection[str] | None"], dict[str, "dict[str, Any] | None"]]
+"""``read(view, ids)``: the index documents of the memories ``ids`` as of the snapshot
+``view`` (``None`` for a memory that is not an active memory any more); ``ids=None``:
+every active memory. A document is a dict of :meth:`RecallIndex.add` keywords plus
+``id``."""
+
+_DOC_FIELDS = ("text", "importance", "scope", "kind", "owner", "teams", "subclass", "confidence", "created")
+_EXTRA = ("subclass", "confidence", "created")  # kept in DocRecord.extra
+
+
+def _doc_json(d: dict[str, Any]) -> dict[str, Any]:
+    out = {k: d.get(k) for k in ("id",) + _DOC_FIELDS}
+    out["teams"] = list(d.get("teams") or ())
+    t = d.get("time")
+    out["time"] = t.isoformat() if isinstance(t, datetime) else t
+    return out
+
+
+def _doc_from_json(d: dict[str, Any]) -> dict[str, Any]:
+    out = dict(d)
+    t = datetime.fromisoformat(out["time"])
+    out["time"] = t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+    out["teams"] = list(out.get("teams") or ())
+    return out
+
+
+def _indexable(d: dict[str, Any] | None) -> bool:
+    """A document the index can hold: a memory whose stored values break the shapes
+    (say, importance 9 planted by hand) is left out, not fatal (``tenant validate``'s
+    SHACL part reports it)."""
+    if d is None:
+        return False
+    imp = d.get("importance", 3)
+    ok = (isinstance(d.get("id"), str) and bool(d["id"]) and isinstance(d.get("text"), str)
+          and isinstance(d.get("time"), datetime) and isinstance(imp, int) and 1 <= imp <= 5)
+    if not ok:
+        log.warning("recall index: memory %s has values outside the shapes; not indexed", d.get("id"))
+    return ok
+
+
+def _same(rec: Any, d: dict[str, Any]) -> bool:
+    t = d["time"]
+    t = t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+    return (rec.text == d["text"] and rec.importance == int(d.get("importance", 3)) and rec.scope == d.get("scope")
+            and rec.kind == d.get("kind") and rec.owner == d.get("owner")
+            and rec.teams == tuple(d.get("teams") or ()) and rec.time == t
+            and all(rec.extra.get(k) == d.get(k) for k in _EXTRA))
+
+
+class TenantIndex:
+    """Hybrid recall over one tenant's active memories, kept equal to the store.
+
+    :param store: the tenant's :class:`~reckon.store.TenantStore` (``snapshot()``,
+        ``changes()``, ``tenant_id``).
+    :param read: the :data:`DocReader` (the memory layer's reader).
+    :param memory_prefix: IRI prefix of the tenant's memories (commits touching other
+        subjects are ignored).
+    :param embedder: the embedder (shared by the process's tenants).
+    :param directory: ``<tenant>/recall`` (None: nothing persisted).
+    :param config: ranking defaults.
+    :param background: embed in a background thread (False: on the calling thread at
+        the next :meth:`sync`, for tests that need determinism).
+    """
+
+    def __init__(
+        self,
+        store: Any,
+        read: DocReader,
+        *,
+        memory_prefix: str,
+        embedder: Embedder,
+        directory: str | os.PathLike[str] | None,
+        config: RankConfig | None = None,
+        background: bool = True,
+    ) -> None:
+        self.store = store
+        self._read = read
+        self._prefix = memory_prefix
+        self.directory = Path(directory) if directory is not None else None
+        self.index = RecallIndex(None, embedder=embedder, config=config, autosave=False)
+        self._vectors: VectorFile | None = None
+        self._gen: int | None = None  # store generation the documents equal
+        self._snap_gen: int | None = None
+        self._lock = threading.RLock()  # documents and generation
+        self._qcache = QueryCache()
+        self._pending: dict[bytes, tuple[str, set[str]]] = {}  # key -> (text, doc ids)
+        self._keys: dict[str, bytes] = {}  # doc id -> key of its current text
+        self._cv = threading.Condition()
+        self._busy = False
+        self._worker: threading.Thread | None = None
+        self._background = background
+        self._closed = False
+        self._ranking = False  # embedding starts once this process ranks (not in `tenant validate`)
+        self._retry_at = 0.0  # monotonic time before which a failing embedder is not retried
+        self.rebuilds = 0  # full reads of the store's active memories (observability, tests)
+        self._open()
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def embedder(self) -> Embedder:
+        return self.index.embedder
+
+    @property
+    def embedder_name(self) -> str:
+        return self.index.embedder_name
+
+    @property
+    def generation(self) -> int | None:
+        """The store generation the documents were last brought to."""
+        return self._gen
+
+    def __contains__(self, doc_id: object) -> bool:
+        return doc_id in self.index
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def pending(self) -> int:
+        """Documents waiting for their embedding."""
+        with self._cv:
+            return sum(len(ids) for _, ids in self._pending.values())
+
+    # ------------------------------------------------------------------ open / snapshot
+    def _vector_file(self) -> VectorFile | None:
+        if self.directory is None:
+            return None
+        name = self.index.embedder.name
+        dim = self.index.dim
+        vf = self._vectors
+        if vf is None or vf.embedder != name or vf.dim != dim:
+            vf = self._vectors = VectorFile(self.directory, name, dim)
+            vf.refresh()
+        return vf
+
+    def _open(self) -> None:
+        snap = self._load_snapshot()
+        with self._lock:
+            if snap is not None:
+                gen, docs = snap
+                self._apply_docs(docs, replace=True)
+                self._gen = self._snap_gen = gen
+        self.sync()
+
+    def _load_snapshot(self) -> tuple[int, list[dict[str, Any]]] | None:
+        if self.directory is None:
+            return None
+        path = self.directory / SNAPSHOT
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            log.warning("recall snapshot %s unreadable (%s): rebuilding from the store", path, exc)
+            return None
+        try:
+            if raw.get("version") != _SNAPSHOT_VERSION or raw.get("tenant") != self.store.tenant_id:
+                return None
+            inc = getattr(self.store, "incarnation", None)
+            if inc is not None and raw.get("incarnation") not in (None, inc):
+                return None  # written for a deleted tenant of the same id
+            gen = int(raw["generation"])
+            docs = [_doc_from_json(d) for d in raw["docs"]]
+        except (KeyError, TypeError, ValueError) as exc:
+            log.warning("recall snapshot %s malformed (%s): rebuilding from the store", path, exc)
+            return None
+        return gen, docs
+
+    def save_snapshot(self) -> bool:
+        """Write the documents at their generation (unique temporary name, atomic
+        rename). Returns False when there is nothing to write or on an I/O error (a
+        missing snapshot only costs the next process a rebuild)."""
+        if self.directory is None:
+            return False
+        with self._lock:
+            gen = self._gen
+            if gen is None or gen == self._snap_gen:
+                return False
+            docs = []
+            for rec in self.index._docs.values():  # noqa: SLF001 (same package)
+                docs.append({"id": rec.id, "text": rec.text, "time": rec.time.isoformat(),
+                             "importance": rec.importance, "scope": rec.scope, "kind": rec.kind,
+                             "owner": rec.owner, "teams": list(rec.teams),
+                             **{k: rec.extra.get(k) for k in _EXTRA}})
+        if not self._current():
+            return False
+        data = json.dumps({"version": _SNAPSHOT_VERSION, "tenant": self.store.tenant_id, "generation": gen,
+                           "incarnation": getattr(self.store, "incarnation", None), "docs": docs},
+                          ensure_ascii=False)
+        tmp = self.directory / f".{SNAPSHOT}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp"
+        try:
+            self.directory.mkdir(exist_ok=True)  # not its parents: the tenant may have been deleted
+            tmp.write_text(data, encoding="utf-8")
+            os.replace(tmp, self.directory / SNAPSHOT)
+        except OSError as exc:
+            log.warning("cannot write recall snapshot in %s: %s", self.directory, exc)
+            tmp.unlink(missing_ok=True)
+            return False
+        with self._lock:
+            self._snap_gen = gen
+        return True
+
+    # ------------------------------------------------------------------ sync
+    def sync(self) -> None:
+        """Bring the documents to the store's committed generation (see the module
+        docstring); cheap when nothing changed (one generation check)."""
+        if self._closed:
+            return
+        # lock order everywhere: the store's lock, then this index's (a bundle syncs
+        # inside its own snapshot)
+        with self.store.snapshot() as view, self._lock:
+            cur = view.generation
+            if cur == self._gen:
+                return
+            touched: set[str] | None = None
+            if self._gen is not None and cur > self._gen:
+                commits = self.store.changes(self._gen, cur)
+                if commits is not None:
+                    touched = self._touched(commits)
+            rebuilt = touched is None
+            if touched is None:
+                docs = self._read(view, None)
+                self.rebuilds += 1
+                self._apply_docs([d for d in docs.values() if d is not None and _indexable(d)], replace=True)
+            elif touched:
+                docs = self._read(view, touched)
+                live = [d for d in docs.values() if d is not None and _indexable(d)]
+                gone = [i for i in touched if not _indexable(docs.get(i))]
+                for i in gone:
+                    self.index.remove(i)
+                    self._keys.pop(i, None)
+                self._apply_docs(live, replace=False)
+            self._gen = cur
+        if rebuilt and self.directory is not None:  # the costly path: spare the next process
+            self.save_snapshot()  # O(documents), a fraction of the rebuild it saves
+        self._after_sync()
+
+    def _touched(self, commits: Sequence[Any]) -> set[str] | None:
+        """Memory ids whose document a commit may have changed; None = unknown (schema)."""
+        from reckon.store.graphs import SCHEMA
+
+        out: set[str] = set()
+        p = self._prefix
+        for c in commits:
+            for q in (*c.added, *c.removed):
+                if q.graph_name == SCHEMA:
+                    return None  # labels / property specs may have changed: rebuild
+                v = getattr(q.subject, "value", "")
+                if v.startswith(p):
+                    out.add(v[len(p):])
+            for t in (*c.inferred_added, *c.inferred_removed):
+                v = getattr(t.subject, "value", "")
+                if v.startswith(p):
+                    out.add(v[len(p):])
+        return out
+
+    def _apply_docs(self, docs: Iterable[dict[str, Any]], *, replace: bool) -> None:
+        """Upsert documents (attach the vectors already known, queue the others); with
+        ``replace``, documents not given are removed."""
+        docs = list(docs)
+        idx = self.index
+        vf = self._vector_file()
+        if vf is not None:
+            vf.refresh()
+        if replace:
+            keep = {d["id"] for d in docs}
+            for i in [i for i in idx.ids() if i not in keep]:
+                idx.remove(i)
+                self._keys.pop(i, None)
+        changed = [d for d in docs if d["id"] not in idx or not _same(idx.get(d["id"]), d)]
+        if not changed:
+            return
+        name = idx.embedder.name
+        keys = [(vf.key(d["text"]) if vf is not None else _mem_key(name, d["text"])) for d in changed]
+        known = vf.get_many(keys) if vf is not None else {}
+        vecs: list[np.ndarray | None] = []
+        todo: list[tuple[bytes, str, str]] = []
+        for d, k in zip(changed, keys):
+            v = known.get(k)
+            if v is None and self._keys.get(d["id"]) == k:
+                # same text as before (only metadata changed): keep the vector it has
+                v = idx.embedding(d["id"]) if d["id"] in idx else None
+            vecs.append(v)
+            self._keys[d["id"]] = k
+            if v is None:
+                todo.append((k, d["text"], d["id"]))
+        idx.add_many([dict(d) for d in changed], vectors=vecs)
+        if todo:
+            self._enqueue(todo)
+
+    # ------------------------------------------------------------------ embedding
+    def _enqueue(self, items: Iterable[tuple[bytes, str, str]]) -> None:
+        with self._cv:
+            for k, text, doc_id in items:
+                entry = self._pending.get(k)
+                if entry is None:
+                    self._pending[k] = (text, {doc_id})
+                else:
+                    entry[1].add(doc_id)
+            self._cv.notify_all()
+        if self._background and self._ranking:
+            self._start_worker()
+
+    def _wants_ranking(self) -> None:
+        """This process ranks: from now on the queue is embedded in the background."""
+        if not self._ranking:
+            self._ranking = True
+            if self._background and self._pending:
+                self._start_worker()
+
+    def _start_worker(self) -> None:
+        with self._cv:
+            if self._worker is not None and self._worker.is_alive():
+                return
+            self._worker = threading.Thread(target=self._work, name=f"reckon-embed-{self.store.tenant_id}",
+                                            daemon=True)
+            self._worker.start()
+
+    def _work(self) -> None:
+        idle_since = time.monotonic()
+        while not self._closed:
+            with self._cv:
+                backoff = self._retry_at - time.monotonic()
+                if backoff > 0:
+                    self._cv.wait(timeout=min(backoff, 1.0))
+                    continue
+                if not self._pending:
+                    self._cv.notify_all()
+                    self._cv.wait(timeout=1.0)
+                    if not self._pending:
+                        if time.monotonic() - idle_since > 5.0:
+                            self._worker = None  # restarted by the next enqueue
+                            return
+                        continue
+                batch = list(itertools.islice(self._pending.items(), _BATCH))
+                self._busy = True
+            try:
+                self._embed_batch(batch)
+            finally:
+                with self._cv:
+                    self._busy = False
+                    self._cv.notify_all()
+            idle_since = time.monotonic()
+            self._maybe_snapshot()
+
+    def _embed_batch(self, batch: list[tuple[bytes, tuple[str, set[str]]]]) -> None:
+        vf = self._vector_file()
+        if vf is not None:
+            vf.refresh()  # another process may have embedded some of them meanwhile
+        have = vf.get_many([k for k, _ in batch]) if vf is not None else {}
+        need = [(k, t) for k, (t, _) in batch if k not in have]
+        new: dict[bytes, np.ndarray] = {}
+        if need:
+            try:
+                enc = self.index._encode([t for _, t in need])  # noqa: SLF001 (fallback logic lives there)
+            except Exception as exc:  # noqa: BLE001 - an embedder bug must not kill the thread
+                log.warning("embedding failed: %s", exc)
+                enc = None
+            if enc is None:
+                # keyword-only for now; the queue is kept and retried later (and by the
+                # next process to open the index, if this one ends first)
+                with self._cv:
+                    self._retry_at = time.monotonic() + _RETRY_S
+                    self._cv.notify_all()
+                return
+            self._retry_at = 0.0
+            if vf is not None and self.index.embedder.name != vf.embedder:
+                self._rekey()  # switched to the fallback, which re-embedded every document
+                return
+            new = {k: enc[j] for j, (k, _) in enumerate(need)}
+            if vf is not None and self._current():  # never into a re-created tenant's folder
+                try:
+                    vf.add(new.items())
+                except OSError as exc:
+                    log.warning("cannot append vectors to %s: %s", vf.path, exc)
+        vecs = {**have, **new}
+        with self._lock:
+            for k, (_, ids) in batch:
+                v = vecs.get(k)
+                for i in ids:
+                    if v is not None and self._keys.get(i) == k:
+                        self.index.set_vector(i, v)
+        with self._cv:
+            for k, (_, ids) in batch:
+                cur = self._pending.get(k)
+                if cur is not None and cur[1] <= ids:
+                    del self._pending[k]
+
+    def _current(self) -> bool:
+        """False once the tenant this index was opened on was deleted (its folder may hold
+        a new tenant of the same id by now)."""
+        if self._closed:
+            return False
+        check = getattr(self.store, "is_current", None)
+        return bool(check()) if callable(check) else True
+
+    def _rekey(self) -> None:
+        """After a switch of embedder (the hashing fallback, which re-embedded every
+        document in memory): keys of the new embedder, its vector file, empty queue."""
+        with self._lock:
+            vf = self._vector_file()
+            name = self.index.embedder.name
+            self._keys = {i: (vf.key(self.index.get(i).text) if vf is not None else _mem_key(name, self.index.get(i).text))
+                          for i in self.index.ids()}
+            if vf is not None:
+                pairs = [(self._keys[i], self.index.embedding(i)) for i in self.index.ids()]
+                try:
+                    vf.add((k, v) for k, v in pairs if v is not None)
+                except OSError as exc:
+                    log.warning("cannot append vectors to %s: %s", vf.path, exc)
+        with self._cv:
+            self._pending.clear()
+            self._cv.notify_all()
+
+    def _after_sync(self) -> None:
+        if not self._background and self._ranking and self._pending:
+            while time.monotonic() >= self._retry_at:
+                with self._cv:
+                    batch = list(itertools.islice(self._pending.items(), _BATCH))
+                if not batch:
+                    break
+                self._embed_batch(batch)
+
+    def _maybe_snapshot(self) -> None:
+        gen, snap = self._gen, self._snap_gen
+        if gen is not None and (snap is None or gen - snap >= _SNAPSHOT_EVERY):
+            self.save_snapshot()
+
+    def wait(self, timeout: float | None = 60.0) -> bool:
+        """Block until every queued document has its vector; returns False on timeout
+        or, at once, while the embedder is failing (its queue is retried later)."""
+        self._wants_ranking()
+        if not self._background:
+            self._after_sync()
+            return True
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            with self._cv:
+                if not self._pending and not self._busy:
+                    return True
+                if not self._busy and self._retry_at > time.monotonic():
+                    return False
+                alive = self._worker is not None and self._worker.is_alive()
+            if not alive:
+                self._start_worker()
+            with self._cv:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return False
+                self._cv.wait(timeout=0.2 if left is None else min(0.2, left))
+
+    def load_model(self) -> None:
+        """Load the embedding model now (``serve`` / ``mcp`` at start) and embed one
+        text, so the first request does not pay for it."""
+        self._wants_ranking()
+        emb = self.index.embedder
+        load = getattr(emb, "load", None)
+        try:
+            if callable(load):
+                load()
+            self.query_vector("warm up")
+        except EmbeddingUnavailable as exc:
+            log.warning("embedding model unavailable: %s", exc)
+
+    # ------------------------------------------------------------------ reads
+    def query_vector(self, text: str) -> np.ndarray | None:
+        """The embedding of a query text (cached), or None when the embedder fails."""
+        name = self.index.embedder.name
+        v = self._qcache.get(name, text)
+        if v is None:
+            v = self.index.encode_query(text)
+            if v is not None:
+                self._qcache.put(name, text, v)
+        return v
+
+    def search(self, query: str, *, limit: int, mask_fn: Callable[[RecallIndex], np.ndarray] | None = None,
+               **kw: Any) -> list[Hit]:
+        """:meth:`RecallIndex.search` on the synced documents, with the cached query
+        vector; ``mask_fn(index)`` builds the eligibility mask under the index lock."""
+        self._wants_ranking()
+        self.sync()
+        qv = self.query_vector(query) if self.index.config.use_vector and self.index.embedded_count() else None
+        with self.index._lock:  # noqa: SLF001 - mask and search on the same rows
+            mask = mask_fn(self.index) if mask_fn is not None else None
+            return self.index.search(query, limit=limit, mask=mask, query_vector=qv, **kw)
+
+    def candidates(self, **filters: Any) -> list[Any]:
+        """The documents (:class:`~reckon.recall.index.DocRecord`) passing
+        :meth:`RecallIndex.filter_mask` ``filters`` -- a pre-filter: the caller checks
+        what it keeps against the store."""
+        self.sync()
+        with self.index._lock:  # noqa: SLF001
+            mask = self.index.filter_mask(**filters)
+            docs = self.index._docs  # noqa: SLF001
+            ids = self.index._row_ids  # noqa: SLF001
+            return [docs[ids[r]] for r in np.nonzero(mask)[0]]
+
+    def embed_now(self, ids: Iterable[str]) -> int:
+        """Embed the given documents that have no vector yet on the calling thread (the
+        bundle does this for the few items it ranks, so a memory written a moment ago is
+        ranked at once); returns how many got one."""
+        with self._lock:
+            todo = [i for i in ids if i in self.index and self.index.embedding(i) is None and i in self._keys]
+            batch: dict[bytes, tuple[str, set[str]]] = {}
+            for i in todo:
+                k = self._keys[i]
+                batch.setdefault(k, (self.index.get(i).text, set()))[1].add(i)
+        if not batch:
+            return 0
+        self._embed_batch(list(batch.items()))
+        return sum(1 for i in todo if self.index.embedding(i) is not None)
+
+    def rank_by_similarity(self, text: str, ids: Iterable[str], *, embed_missing: int = 32) -> list[tuple[str, float]]:
+        """Cosine of each memory's vector to ``text`` (0.0 without a vector).
+
+        :param embed_missing: up to this many of ``ids`` still without a vector are
+            embedded first (:meth:`embed_now`).
+        """
+        self._wants_ranking()
+        self.sync()
+        ids = list(ids)
+        if embed_missing > 0 and time.monotonic() >= self._retry_at:
+            missing = [i for i in ids if i in self.index and self.index.embedding(i) is None]
+            if missing:
+                self.embed_now(missing[:embed_missing])
+        if not any(self.index.embedding(i) is not None for i in ids if i in self.index):
+            return [(i, 0.0) for i in ids if i in self.index]
+        qv = self.query_vector(text)
+        if qv is None:
+            return [(i, 0.0) for i in ids if i in self.index]
+        return self.index.rank_by_similarity(text, ids, query_vector=qv)
+
+    # ------------------------------------------------------------------ checks
+    def check(self, *, repair: bool = True) -> dict[str, Any]:
+        """Compare the index with a rebuild from the store (``tenant validate``).
+
+        :param repair: on a difference, replace the documents by the rebuild and write a
+            new snapshot (what was found is still reported).
+        :returns: ``{"documents", "vectors", "pending", "missing", "extra", "stale",
+            "generation", "embedder", "repaired", "conforms"}``: ``missing`` active
+            memories not indexed, ``extra`` indexed ids that are not active memories,
+            ``stale`` documents whose text or metadata differ from the store (ids, sorted).
+        """
+        self.sync()
+        with self.store.snapshot() as view, self._lock:
+            truth = {i: d for i, d in self._read(view, None).items() if d is not None and _indexable(d)}
+            gen = view.generation
+            if gen != self._gen:  # a write landed between sync and this snapshot
+                return self.check()
+            ids = set(self.index.ids())
+            missing = sorted(set(truth) - ids)
+            extra = sorted(ids - set(truth))
+            stale = sorted(i for i in set(truth) & ids if not _same(self.index.get(i), truth[i]))
+            embedded = self.index.embedded_count()
+            bad = bool(missing or extra or stale)
+            if bad and repair:
+                log.warning("recall index of %s differed from the store (%d missing, %d extra, %d stale): rebuilt",
+                            self.store.tenant_id, len(missing), len(extra), len(stale))
+                self._apply_docs(truth.values(), replace=True)
+                self._snap_gen = None
+        if bad and repair:
+            self.save_snapshot()
+        return {"documents": len(ids), "vectors": embedded, "pending": self.pending(), "missing": missing,
+                "extra": extra, "stale": stale, "generation": gen, "embedder": self.embedder_name,
+                "repaired": bad and repair, "conforms": not bad}
+
+    def close(self, *, save: bool = True) -> None:
+        """Stop the background thread (pending documents are embedded by the next
+        process that opens the index) and, with ``save``, write a snapshot."""
+        if save:
+            self.save_snapshot()
+        self._closed = True
+        with self._cv:
+            self._cv.notify_all()
+
+
+def _mem_key(embedder: str, text: str) -> bytes:
+    from reckon.recall.vectors import text_key
+
+    return text_key(embedder, text)
+

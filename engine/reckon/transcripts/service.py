@@ -1,0 +1,389 @@
+"""Recording and reading transcripts: conversations and their turns as RDF in the
+tenant's ``urn:reckon:graph:transcripts`` graph (ontology/agent.ttl; seed 002
+"Post-turn persistence", seed 003 §5).
+
+Every turn is a node validated by ``ag:TurnShape`` (SHACL, the same validator as
+memories) and written with its conversation in one store transaction per call, so a
+batch of turns costs one commit and one reasoning pass. Turns are immutable and
+idempotent by position: recording turn ``order`` of a conversation again with the same
+text (or a turn whose ``external_id`` the conversation already holds) returns the
+recorded turn and writes nothing, so a host may retry post-turn persistence freely.
+
+Authorization (seed 001 "Poisoning defence": no forged authors): a member records user
+turns only as themselves (``speaker`` defaults to, and must equal, their person id) and
+never ``system`` turns; an operator (imports) may record any speaker and role.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from typing import Any
+from urllib.parse import quote, unquote
+
+from pyoxigraph import Literal, NamedNode, Quad, Triple, Variable
+
+from reckon._errors import InvalidInput, NotAuthorized, UnknownMemory
+from reckon.memory import _rdf as R
+from reckon.memory.models import Principal
+from reckon.store.graphs import MEMORIES, TRANSCRIPTS
+from reckon.transcripts.models import INGESTIBLE, Conversation, Turn, TurnInput, parse_turn
+
+__all__ = [
+    "AG",
+    "TranscriptService",
+    "agent_iri",
+    "conversation_iri",
+    "turn_iri",
+]
+
+AG = "https://reckon.dev/ns/agent#"
+
+
+def ag(local: str) -> NamedNode:
+    return NamedNode(AG + local)
+
+
+T_TURN, T_CONV, T_AGENT = ag("Turn"), ag("Conversation"), ag("Agent")
+P_CONV, P_ORDER, P_ROLE, P_SPEAKER = ag("conversation"), ag("order"), ag("role"), ag("speaker")
+P_AT, P_TEXT, P_CAPTION, P_EXT = ag("at"), ag("text"), ag("caption"), ag("externalId")
+P_THROUGH, P_PARTICIPANT = ag("extractedThrough"), ag("participant")
+ROLE_IRI = {r: ag(f"{r.capitalize()}Role") for r in ("user", "assistant", "tool", "web", "system")}
+IRI_ROLE = {v: k for k, v in ROLE_IRI.items()}
+_SAFE = "-._~"
+_BATCH = 2000
+
+_Q_TURNS = (
+    "PREFIX ag: <https://reckon.dev/ns/agent#>\n"
+    "SELECT ?c ?t ?o ?x ?text WHERE { GRAPH <urn:reckon:graph:transcripts> { ?t ag:conversation ?c ; ag:order ?o ; "
+    "ag:text ?text . OPTIONAL { ?t ag:externalId ?x } } }"
+)
+_Q_CONVERSATIONS = (
+    "PREFIX ag: <https://reckon.dev/ns/agent#>\n"
+    "SELECT ?c (COUNT(?t) AS ?n) (MAX(?o) AS ?last) (MAX(?at) AS ?lastAt) WHERE { "
+    "GRAPH <urn:reckon:graph:transcripts> { ?c a ag:Conversation . OPTIONAL { ?t ag:conversation ?c ; "
+    "ag:order ?o ; ag:at ?at } } } GROUP BY ?c"
+)
+
+
+def conversation_iri(tenant: str, conversation: str) -> NamedNode:
+    """``urn:reckon:<tenant>:conversation:<pct-encoded id>``."""
+    return NamedNode(f"urn:reckon:{tenant}:conversation:{quote(conversation, safe=_SAFE)}")
+
+
+def turn_iri(tenant: str, conversation: str, order: int) -> NamedNode:
+    """``<conversation IRI>/turn/<order>``."""
+    return NamedNode(f"{conversation_iri(tenant, conversation).value}/turn/{int(order)}")
+
+
+def agent_iri(tenant: str, agent: str) -> NamedNode:
+    """``urn:reckon:<tenant>:agent:<pct-encoded id>``."""
+    return NamedNode(f"urn:reckon:{tenant}:agent:{quote(agent, safe=_SAFE)}")
+
+
+def _conversation_id(iri: str) -> str:
+    return unquote(iri.rsplit(":", 1)[-1].split("/", 1)[0])
+
+
+class TranscriptService:
+    """Transcripts of one tenant.
+
+    :param store: the tenant store.
+    :param memory: the tenant's :class:`~reckon.memory.service.MemoryService` (SHACL
+        validator, person nodes).
+    :param clock: default time of a turn recorded without ``at`` (UTC).
+    """
+
+    def __init__(self, store: Any, memory: Any, *, clock: Any = None) -> None:
+        self.store = store
+        self.memory = memory
+        self.tenant: str = store.tenant_id
+        self._clock = clock or (lambda: datetime.now(timezone.utc))
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ ids
+    def turn_iri(self, turn: str) -> NamedNode:
+        """A turn id (``"<conversation>/<order>"``) or IRI -> the turn's IRI.
+
+        :raises UnknownMemory: when it is not a turn id of this tenant.
+        """
+        prefix = f"urn:reckon:{self.tenant}:conversation:"
+        if isinstance(turn, str) and turn.startswith(prefix) and "/turn/" in turn:
+            return NamedNode(turn)
+        if isinstance(turn, str) and "/" in turn:
+            conv, _, order = turn.rpartition("/")
+            if conv and order.isdigit():
+                return turn_iri(self.tenant, conv, int(order))
+        raise UnknownMemory(f"no turn {turn!r} in tenant {self.tenant!r}")
+
+    # ------------------------------------------------------------------ writes
+    def record(self, turns: Sequence[Any], *, principal: Principal) -> list[Turn]:
+        """Record turns (dicts of :class:`~reckon.transcripts.models.TurnInput` fields),
+        validated one by one, committed together (one transaction per 2,000 turns).
+
+        **All or nothing**: every turn is parsed, authorized and SHACL-validated before
+        anything is written; the first bad one raises naming ``turns[i]`` and nothing is
+        written. (A call of more than 2,000 turns commits in chunks of 2,000; each chunk is
+        atomic and a re-run of the call is a no-op for the chunks already written.)
+
+        :returns: the recorded turns, in input order (the existing turn for a repeat).
+        :raises InvalidInput: a malformed turn, a new text at an existing position.
+        :raises NotAuthorized: a member recording another person's user turn or a
+            system turn.
+        :raises ShapeViolation: a turn that does not conform to ``ag:TurnShape``.
+        """
+        if not isinstance(principal, Principal):
+            raise InvalidInput("principal: a reckon Principal is required", field="principal")
+        if isinstance(turns, (str, bytes, dict)) or not isinstance(turns, Sequence):
+            raise InvalidInput("turns: a list of turns is required", field="turns")
+        batch = isinstance(turns, Sequence) and len(turns) != 1
+        parsed: list[TurnInput] = []
+        for i, raw in enumerate(turns):
+            t = parse_turn(raw, i if batch else None)
+            t = self._authorize(t, principal, i if batch else None)
+            parsed.append(t)
+        out: list[Turn] = []
+        for k in range(0, len(parsed), _BATCH):
+            out.extend(self._record_chunk(parsed[k:k + _BATCH], k if batch else None))
+        return out
+
+    def _authorize(self, t: TurnInput, principal: Principal, index: int | None) -> TurnInput:
+        where = f"turns[{index}]." if index is not None else ""
+        if t.role == "user":
+            speaker = t.speaker or principal.person
+            if not principal.is_operator and speaker != principal.person:
+                raise NotAuthorized(
+                    f"{where}speaker: {principal.person!r} may record user turns only as themselves, "
+                    f"not as {speaker!r} (an operator imports other people's turns)")
+            return t.model_copy(update={"speaker": speaker})
+        if t.role == "system" and not principal.is_operator:
+            raise NotAuthorized(f"{where}role: only an operator may record system turns")
+        if t.role == "assistant":
+            return t.model_copy(update={"speaker": t.speaker or "assistant"})
+        if t.speaker is not None and t.role in ("tool", "web"):
+            raise InvalidInput(f"{where}speaker: {t.role} output has no speaker", field=f"{where}speaker")
+        if not t.text and not t.caption:
+            raise InvalidInput(f"{where}text: a turn needs text or a caption", field=f"{where}text")
+        return t
+
+    def _record_chunk(self, turns: list[TurnInput], offset: int | None) -> list[Turn]:
+        result: list[Turn | None] = [None] * len(turns)
+        with self.store.transaction() as txn:
+            view = txn.view
+            known: dict[str, tuple[dict[int, str], dict[str, int], int]] = {}
+            created_people: set[NamedNode] = set()
+            built: dict[tuple[str, int], Turn] = {}  # recorded earlier in this chunk (not committed yet)
+            for i, t in enumerate(turns):
+                where = f"turns[{i + offset}]." if offset is not None else ""
+                if not t.text and not t.caption:
+                    raise InvalidInput(f"{where}text: a turn needs text or a caption", field=f"{where}text")
+                conv = conversation_iri(self.tenant, t.conversation)
+                if t.conversation not in known:
+                    by_order: dict[int, str] = {}
+                    by_ext: dict[str, int] = {}
+                    for r in view.query(_Q_TURNS, substitutions={Variable("c"): conv}):
+                        o = int(r["o"].value)
+                        by_order[o] = r["text"].value
+                        if "x" in r:
+                            by_ext[r["x"].value] = o
+                    last = max(by_order, default=-1)
+                    known[t.conversation] = (by_order, by_ext, last)
+                    if not view.contains(Quad(conv, R.A, T_CONV, TRANSCRIPTS)):
+                        txn.add(Quad(conv, R.A, T_CONV, TRANSCRIPTS))
+                by_order, by_ext, last = known[t.conversation]
+                if t.external_id is not None and t.external_id in by_ext:
+                    o = by_ext[t.external_id]
+                    result[i] = built.get((t.conversation, o)) or self._as_turn(t, o, existing_text=by_order[o])
+                    continue
+                order = t.order if t.order is not None else last + 1
+                if order in by_order:
+                    if by_order[order] != t.text:
+                        raise InvalidInput(
+                            f"{where}order: turn {order} of conversation {t.conversation!r} is already recorded "
+                            f"with other text; turns are immutable", field=f"{where}order")
+                    result[i] = built.get((t.conversation, order)) or self._as_turn(
+                        t, order, existing_text=by_order[order])
+                    continue
+                at = t.at or self._clock()
+                node = turn_iri(self.tenant, t.conversation, order)
+                triples = [
+                    Triple(node, R.A, T_TURN),
+                    Triple(node, P_CONV, conv),
+                    Triple(node, P_ORDER, Literal(str(order), datatype=R.X_INTEGER)),
+                    Triple(node, P_ROLE, ROLE_IRI[t.role]),
+                    Triple(node, P_AT, R.dt_literal(at)),
+                    Triple(node, P_TEXT, Literal(t.text)),
+                ]
+                if t.caption:
+                    triples.append(Triple(node, P_CAPTION, Literal(t.caption)))
+                if t.external_id is not None:
+                    triples.append(Triple(node, P_EXT, Literal(t.external_id)))
+                if t.speaker is not None:
+                    if t.role == "assistant":
+                        sp = agent_iri(self.tenant, t.speaker)
+                        if not view.contains(Quad(sp, R.A, T_AGENT, TRANSCRIPTS)):
+                            txn.add(Quad(sp, R.A, T_AGENT, TRANSCRIPTS))
+                    else:
+                        sp = R.person_iri(self.tenant, t.speaker)
+                        if sp not in created_people and not view.contains(Quad(sp, R.A, R.PERSON, MEMORIES)):
+                            txn.add(Quad(sp, R.A, R.PERSON, MEMORIES))
+                            created_people.add(sp)
+                    triples.append(Triple(node, P_SPEAKER, sp))
+                try:
+                    self.memory._validate(node, triples + [Triple(conv, R.A, T_CONV)])  # noqa: SLF001
+                except Exception as exc:
+                    if offset is not None and hasattr(exc, "args") and exc.args:
+                        exc.args = (f"{where.rstrip('.')}: {exc.args[0]}",) + tuple(exc.args[1:])
+                    raise
+                for tr in triples:
+                    txn.add(Quad(tr.subject, tr.predicate, tr.object, TRANSCRIPTS))
+                by_order[order] = t.text
+                if t.external_id is not None:
+                    by_ext[t.external_id] = order
+                known[t.conversation] = (by_order, by_ext, max(last, order))
+                result[i] = built[(t.conversation, order)] = self._as_turn(t, order, at=at)
+        return [r for r in result if r is not None]
+
+    def _as_turn(self, t: TurnInput, order: int, *, at: datetime | None = None,
+                 existing_text: str | None = None) -> Turn:
+        if existing_text is not None:
+            return self.turn(turn_iri(self.tenant, t.conversation, order).value)
+        node = turn_iri(self.tenant, t.conversation, order)
+        return Turn(
+            id=f"{t.conversation}/{order}", iri=node.value, conversation=t.conversation, order=order,
+            role=t.role, speaker=t.speaker, at=(at or self._clock()).astimezone(timezone.utc),
+            text=t.text, caption=t.caption, external_id=t.external_id,
+        )
+
+    def set_watermark(self, txn: Any, conversation: str, order: int) -> None:
+        """Inside a transaction: set the conversation's ``ag:extractedThrough`` to
+        ``order`` (the highest turn processed by extraction)."""
+        conv = conversation_iri(self.tenant, conversation)
+        txn.remove_pattern(conv, P_THROUGH, None, TRANSCRIPTS)
+        txn.add(Quad(conv, P_THROUGH, Literal(str(int(order)), datatype=R.X_INTEGER), TRANSCRIPTS))
+
+    # ------------------------------------------------------------------ reads
+    @staticmethod
+    def _read(view: Any, node: NamedNode) -> Turn | None:
+        d: dict[Any, Any] = {}
+        for q in view.quads(node, None, None, TRANSCRIPTS):
+            d[q.predicate] = q.object
+        if d.get(R.A) != T_TURN:
+            return None
+        conv = _conversation_id(d[P_CONV].value)
+        sp = d.get(P_SPEAKER)
+        return Turn(
+            id=f"{conv}/{int(d[P_ORDER].value)}", iri=node.value, conversation=conv,
+            order=int(d[P_ORDER].value), role=IRI_ROLE[d[P_ROLE]],  # type: ignore[arg-type]
+            speaker=R.slug_of(sp.value) if sp is not None else None,
+            at=R.python_value(d[P_AT]), text=d[P_TEXT].value,
+            caption=d[P_CAPTION].value if P_CAPTION in d else None,
+            external_id=d[P_EXT].value if P_EXT in d else None,
+        )
+
+    def turn(self, turn: str) -> Turn:
+        """One turn by id (``"<conversation>/<order>"``) or IRI.
+
+        :raises UnknownMemory: when there is no such turn.
+        """
+        node = self.turn_iri(turn)
+        with self.store.snapshot() as view:
+            t = self._read(view, node)
+        if t is None:
+            raise UnknownMemory(f"no turn {turn!r} in tenant {self.tenant!r}")
+        return t
+
+    def turns(self, conversation: str, *, after: int = -1, roles: Sequence[str] | None = None,
+              view: Any = None) -> list[Turn]:
+        """Turns of ``conversation`` with order > ``after``, in order (``roles`` filters)."""
+        conv = conversation_iri(self.tenant, conversation)
+        with _maybe_snapshot(self.store, view) as v:
+            nodes = v.subjects(P_CONV, conv, TRANSCRIPTS)
+            out = [t for t in (self._read(v, n) for n in nodes if isinstance(n, NamedNode)) if t is not None]
+        out = [t for t in out if t.order > after and (roles is None or t.role in roles)]
+        out.sort(key=lambda t: t.order)
+        return out
+
+    def all_turns(self, view: Any = None) -> list[Turn]:
+        """Every turn of the tenant, by conversation then order."""
+        with _maybe_snapshot(self.store, view) as v:
+            nodes = v.subjects(R.A, T_TURN, TRANSCRIPTS)
+            out = [t for t in (self._read(v, n) for n in nodes if isinstance(n, NamedNode)) if t is not None]
+        out.sort(key=lambda t: (t.conversation, t.order))
+        return out
+
+    def conversations(self) -> list[Conversation]:
+        """Every conversation with its turn count, last order and time, participants and
+        extraction watermark, sorted by id."""
+        out = []
+        with self.store.snapshot() as v:
+            for r in v.query(_Q_CONVERSATIONS):
+                out.append(self._conversation(v, r["c"], r))
+        out.sort(key=lambda c: c.id)
+        return out
+
+    def conversation(self, conversation: str) -> Conversation:
+        """One conversation (see :meth:`conversations`).
+
+        :raises UnknownMemory: when it has never been recorded.
+        """
+        conv = conversation_iri(self.tenant, conversation)
+        with self.store.snapshot() as v:
+            if not v.contains(Quad(conv, R.A, T_CONV, TRANSCRIPTS)):
+                raise UnknownMemory(f"no conversation {conversation!r} in tenant {self.tenant!r}")
+            return self._conversation(v, conv, None)
+
+    def _conversation(self, v: Any, conv: NamedNode, row: dict[str, Any] | None) -> Conversation:
+        if row is None:
+            orders = [int(o.value) for n in v.subjects(P_CONV, conv, TRANSCRIPTS)
+                      for o in v.objects(n, P_ORDER, TRANSCRIPTS)]
+            ats = [R.python_value(o) for n in v.subjects(P_CONV, conv, TRANSCRIPTS)
+                   for o in v.objects(n, P_AT, TRANSCRIPTS)]
+            n, last, last_at = len(orders), max(orders, default=-1), max(ats, default=None)
+        else:
+            n = int(row["n"].value)
+            last = int(row["last"].value) if "last" in row else -1
+            last_at = R.python_value(row["lastAt"]) if "lastAt" in row else None
+        through = v.objects(conv, P_THROUGH, TRANSCRIPTS)
+        parts = sorted(R.slug_of(p.value) for p in v.objects(conv, P_PARTICIPANT, None))
+        return Conversation(
+            id=_conversation_id(conv.value), iri=conv.value, turns=n, last_order=last, last_at=last_at,
+            participants=parts, extracted_through=int(through[0].value) if through else -1,
+        )
+
+    def tail(self, conversation: str, *, view: Any = None) -> tuple[int, list[Turn]]:
+        """The unprocessed tail: ``(watermark, ingestible turns after it)`` -- user and
+        assistant turns only (tool, web and system output is never auto-ingested)."""
+        conv = conversation_iri(self.tenant, conversation)
+        with _maybe_snapshot(self.store, view) as v:
+            through = v.objects(conv, P_THROUGH, TRANSCRIPTS)
+            mark = int(through[0].value) if through else -1
+            turns = self.turns(conversation, after=mark, view=v)
+        return mark, [t for t in turns if t.role in INGESTIBLE]
+
+    def visible(self, principal: Principal, conversation_participants: Sequence[str]) -> bool:
+        """Whether ``principal`` may read a conversation: operators all; a member the
+        conversations they spoke in."""
+        return principal.is_operator or principal.person in conversation_participants
+
+
+class _maybe_snapshot:
+    """``with _maybe_snapshot(store, view) as v``: ``view`` if given, else a fresh snapshot."""
+
+    def __init__(self, store: Any, view: Any) -> None:
+        self.store, self.view = store, view
+        self._cm: Any = None
+
+    def __enter__(self) -> Any:
+        if self.view is not None:
+            return self.view
+        self._cm = self.store.snapshot()
+        return self._cm.__enter__()
+
+    def __exit__(self, *exc: object) -> None:
+        if self._cm is not None:
+            self._cm.__exit__(*exc)
+
+

@@ -1,0 +1,289 @@
+"""The CLI as a new user meets it: `--version`, `-h` on every verb, help text that renders
+as written (no rich-markup swallowing of `[a-z0-9]`, no `<bool>` placeholder on flags),
+each documented exit code, error messages without class names, `--as` required, and
+read-only verbs that create nothing."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.cli.conftest import EXAMPLES, run_cli
+
+T = ("--tenant", "acme")
+OP = ("--as", "dana", "--operator", "--member-of", "growth")
+_BOX = re.compile(r"[│╭╮╰╯─┃━┏┓┗┛]")
+
+
+@pytest.fixture(autouse=True)
+def _wide(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "240")
+    monkeypatch.delenv("RECKON_AS", raising=False)
+    monkeypatch.delenv("RECKON_TENANT", raising=False)
+
+
+def _flat(text: str) -> str:
+    return " ".join(_BOX.sub(" ", text).split())
+
+
+def _commands() -> list[tuple[list[str], Any]]:
+    """Every command path of the app with its raw (unpolished) click command."""
+    import typer
+    from reckon.cli._app import app, command
+
+    command()  # registers every verb module
+    raw = typer.main.get_command(app)
+    out: list[tuple[list[str], Any]] = []
+
+    def walk(c: Any, path: list[str]) -> None:
+        out.append((path, c))
+        for name, sub in sorted(getattr(c, "commands", {}).items()):
+            walk(sub, path + [name])
+
+    walk(raw, [])
+    return out
+
+
+COMMANDS = _commands()
+
+
+def test_every_verb_is_covered() -> None:
+    names = {" ".join(p) for p, _ in COMMANDS}
+    for verb in ("", "remember", "bundle", "sparql", "explain", "serve", "mcp", "tenant create", "token create",
+                 "rules check", "demo", "onboard", "load"):
+        assert verb in names, verb
+    assert len(names) > 25
+
+
+@pytest.mark.parametrize("path", [p for p, _ in COMMANDS], ids=[" ".join(p) or "reckon" for p, _ in COMMANDS])
+def test_help_renders_every_help_text_as_written(tmp_path: Path, path: list[str]) -> None:
+    raw = dict((tuple(p), c) for p, c in COMMANDS)[tuple(path)]
+    short, long = run_cli(tmp_path, *path, "-h"), run_cli(tmp_path, *path, "--help")
+    assert short.code == 0 and long.code == 0, short.err
+    assert short.out == long.out
+    out = _flat(short.out)
+    assert out.startswith("Usage: reckon")
+    assert "<bool>" not in out  # flags take no value
+    import inspect
+
+    texts = [raw.help or ""] + [p.help for p in raw.params if getattr(p, "help", None)]
+    for t in texts:
+        for para in inspect.cleandoc(t).split("\n\n"):
+            want = " ".join(para.split())
+            assert want in out, (want, out)  # every word, bracket and dollar sign as written
+    assert not (tmp_path / "tenants").exists()  # asking for help creates nothing
+
+
+def test_patterns_in_help_are_not_swallowed_as_markup(tmp_path: Path) -> None:
+    out = _flat(run_cli(tmp_path, "tenant", "create", "-h").out)
+    assert "^[a-z0-9][a-z0-9_-]{0,62}$" in out
+    out = _flat(run_cli(tmp_path, "sparql", "-h").out)
+    assert "<urn:reckon:graph:schema|memories|business|inferred>" in out
+    out = _flat(run_cli(tmp_path, "remember", "-h").out)
+    assert "--prop -p <str>..." in out and "--replace Confirm" in out  # a flag: no placeholder
+
+
+def test_version(tmp_path: Path) -> None:
+    import reckon
+
+    for flag in ("--version", "-V"):
+        r = run_cli(tmp_path, flag)
+        assert r.code == 0 and r.out == f"reckon {reckon.__version__}\n"
+    assert not (tmp_path / "tenants").exists()
+
+
+def test_root_help_documents_exit_codes_and_the_data_dir(tmp_path: Path) -> None:
+    out = _flat(run_cli(tmp_path, "-h").out)
+    assert "Exit codes: 0 ok; 1 validation failed" in out and "3 internal error" in out
+    assert "RECKON_DATA_DIR" in out and "reckon.Engine()" in out and "RECKON_AS" in out
+
+
+# ------------------------------------------------------------------ exit codes
+
+
+@pytest.fixture(scope="module")
+def onboarded(tmp_path_factory: pytest.TempPathFactory, _hashing_embedder: None) -> tuple[Path, dict[str, str]]:
+    from reckon.api import Engine
+    from reckon.onboarding import onboard
+
+    d = tmp_path_factory.mktemp("exit")
+    result = onboard(Engine(d), EXAMPLES / "acme.yaml")
+    return d, result.memories
+
+
+_CLASS_PREFIX = re.compile(r"^(\w+ )*?[A-Z][a-z]+[A-Z]\w*:")
+
+
+def _msg(r: Any) -> str:
+    first = (r.err.strip().splitlines() or [""])[0]
+    assert not _CLASS_PREFIX.match(first), first  # never "NotAuthorized: ..." or "error: UnknownTenant: ..."
+    return first
+
+
+def test_exit_1_for_an_invalid_memory_whichever_layer_found_it(onboarded: tuple[Path, dict[str, str]],
+                                                              tmp_path: Path) -> None:
+    d, _ = onboarded
+    before = sorted(p.name for p in (d / "tenants").iterdir())
+    cases = {
+        "model: importance": ("remember", *T, *OP, "-k", "fact", "-s", "company", "-i", "9", "-l", "x"),
+        "model: kind": ("remember", *T, *OP, "-k", "wish", "-s", "company", "-l", "x"),
+        "model: confidence": ("remember", *T, *OP, "-k", "fact", "-s", "company", "-l", "x", "--confidence", "2"),
+        "model: blank label": ("remember", *T, *OP, "-k", "fact", "-s", "company", "-l", "   "),
+        "shapes: amount": ("remember", *T, *OP, "-k", "objective", "-s", "company", "-i", "4", "-l", "Neg cap",
+                           "--subclass", "BudgetConstraintMemory", "-p", "platform=google", "-p", "amount=-5",
+                           "-p", "currency=USD", "-p", "period=monthly"),
+        "shapes: currency": ("remember", *T, *OP, "-k", "objective", "-s", "company", "-i", "4", "-l", "Odd cap",
+                             "--subclass", "BudgetConstraintMemory", "-p", "platform=google", "-p", "amount=5",
+                             "-p", "currency=dollars", "-p", "period=monthly"),
+    }
+    for name, args in cases.items():
+        r = run_cli(d, *args)
+        assert r.code == 1, (name, r.err)
+        assert _msg(r).startswith("invalid memory: "), (name, r.err)
+    fact = onboarded[1]["fact"]
+    r = run_cli(d, "update", fact, *T, *OP, "--importance", "0")
+    assert r.code == 1 and _msg(r).startswith("invalid memory: ") and "importance" in r.err
+    bad = tmp_path / "bad.yaml"
+    text = (EXAMPLES / "acme.yaml").read_text().replace("tenant: acme", "tenant: bad-seed")
+    bad.write_text(text.replace('amount: "40000"', 'amount: "-40000"'))
+    r = run_cli(d, "onboard", str(bad))
+    assert r.code == 1 and _msg(r).startswith("invalid memory: objective:")
+    bad.write_text(text.replace("  importance: 5\n  subclass: BudgetConstraintMemory",
+                                "  importance: 7\n  subclass: BudgetConstraintMemory"))
+    r = run_cli(d, "onboard", str(bad))
+    assert r.code == 1 and "importance" in _msg(r)
+    assert sorted(p.name for p in (d / "tenants").iterdir()) == before  # nothing left behind
+
+
+def test_exit_1_for_rules_and_non_conformant_data(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.srl"
+    bad.write_text("PREFIX : <http://ex/>\nRULE { ?x :p ?y } WHERE { ?x :q ?z }\n")
+    r = run_cli(tmp_path, "rules", "check", str(bad))
+    assert r.code == 1 and "SRL" in r.err
+
+
+def test_exit_2_for_usage_and_input_errors(onboarded: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+    d, ids = onboarded
+    cases = {
+        "unknown option": (("remember", "--colour", "red"), "No such option"),
+        "missing --as": (("remember", *T, "-k", "fact", "-l", "x"), "Missing option '--as'"),
+        "unknown tenant": (("bundle", "--tenant", "nope", "--as", "dana"), "error: no tenant 'nope'"),
+        "bad tenant id": (("bundle", "--tenant", "../etc", "--as", "dana"), "error: "),
+        "unknown memory": (("get", "0" * 32, *T), "error: no memory"),
+        "missing file": (("load", str(tmp_path / "missing.csv"), *T), "error: no such file"),
+        "not authorized": (("remember", *T, "--as", "lee", "-k", "fact", "-s", "company", "-l", "x"),
+                           "not authorized: member 'lee'"),
+        "update refused": (("sparql", *T, "INSERT DATA { <urn:a> <urn:b> <urn:c> }"), "error: SPARQL update"),
+        "query does not parse": (("sparql", *T, "SELECT WHERE {"), "error: "),
+        "restore as member": (("restore", ids["fact"], *T, "--as", "lee"), "not authorized: "),
+        "not inferred": (("explain", *T, f"<urn:reckon:acme:memory:{ids['fact']}> a rk:Nothing"), "not inferred: "),
+    }
+    for name, (args, prefix) in cases.items():
+        r = run_cli(d, *args)
+        assert r.code == 2, (name, r.code, r.err)
+        msg = _msg(r) if not prefix[0].isupper() else r.err
+        assert prefix in msg, (name, r.err)
+
+
+def test_a_pending_conflict_exits_2_with_the_way_forward(onboarded: tuple[Path, dict[str, str]]) -> None:
+    d, _ = onboarded
+    first = run_cli(d, "remember", *T, *OP, "-k", "preference", "-s", "company", "-l", "Report day",
+                    "-c", "Reports go out on Monday.")
+    assert first.code == 0, first.err
+    # the agent (not a person) writes the same label: ask before overwriting a human's memory
+    r = run_cli(d, "remember", *T, *OP, "--source", "agent_tool", "-k", "preference", "-s", "company",
+                "-l", "Report day", "-c", "Reports go out on Friday.")
+    assert r.code == 2, r.err
+    assert r.err.startswith("conflict: memory 'Report day' would replace")
+    cid = re.search(r"--replace --conflict-id ([0-9a-f]+)", r.err).group(1)
+    ok = run_cli(d, "remember", *T, *OP, "--source", "agent_tool", "-k", "preference", "-s", "company",
+                 "-l", "Report day", "-c", "Reports go out on Friday.", "--replace", "--conflict-id", cid)
+    assert ok.code == 0, ok.err
+
+
+def test_exit_3_for_an_internal_error_names_it_as_a_bug(onboarded: tuple[Path, dict[str, str]],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    d, _ = onboarded
+    from reckon.api import _tenant
+
+    def boom(self: Any, *a: Any, **k: Any) -> Any:
+        raise RuntimeError("simulated bug")
+
+    monkeypatch.setattr(_tenant.Tenant, "context", boom)
+    r = run_cli(d, "bundle", *T, "--as", "dana")
+    assert r.code == 3 and r.err.startswith("internal error (please report it): RuntimeError: simulated bug")
+
+
+def test_exit_3_for_a_store_failure(onboarded: tuple[Path, dict[str, str]], monkeypatch: pytest.MonkeyPatch) -> None:
+    d, _ = onboarded
+    from reckon._errors import StoreError
+    from reckon.api import _tenant
+
+    def fail(self: Any, *a: Any, **k: Any) -> Any:
+        raise StoreError("lock timeout after 30 s")
+
+    monkeypatch.setattr(_tenant.Tenant, "sparql_outcome", fail)
+    r = run_cli(d, "sparql", *T, "ASK { ?s ?p ?o }")
+    assert r.code == 3 and r.err.startswith("store error: lock timeout")
+
+
+def test_as_comes_from_the_environment_but_never_from_a_default(onboarded: tuple[Path, dict[str, str]],
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    d, _ = onboarded
+    for verb in (("bundle", *T), ("search", "report", *T), ("mcp", *T)):
+        r = run_cli(d, *verb)
+        assert r.code == 2 and "Missing option '--as'" in r.err, verb
+    monkeypatch.setenv("RECKON_AS", "lee")
+    r = run_cli(d, "bundle", *T)
+    assert r.code == 0 and r.out.startswith("# Memory context for lee")
+
+
+# ------------------------------------------------------------------ read-only verbs create nothing
+
+
+def _tree(root: Path) -> dict[str, tuple[int, int]]:
+    """Size and mtime of every file, except the recall layer's vector cache: a ranking
+    read may embed a memory that was not embedded yet and append its vector there (a
+    cache fill keyed by the text's hash, never data; see ``reckon.recall.vectors``)."""
+    return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns)
+            for p in sorted(root.rglob("*"))
+            if p.is_file() and not (p.parent.name == "recall" and p.name.startswith("vectors-"))}
+
+
+READ_VERBS: list[tuple[str, ...]] = [
+    ("tenant", "list"),
+    ("tenant", "validate", "acme"),
+    ("tenant", "export", "acme", "-o", "OUT"),
+    ("memories", *T, "--all"),
+    ("bundle", *T, "--as", "dana"),
+    ("search", "weekly report", *T, "--as", "dana"),
+    ("sparql", *T, "SELECT ?s WHERE { ?s a rk:Company }"),
+    ("token", "list", *T),
+    ("explain", *T, "--memory", "MEMORY", "--property", "a"),
+    ("get", "MEMORY", *T),
+    ("history", "MEMORY", *T),
+]
+
+
+def test_read_only_verbs_create_no_data_directory(tmp_path: Path) -> None:
+    fresh = tmp_path / "never-created"
+    for verb in READ_VERBS:
+        args = [a.replace("MEMORY", "0" * 32).replace("OUT", str(tmp_path / "export.trig")) for a in verb]
+        r = run_cli(fresh, *args)
+        assert r.code in (0, 2), (verb, r.err)
+        assert not fresh.exists(), verb
+
+
+def test_read_only_verbs_leave_an_existing_tenant_untouched(onboarded: tuple[Path, dict[str, str]],
+                                                           tmp_path: Path) -> None:
+    d, ids = onboarded
+    run_cli(d, "bundle", *T, "--as", "dana")  # warm: a first open may repair derived caches once
+    before = _tree(d)
+    for verb in READ_VERBS:
+        args = [a.replace("MEMORY", ids["objective"]).replace("OUT", str(tmp_path / "export.trig")) for a in verb]
+        r = run_cli(d, *args)
+        assert r.code == 0, (verb, r.err)
+        assert _tree(d) == before, verb

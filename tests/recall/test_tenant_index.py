@@ -1,0 +1,343 @@
+"""The tenant's recall index is derived from the store: it follows the commits of every
+process and write path, embeds off the write path, and reopens after a SIGKILL with no
+repair (issue "Fast where users touch it" and "Derived state is always true", item 4).
+
+Real stores, real child processes, the hashing embedder (the model is not under test
+here; ``test_embed.py`` holds the MiniLM runtimes to each other).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from reckon import ConflictPending
+from reckon.api import Engine, Principal
+from reckon.recall import HashingEmbedder
+from reckon.recall.tenant_index import SNAPSHOT
+
+CHILD = Path(__file__).with_name("recall_child.py")
+OPS = Principal.operator(person="dana")
+ANN = Principal(person="ann")
+ENV = dict(os.environ, RECKON_EMBEDDER="hashing")
+
+
+def fact(label: str, content: str, importance: int = 3, **kw):  # type: ignore[no-untyped-def]
+    return dict(kind="fact", scope="company", importance=importance, source="operator", label=label,
+                content=content, principal=OPS, **kw)
+
+
+def child(data_dir: Path, tenant: str, *args: str, timeout: float = 120) -> str:
+    p = subprocess.run([sys.executable, str(CHILD), str(data_dir), tenant, *args],
+                       capture_output=True, text=True, timeout=timeout, env=ENV)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+class GatedHashing(HashingEmbedder):
+    """The hashing embedder, except that document encodes wait for ``gate`` (queries,
+    one text starting with ``q:``, do not); counts finished document encodes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = threading.Event()
+        self.done = 0
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        if not (len(texts) == 1 and texts[0].startswith("q:")):
+            assert self.gate.wait(60), "gate never opened"
+            self.done += len(texts)
+        return super().encode(texts)
+
+
+def _vector_rank(hits, mid):  # type: ignore[no-untyped-def]
+    h = next(h for h in hits if h.memory.id == mid)
+    assert h.explanation is not None
+    return h.explanation.vector_rank
+
+
+def test_write_returns_before_its_embedding_keyword_at_once_vector_later(tmp_path: Path) -> None:
+    emb = GatedHashing()
+    t = Engine(tmp_path, embedder=emb).create_tenant("acme")
+    t.search("q: open", principal=OPS)  # the index is open in this process
+    m = t.remember(**fact("Warehouse closing time", "the warehouse closes at six pm"))
+    assert emb.done == 0  # the write returned while its embedding was still blocked
+    hits = t.search("q: warehouse closes", principal=OPS, explain=True)
+    assert [h.memory.id for h in hits] == [m.id]  # by keyword, at once
+    assert _vector_rank(hits, m.id) is None and hits[0].explanation.bm25_rank == 1  # type: ignore[union-attr]
+    assert t.recall.index.pending() == 1
+    emb.gate.set()
+    assert t.recall.wait(30)
+    assert emb.done == 1 and t.recall.index.pending() == 0
+    hits = t.search("q: warehouse closes", principal=OPS, explain=True)
+    assert _vector_rank(hits, m.id) == 1  # by vector too, once the index caught up
+    # persisted: a fresh process (here: a fresh engine) reuses the vector, embeds nothing
+    emb2 = GatedHashing()
+    t2 = Engine(tmp_path, embedder=emb2).tenant("acme")
+    hits = t2.search("q: warehouse closes", principal=OPS, explain=True)
+    assert _vector_rank(hits, m.id) == 1 and emb2.done == 0 and t2.recall.index.pending() == 0
+
+
+def test_sigkill_between_commit_and_embedding_loses_no_vector(tmp_path: Path) -> None:
+    e = Engine(tmp_path, embedder="hashing")
+    t = e.create_tenant("acme")
+    before = t.remember(**fact("Office dog", "the office dog is called Biscuit"))
+    t.store.release()
+    p = subprocess.Popen([sys.executable, str(CHILD), str(tmp_path), "acme", "remember-stuck", "Printer floor"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    try:
+        assert p.stdout is not None
+        line = p.stdout.readline()
+        assert line.startswith("committed "), p.stderr.read() if p.stderr else line
+        mid = line.split()[1]
+    finally:
+        p.send_signal(signal.SIGKILL)
+        p.wait(30)
+    # the memory was acknowledged, its vector never computed; this process reopens with no repair
+    fresh = Engine(tmp_path, embedder="hashing").tenant("acme")
+    assert fresh.get(mid).label == "Printer floor"
+    hits = fresh.search("printer floor content", principal=OPS, explain=True)
+    assert [h.memory.id for h in hits] == [mid]
+    assert fresh.recall.wait(30)
+    hits = fresh.search("printer floor content", principal=OPS, explain=True)
+    assert _vector_rank(hits, mid) == 1
+    assert {before.id, mid} <= set(fresh.context(OPS, "where is the printer?").ids()) | {before.id, mid}
+    report = fresh.recall.check()
+    assert report["conforms"] and report["documents"] == 2 and report["vectors"] == 2
+
+
+def test_sigkill_during_remember_reopens_with_nothing_acknowledged_lost(tmp_path: Path) -> None:
+    """Kill a writer (index open, searching after each write) at random moments; after
+    each kill the tenant opens, search and bundle work, every acknowledged memory is
+    there and found, and the recall index equals a rebuild from the store."""
+    e = Engine(tmp_path, embedder="hashing")
+    e.create_tenant("acme").store.close()
+    rng = random.Random(8)
+    acked: list[str] = []
+    for _ in range(4):
+        p = subprocess.Popen([sys.executable, str(CHILD), str(tmp_path), "acme", "loop", "200"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+        assert p.stdout is not None
+        want = rng.randint(2, 12)
+        got: list[str] = []
+        deadline = time.monotonic() + 120
+        while len(got) < want and time.monotonic() < deadline:
+            line = p.stdout.readline()
+            if not line:
+                break
+            got.append(line.split()[1])
+        time.sleep(rng.random() * 0.05)  # somewhere inside the next write
+        p.send_signal(signal.SIGKILL)
+        p.wait(30)
+        rest = p.stdout.read().split()
+        got += [rest[i + 1] for i in range(len(rest) - 1) if rest[i] == "acked"]
+        assert got, p.stderr.read() if p.stderr else "child printed nothing"
+        acked += got
+        t = Engine(tmp_path, embedder="hashing").tenant("acme")
+        ids = {m.id for m in t.memories()}
+        assert set(acked) <= ids
+        for mid in rng.sample(acked, min(3, len(acked))):
+            label = t.get(mid).label
+            assert mid in [h.memory.id for h in t.search(label, principal=OPS, k=20)]
+        t.context(OPS, "what do we know?")
+        report = t.recall.check()
+        assert report["conforms"], report
+        assert report["documents"] == len(ids)
+        t.store.close()
+
+
+def test_demotion_in_another_process_reaches_this_process_search(tmp_path: Path) -> None:
+    t = Engine(tmp_path, embedder="hashing").create_tenant("acme")
+    m = t.remember(**fact("Invoice terms", "invoices are due in thirty days", importance=5))
+    assert t.search("invoices due thirty days", principal=ANN) == []  # importance 5: preloaded, not long tail
+    t.store.release()
+    child(tmp_path, "acme", "update", m.id, "3")
+    assert [h.memory.id for h in t.search("invoices due thirty days", principal=ANN)] == [m.id]
+    t.store.release()
+    child(tmp_path, "acme", "update", m.id, "5")
+    assert t.search("invoices due thirty days", principal=ANN) == []
+    t.store.release()
+    new = child(tmp_path, "acme", "remember", "Parking rules", "visitors park on level two").strip()
+    assert [h.memory.id for h in t.search("visitors park level", principal=ANN)] == [new]
+    assert t.recall.index.rebuilds == 1  # followed the other process's commits, no rebuild
+
+
+def test_replaced_memory_leaves_the_index(tmp_path: Path) -> None:
+    """The index follows the commit's delta, not the caller's arguments: after
+    ``conflict_resolution="replace"`` the superseded memory is gone from search."""
+    t = Engine(tmp_path, embedder="hashing").create_tenant("acme")
+    t.search("open", principal=OPS)
+    old = t.remember(**fact("Report format", "weekly performance reports by platform"))
+    lee = Principal(person="lee", role="operator")
+    again = dict(fact("Report format", "monthly performance reports by platform"), principal=lee)
+    with pytest.raises(ConflictPending) as c:
+        t.remember(**again)
+    new = t.remember(**again, conflict_resolution="replace", conflict_id=c.value.conflict_id)
+    assert not t.get(old.id).active
+    assert old.id not in t.recall.index and new.id in t.recall.index
+    ids = [h.memory.id for h in t.search("performance reports platform", principal=OPS, importance="all")]
+    assert ids == [new.id]
+    assert t.recall.check()["conforms"]
+
+
+def test_torn_vector_file_and_bad_snapshot_reopen_without_repair(tmp_path: Path) -> None:
+    e = Engine(tmp_path, embedder="hashing")
+    t = e.create_tenant("acme")
+    ms = [t.remember(**fact(f"Topic {w}", f"notes about {w} and more")) for w in ("alpha", "bravo", "charlie")]
+    assert t.recall.wait(30)
+    t.recall.index.close()
+    d = t.store.path / "recall"
+    vec = next(d.glob("vectors-*.f32"))
+    with open(vec, "ab") as f:  # a writer killed in the middle of a record
+        f.write(b"RKV1" + os.urandom(100))
+    (d / SNAPSHOT).write_text('{"version": 1, "tenant": "acme", "generation": 3, "docs": [')  # torn
+    fresh = Engine(tmp_path, embedder="hashing").tenant("acme")
+    hits = fresh.search("notes about bravo", principal=OPS, explain=True)
+    assert hits[0].memory.id == ms[1].id and _vector_rank(hits, ms[1].id) == 1
+    assert fresh.recall.index.pending() == 0  # every vector was still readable
+    assert fresh.recall.check()["conforms"]
+    # the next append cuts the torn tail and stays aligned
+    m4 = fresh.remember(**fact("Topic delta", "notes about delta and more"))
+    assert fresh.recall.wait(30)
+    again = Engine(tmp_path, embedder="hashing").tenant("acme")
+    hits = again.search("notes about delta", principal=OPS, explain=True)
+    assert hits[0].memory.id == m4.id and _vector_rank(hits, m4.id) == 1
+    assert again.recall.index.pending() == 0
+
+
+def test_snapshot_and_commits_open_without_rereading_every_memory(tmp_path: Path) -> None:
+    t = Engine(tmp_path, embedder="hashing").create_tenant("acme")
+    for w in ("alpha", "bravo", "charlie", "delta"):
+        t.remember(**fact(f"Topic {w}", f"notes about {w}"))
+    t.search("alpha", principal=OPS)
+    t.recall.index.close()  # writes the snapshot
+    snap = json.loads((t.store.path / "recall" / SNAPSHOT).read_text())
+    assert snap["generation"] == t.store.generation() and len(snap["docs"]) == 4
+    t.store.release()
+    child(tmp_path, "acme", "update", t.memories()[0].id, "2")
+    new = child(tmp_path, "acme", "remember", "Topic echo", "notes about echo").strip()
+    fresh = Engine(tmp_path, embedder="hashing").tenant("acme")
+    assert fresh.recall.wait(30)
+    assert [h.memory.id for h in fresh.search("notes about echo", principal=OPS)][0] == new
+    assert fresh.recall.index.rebuilds == 0  # snapshot + the two commits from the journal
+    assert fresh.recall.check()["conforms"]
+
+
+def test_check_reports_a_document_that_disagrees_with_the_store(tmp_path: Path) -> None:
+    """The check is a real comparison with a rebuild: a document dropped or changed behind
+    the index's back (a bug) is reported."""
+    t = Engine(tmp_path, embedder="hashing").create_tenant("acme")
+    a = t.remember(**fact("Topic alpha", "notes about alpha"))
+    b = t.remember(**fact("Topic bravo", "notes about bravo"))
+    idx = t.recall.index
+    idx.sync()
+    idx.index.remove(a.id)
+    idx.index.update(b.id, importance=4)
+    r = t.recall.check()
+    assert not r["conforms"] and r["missing"] == [a.id] and r["stale"] == [b.id] and r["extra"] == []
+    assert r["repaired"] and t.recall.check()["conforms"]  # rebuilt from the store: nothing to do by hand
+
+
+def test_expiry_by_the_clock_leaves_the_index(tmp_path: Path) -> None:
+    from datetime import datetime, timedelta, timezone
+
+    t0 = datetime(2026, 3, 2, 9, 0, 0, 123456, tzinfo=timezone.utc)
+    t = Engine(tmp_path, embedder="hashing").create_tenant("acme")
+    t.tick(t0)
+    m = t.remember(**fact("Promo code", "spring promo code SPRING26", expires_at=t0 + timedelta(days=2)))
+    assert [h.memory.id for h in t.search("spring promo code", principal=OPS)] == [m.id]
+    t.tick(t0 + timedelta(days=3))
+    assert t.search("spring promo code", principal=OPS) == []
+    assert m.id not in t.recall.index
+
+
+def test_deleting_a_tenant_while_its_index_embeds_leaves_no_directory(tmp_path: Path) -> None:
+    """The embedding thread of a deleted tenant must not recreate its folder (a zombie
+    folder would make `create_tenant` of the same id fail with TenantExists)."""
+    emb = GatedHashing()
+    e = Engine(tmp_path, embedder=emb)
+    t = e.create_tenant("acme")
+    t.search("q: open", principal=OPS)
+    t.remember(**fact("Warehouse closing time", "the warehouse closes at six pm"))
+    e.delete_tenant("acme")
+    emb.gate.set()  # the thread finishes its batch after the deletion
+    time.sleep(0.5)
+    assert not (tmp_path / "tenants" / "acme").exists()
+    again = e.create_tenant("acme")
+    assert again.memories() == []
+
+
+# --------------------------------------------------------------------------- property
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_OPS = st.lists(
+    st.tuples(st.sampled_from(["remember", "update", "supersede", "delete", "read"]),
+              st.integers(0, 1),  # which of two engines (two mirrors, two indexes) acts
+              st.integers(0, 30),  # which memory (modulo the ones written)
+              st.integers(2, 5)),  # importance
+    min_size=3, max_size=14)
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=_OPS)
+def test_two_engines_indexes_equal_an_oracle_after_every_step(tmp_path_factory, ops) -> None:  # type: ignore[no-untyped-def]
+    """Random writes through two engines on one tenant (each with its own store mirror and
+    recall index, so each learns the other's commits from the journal): after every step
+    the acting engine's index holds exactly the active memories, with their importance,
+    as an oracle kept in plain Python says."""
+    import uuid
+
+    d = tmp_path_factory.mktemp("prop")
+    Engine(d, embedder="hashing").create_tenant("acme").store.close()
+    ts = [Engine(d, embedder="hashing").tenant("acme") for _ in range(2)]
+    for t in ts:
+        t.search("open", principal=OPS)
+    oracle: dict[str, dict[str, object]] = {}  # id -> {"importance", "active"}
+    order: list[str] = []
+    for op, who, k, imp in ops:
+        t = ts[who]
+        live = [i for i in order if oracle[i]["active"]]
+        if op == "remember" or not live:
+            w = uuid.uuid4().hex
+            m = t.remember(**fact(f"w{w[:10]}", f"c{w[10:20]} d{w[20:]}", importance=imp))
+            oracle[m.id] = {"importance": imp, "active": True}
+            order.append(m.id)
+        elif op == "update":
+            mid = live[k % len(live)]
+            t.update(mid, principal=OPS, importance=imp)
+            oracle[mid]["importance"] = imp
+        elif op == "supersede":
+            mid = live[k % len(live)]
+            w = uuid.uuid4().hex
+            new = t.supersede(mid, {"kind": "fact", "scope": "company", "importance": imp, "source": "operator",
+                                    "label": f"w{w[:10]}", "content": f"c{w[10:20]} d{w[20:]}"}, principal=OPS)
+            oracle[mid]["active"] = False
+            oracle[new.id] = {"importance": imp, "active": True}
+            order.append(new.id)
+        elif op == "delete":
+            mid = live[k % len(live)]
+            t.delete(mid, principal=OPS)
+            oracle[mid]["active"] = False
+        t.store.release()
+        idx = t.recall.index
+        idx.sync()
+        want = {i: o["importance"] for i, o in oracle.items() if o["active"]}
+        assert {i: idx.index.get(i).importance for i in idx.index.ids()} == want
+    # one rebuild: the first open (the second engine opened from its snapshot); every
+    # other step followed the commits, the other engine's from the journal
+    assert sum(t.recall.index.rebuilds for t in ts) == 1
+    for t in ts:
+        r = t.recall.index.check(repair=False)
+        assert r["conforms"], r
+        t.store.close()
