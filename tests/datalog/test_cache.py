@@ -129,3 +129,38 @@ def test_program_digest_tells_programs_apart() -> None:
     c = parse_srl("PREFIX : <http://ex/> RULE { ?x :q ?y } WHERE { ?x :p ?y }", file="c.srl")
     assert _cache.program_digest(a) == _cache.program_digest(a2)
     assert len({_cache.program_digest(x) for x in (a, b, c)}) == 3
+
+
+def test_a_flipped_byte_is_detected_and_the_entry_rebuilt(tmp_path: Path) -> None:
+    """If one byte in the middle of each entry's payload is changed (a corruption that may
+    still unpickle or unmarshal into something), then the entry's SHA-256 no longer
+    matches: the next process compiles afresh, gets the same result and rewrites it."""
+    cache = str(tmp_path / "cache")
+    cold = _child(cache)
+    d = Path(str(cold["dir"]))
+    for f in sorted(d.iterdir()):
+        data = bytearray(f.read_bytes())
+        data[len(data) * 3 // 4] ^= 0x01
+        f.write_bytes(bytes(data))
+    rebuilt = _child(cache)
+    assert rebuilt["plans"] > 0 and rebuilt["parsed"] == 2 and rebuilt["inferred"] == cold["inferred"]
+    warm = _child(cache)
+    assert warm["plans"] == 0 and warm["parsed"] == 0 and warm["inferred"] == cold["inferred"]
+
+
+def test_default_cache_directory_is_the_users_cache_never_the_package(tmp_path: Path, monkeypatch) -> None:
+    """Without RECKON_CACHE_DIR the cache is $XDG_CACHE_HOME/reckon (else ~/.cache/reckon),
+    one subdirectory per engine fingerprint; never inside the installed package."""
+    import reckon
+    from reckon.datalog import _cache
+
+    monkeypatch.delenv("RECKON_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    d = _cache.cache_dir()
+    assert d is not None and d.parent == tmp_path / "xdg" / "reckon"
+    assert d.name == f"programs-{_cache.fingerprint()[:16]}"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    d = _cache.cache_dir()
+    assert d is not None and d.parent == tmp_path / "home" / ".cache" / "reckon"
+    assert Path(reckon.__file__).resolve().parent not in d.resolve().parents

@@ -22,11 +22,13 @@ another's entries.
 
 On disk: ``$RECKON_CACHE_DIR`` if set (``off`` or an empty value disables the disk
 cache), else ``$XDG_CACHE_HOME/reckon``, else ``~/.cache/reckon``; one directory per
-engine fingerprint, one file per entry. Writes go to a temporary file in the same
+engine fingerprint, one file per entry: a header (magic, fingerprint, SHA-256 of the
+payload) and the payload. Writes go to a temporary file in the same
 directory and are renamed into place (atomic on POSIX), so concurrent processes never
 see half a file; two writers of one entry race harmlessly (same content, or one
 process's newer plans win and the other's are compiled again later). An entry that
-cannot be read back (truncated, corrupted, from another format) is ignored and rewritten.
+cannot be read back (truncated, corrupted — any byte changed, so its SHA-256 no longer
+matches — or from another format) is ignored and rewritten.
 The cache directory belongs to the user, like ``__pycache__``: whoever can write it can
 make Reckon run code.
 """
@@ -46,7 +48,7 @@ from typing import Any
 
 __all__ = ["ProgramCache", "cache_dir", "fingerprint", "load_parsed", "program_cache", "store_parsed"]
 
-FORMAT = 1
+FORMAT = 2
 """Version of the on-disk layout."""
 
 _MAGIC = b"RECKON-CACHE\0"
@@ -105,9 +107,12 @@ def _read(name: str) -> bytes | None:
     except OSError:
         return None
     head = _MAGIC + fingerprint().encode()
-    if not data.startswith(head):
+    if not data.startswith(head) or len(data) < len(head) + 32:
         return None
-    return data[len(head):]
+    check, payload = data[len(head):len(head) + 32], data[len(head) + 32:]
+    if hashlib.sha256(payload).digest() != check:  # truncated, bit-flipped, or half-written by a foreign tool
+        return None
+    return payload
 
 
 def _write(name: str, payload: bytes) -> None:
@@ -121,7 +126,7 @@ def _write(name: str, payload: bytes) -> None:
         fd, tmp = tempfile.mkstemp(dir=d, prefix=f".{name}.", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as fh:
-                fh.write(_MAGIC + fingerprint().encode() + payload)
+                fh.write(_MAGIC + fingerprint().encode() + hashlib.sha256(payload).digest() + payload)
             os.replace(tmp, d / name)
         except BaseException:
             try:
