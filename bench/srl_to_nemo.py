@@ -3,7 +3,9 @@
 For ``bench/reasoning.py``: nemo (https://github.com/knowsys/nemo, ``nmo_python``) runs
 the *same* RDFS + OWL 2 RL program as Reckon. Triples live in one ternary predicate
 ``t(?s, ?p, ?o)``; the base graph is imported from N-Triples into ``base`` and copied into
-``t``; ``WHERE DATA`` atoms read ``base``; ``DATA`` blocks become facts. A triple pattern
+``t``; ``WHERE DATA`` atoms read ``base``; ``DATA`` blocks become facts. A body atom with
+a variable predicate reads ``tv``, the facts of ``t`` whose predicate is not helper
+vocabulary (``urn:reckon:internal:``), as Reckon's variable-predicate patterns do. A triple pattern
 whose object is a triple term of helper vocabulary (``?u o2r:chain <<( ?n o2r:to ?v )>>``,
 owl2rl.srl's prp-spo2 / prp-key helpers) becomes a ternary helper predicate
 (``h_chain_to(?u, ?n, ?v)``): nemo has no triple terms.
@@ -30,6 +32,7 @@ from pyoxigraph import BlankNode, Literal, NamedNode, Triple, Variable
 __all__ = ["NemoProgram", "translate"]
 
 RKF = "urn:reckon:fn:"
+INTERNAL = "urn:reckon:internal:"
 XSD = "http://www.w3.org/2001/XMLSchema#"
 
 
@@ -88,6 +91,10 @@ def _atom(tp: object, rel: str, head: bool = False) -> str:
         # predicate's binary relation (nemo joins on a ternary relation with many
         # rules are pathological: tens of seconds for 8k triples)
         return f"{_view(rel, p)}({_term(s)}, {_term(o)})"
+    if not head and rel == "t":
+        # a variable predicate never matches helper vocabulary (Reckon hides facts whose
+        # predicate is in urn:reckon:internal: from variable-predicate patterns)
+        return f"tv({_term(s)}, {_term(p)}, {_term(o)})"
     return f"{rel}({_term(s)}, {_term(p)}, {_term(o)})"
 
 
@@ -132,6 +139,10 @@ def _dnf(e: object, positive: bool = True) -> list[list[str]]:
             eq = (name != "!=") == positive
             a, b = e.args
             return [[f"{_term(a)} {'=' if eq else '!='} {_term(b)}"]]
+        if name in ("<", ">", "<=", ">="):
+            op = name if positive else {"<": ">=", ">": "<=", "<=": ">", ">=": "<"}[name]
+            a, b = e.args
+            return [[f"{_term(a)} {op} {_term(b)}"]]
     if isinstance(e, Call) and isinstance(e.name, NamedNode) and e.name.value == RKF + "isDatatype" and positive:
         return [[f"recognized({_term(e.args[0])})"]]
     raise _Unsupported(f"filter {e}")
@@ -215,4 +226,10 @@ def translate(ruleset: object, base_path: str, recognized: tuple[str, ...] = ())
             dropped[rule.name] = str(e)
     for (rel, p), name in _VIEWS.items():
         lines.append(f"{name}(?s, ?o) :- {rel}(?s, <{p}>, ?o) .")
+    internal = sorted({p for _, p in _VIEWS if p.startswith(INTERNAL)}
+                      | {t.predicate.value for t in ruleset.data if t.predicate.value.startswith(INTERNAL)}  # type: ignore[attr-defined]
+                      | {tp.p.value for r in ruleset.rules for tp in r.head  # type: ignore[attr-defined]
+                         if isinstance(tp.p, NamedNode) and tp.p.value.startswith(INTERNAL)})
+    lines.extend(f"internal(<{p}>) ." for p in internal)
+    lines.append("tv(?s, ?p, ?o) :- t(?s, ?p, ?o), ~internal(?p) .")
     return NemoProgram("\n".join(lines) + "\n", dropped)
