@@ -53,6 +53,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "engine"))
 from reckon.api import Engine, Principal  # noqa: E402
 from reckon.memory import _rdf as R  # noqa: E402
 from reckon.store import MEMORIES  # noqa: E402
+from reckon.store.graphs import PROGRAM  # noqa: E402
 
 MK = "https://reckon.dev/ns/marketing#"
 PLATFORMS = ["meta", "google", "tiktok", "twitter", "bing", "linkedin"]
@@ -147,7 +148,8 @@ def populate(engine: Engine, tenant_id: str, n: int, seed: int = 7):
         docs.append(doc)
     TenantStore.create(tenant_dir(engine.data_dir, tenant_id), tenant_id,
                        initial=engine.schema_quads() + initial_quads(tenant_id, "Bench") + quads,
-                       reasoner_factory=engine.reasoner_factory()).close()
+                       reasoner_factory=engine.reasoner_factory(),
+                       program=engine.program.to_quads(PROGRAM)).close()  # as create_tenant does
     load_s = time.perf_counter() - t0
     t = engine.tenant(tenant_id)
     t.tick(datetime(2026, 3, 23, 6, tzinfo=timezone.utc))

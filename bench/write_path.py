@@ -41,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "engine"))
 from reckon.api import Engine, Principal  # noqa: E402
 from reckon.datalog.evaluate import Reasoner  # noqa: E402
 from reckon.memory import _rdf as R  # noqa: E402
+from reckon.store.graphs import PROGRAM  # noqa: E402
 from reckon.store import MEMORIES  # noqa: E402
 
 MK = "https://reckon.dev/ns/marketing#"
@@ -100,6 +101,7 @@ def create_populated(engine: Engine, tenant_id: str, n: int, persons: int) -> tu
         tenant_dir(engine.data_dir, tenant_id), tenant_id,
         initial=engine.schema_quads() + initial_quads(tenant_id, "Bench") + quads,
         reasoner_factory=engine.reasoner_factory(),
+        program=engine.program.to_quads(PROGRAM),  # the tenant stores its program, as create_tenant does
     ).close()
     return engine.tenant(tenant_id), time.perf_counter() - t0
 

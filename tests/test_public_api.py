@@ -18,6 +18,7 @@ EXPECTED = [
     "InvalidTenantId",
     "NotAuthorized",
     "Principal",
+    "ProgramMismatch",
     "QueryLimitExceeded",
     "ReadOnlyQuery",
     "ReckonError",

@@ -24,6 +24,7 @@ specific class you can act on::
     ├── RestoreRefused               restoring would contradict a live memory
     ├── ReadOnlyQuery                (+ ValueError) an update was sent to a read-only query interface
     ├── QueryLimitExceeded           a read-only query hit a documented limit (size, depth, deadline, rows)
+    ├── ProgramMismatch              a tenant was opened with another program than the one it stores
     └── StoreError                   (+ OSError) the tenant store failed (I/O, lock, corruption)
 
 Diagnostics for rule programs are collected into one report: see
@@ -45,6 +46,7 @@ __all__ = [
     "InvalidInput",
     "InvalidTenantId",
     "NotAuthorized",
+    "ProgramMismatch",
     "QueryLimitExceeded",
     "ReadOnlyQuery",
     "ReckonError",
@@ -214,6 +216,21 @@ class RestoreRefused(ReckonError):
 
 class ReadOnlyQuery(ReckonError, ValueError):
     """A SPARQL update (or LOAD / CLEAR / SERVICE) was sent to a read-only interface."""
+
+
+class ProgramMismatch(ReckonError):
+    """A tenant was opened with an explicit program (``Engine(rules=..., modules=...)``)
+    that differs from the program the tenant stores, or a tenant created before programs
+    were stored does not match the program it was opened with. Nothing was written.
+    Open it without naming a program (it then reasons with its own), or migrate it
+    explicitly (``Tenant.install_module`` / ``reckon tenant modules add|remove``).
+
+    :ivar differences: one line per module that differs.
+    """
+
+    def __init__(self, message: str, differences: list[str] | None = None) -> None:
+        self.differences = list(differences or [])
+        super().__init__(message)
 
 
 class QueryLimitExceeded(ReckonError):

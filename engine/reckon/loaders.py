@@ -375,6 +375,7 @@ def replay_daily(
     tick: bool = True,
     currency: str = "USD",
     on_day: Callable[[DayState], None] | None = None,
+    allow_backwards: bool = False,
 ) -> list[DayState]:
     """Replay daily totals into ``tenant`` one day at a time, in date order.
 
@@ -388,9 +389,11 @@ def replay_daily(
     ``on_day(state)`` is called after each day (statuses are derived by then).
 
     :param kpis: which of ``"CPA"``, ``"ROAS"`` to derive.
+    :param allow_backwards: with ``tick``, allow days earlier than the tenant's clock
+        (otherwise such a day is refused, like ``Tenant.tick``).
     :returns: one :class:`DayState` per date.
-    :raises InvalidInput: for an unknown platform or metric or a bad currency (nothing of
-        that day is written; earlier days stay).
+    :raises InvalidInput: for an unknown platform or metric or a bad currency, or a day
+        before the tenant's clock (nothing of that day is written; earlier days stay).
     """
     want = {k.upper() for k in kpis}
     bad = want - {"CPA", "ROAS"}
@@ -465,7 +468,7 @@ def replay_daily(
                     ops.append(lambda txn, mt=metric, v=value, p=plat: B.write_kpi(
                         txn, tenant.id, metric=mt, value=v, platform=p, period=None, as_of=as_of))
         if tick:
-            ops.append(lambda txn: B.write_clock(txn, as_of))
+            ops.append(lambda txn: B.write_clock(txn, as_of, allow_backwards=allow_backwards))
             state.clock = as_of
         if ops:
             with tenant.store.transaction() as txn:  # the whole day, or nothing of it
@@ -527,6 +530,7 @@ def load_turtle(tenant: Any, path: str | Path) -> int:
 
     from reckon.schema import check, schema_from_graph
     from reckon.store import BUSINESS, MEMORIES, SCHEMA
+    from reckon.store.terms import canonical_triple
 
     p = Path(path)
     try:
@@ -534,7 +538,9 @@ def load_turtle(tenant: Any, path: str | Path) -> int:
     except OSError as e:
         raise InvalidInput(f"cannot read {p}: {e.strerror or e}", field="path") from e
     try:
-        triples = [q.triple for q in parse(data, format=RdfFormat.TURTLE, base_iri=p.resolve().as_uri())]
+        # validated as the store will hold them (canonical literals: reckon.store.terms)
+        triples = [canonical_triple(q.triple)
+                   for q in parse(data, format=RdfFormat.TURTLE, base_iri=p.resolve().as_uri())]
     except SyntaxError as e:
         raise InvalidInput(f"{p}: Turtle syntax error: {e}", field="path") from e
     rdf_type = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")

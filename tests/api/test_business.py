@@ -100,11 +100,16 @@ def test_tick_keeps_exactly_one_now_and_drives_expiry(tenant: Tenant) -> None:
     assert one(tenant, active) is False  # no clock value yet: an expiring memory is not active
     tenant.tick(datetime(2026, 3, 23, 6, tzinfo=timezone.utc))
     assert one(tenant, active) is True
-    tenant.tick(datetime(2026, 4, 2))  # naive = UTC
+    with pytest.raises(InvalidInput, match="no time zone"):  # naive: refused, never guessed
+        tenant.tick(datetime(2026, 4, 2))
+    tenant.tick(datetime(2026, 4, 2, tzinfo=timezone.utc))
     assert one(tenant, active) is False
     nows = one(tenant, "SELECT ?n WHERE { rk:clock rk:now ?n }")
     assert nows == [{"n": Literal("2026-04-02T00:00:00Z", datatype=NamedNode(XSD + "dateTime"))}]
-    tenant.tick(datetime(2026, 3, 31, 23, tzinfo=timezone(timedelta(hours=-2))))  # 2026-04-01T01:00Z
+    back = datetime(2026, 3, 31, 23, tzinfo=timezone(timedelta(hours=-2)))  # 2026-04-01T01:00Z
+    with pytest.raises(InvalidInput, match="backwards"):
+        tenant.tick(back)
+    tenant.tick(back, allow_backwards=True)
     assert one(tenant, "SELECT ?n WHERE { rk:clock rk:now ?n }")[0]["n"].value == "2026-04-01T01:00:00Z"
     assert one(tenant, active) is False
     assert tenant.store.rebuild_inferred() is None

@@ -32,7 +32,7 @@ def test_export_has_a_versioned_header_and_only_asserted_graphs(tenant: Tenant, 
     path = tenant.export(tmp_path / "t.trig")
     text = path.read_text()
     lines = text.splitlines()
-    assert lines[0] == "# reckon-export-version: 1"
+    assert lines[0] == "# reckon-export-version: 2"
     assert lines[1] == f"# tenant: {tenant.id}"
     assert lines[2].startswith("# generation: ") and lines[3].startswith("# exported-at: ")
     assert str(INFERRED.value) not in text and "urn:reckon:graph:meta" not in text
@@ -81,7 +81,7 @@ def test_verify_export_detects_a_difference(tenant: Tenant, tmp_path: Path) -> N
     "content",
     [
         b"<urn:a> <urn:b> <urn:c> .",
-        b"# reckon-export-version: 2\n",
+        b"# reckon-export-version: 3\n",
         b"# reckon-export-version: 1\n<urn:reckon:graph:inferred> { <urn:a> <urn:b> <urn:c> . }",
         b"# reckon-export-version: 1\n{ <urn:a> <urn:b> <urn:c> . }",
         b"# reckon-export-version: 1\n<urn:reckon:graph:memories> { <urn:a> <urn:b> ",

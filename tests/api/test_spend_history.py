@@ -33,7 +33,9 @@ def test_one_point_per_day_the_last_refresh_wins(tenant):
     tenant.set_spend("meta", 1000, as_of=datetime(2026, 3, 1, 9, tzinfo=utc))
     tenant.set_spend("meta", "1500.50", as_of=datetime(2026, 3, 1, 18, 30, 0, 123456, tzinfo=utc))
     tenant.set_spend("meta", 2600, as_of=datetime(2026, 3, 2, 1, tzinfo=timezone(timedelta(hours=5))))  # 1 March UTC
-    tenant.set_spend("meta", 4000, as_of=datetime(2026, 3, 3, 12))  # naive = UTC
+    with pytest.raises(InvalidInput, match="no time zone"):  # naive: refused, never guessed
+        tenant.set_spend("meta", 4000, as_of=datetime(2026, 3, 3, 12))
+    tenant.set_spend("meta", 4000, as_of=datetime(2026, 3, 3, 12, tzinfo=utc))
     pts = _points(tenant)
     assert [(d, a) for d, a, _ in pts] == [("2026-03-01", Decimal("2600")), ("2026-03-03", Decimal("4000"))]
     current = tenant.sparql("SELECT ?a WHERE { ?c mk:currentSpendRecord ?r . ?r mk:amount ?a }")

@@ -8,7 +8,7 @@ the same renaming."""
 from __future__ import annotations
 
 import itertools
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
@@ -36,7 +36,9 @@ TENANT = st.fixed_dictionaries({
     "spend": st.dictionaries(PLATFORMS, AMOUNT, max_size=3),
     "roas": st.none() | st.decimals(min_value=0, max_value=10, places=3),
     "people": st.lists(st.tuples(st.from_regex(r"[a-z]{1,8}", fullmatch=True), TEXT), max_size=2),
-    "clock": st.none() | st.datetimes(min_value=datetime(2020, 1, 1), max_value=datetime(2030, 1, 1)),
+    "clock": st.none() | st.datetimes(min_value=datetime(2020, 1, 1), max_value=datetime(2030, 1, 1),
+                                      timezones=st.sampled_from([timezone.utc, timezone(timedelta(hours=5, minutes=30)),
+                                                                 timezone(timedelta(hours=-8))])),
 })
 
 _counter = itertools.count()

@@ -43,7 +43,7 @@ def test_export_import_validate(acme: tuple[Path, dict[str, str]], tmp_path: Pat
     r = run_cli(data_dir, "tenant", "export", "acme", "--output", str(out))
     assert r.code == 0, r.err
     text = out.read_text(encoding="utf-8")
-    assert text.startswith("# reckon-export-version: 1\n")
+    assert text.startswith("# reckon-export-version: 2\n")
     r = run_cli(data_dir, "tenant", "import", "acme-copy", str(out))
     assert r.code == 0, r.err
     assert "5 memories" in r.out
@@ -75,7 +75,7 @@ def test_verified_extraction_wipes_only_after_verifying(acme: tuple[Path, dict[s
     assert r.code == 0, r.err
     assert "verified" in r.err
     assert "leaving" not in json.loads(run_cli(data_dir, "tenant", "list", "--json").out)
-    assert out.read_text().startswith("# reckon-export-version: 1")
+    assert out.read_text().startswith("# reckon-export-version: 2")
 
 
 def test_validate_reports_a_non_conformant_memory_with_exit_1(acme: tuple[Path, dict[str, str]], tmp_path: Path) -> None:

@@ -85,8 +85,14 @@ def test_company_memory_cannot_name_teams_or_owner():
     assert ei.value.field == "owner"
 
 
-def test_naive_expiry_is_utc_and_teams_are_sorted_unique():
-    m = parse_input({**GOOD, "scope": "team", "teams": ["b", "a", "b"], "expires_at": datetime(2027, 1, 1, 12)})
+def test_naive_expiry_is_refused_and_teams_are_sorted_unique():
+    with pytest.raises(InvalidInput, match="no time zone") as ei:  # never guessed as UTC
+        parse_input({**GOOD, "expires_at": datetime(2027, 1, 1, 12)})
+    assert ei.value.field == "expires_at"
+    with pytest.raises(InvalidInput, match="no time zone"):
+        parse_input({**GOOD, "expires_at": "2027-01-01T12:00:00"})
+    m = parse_input({**GOOD, "scope": "team", "teams": ["b", "a", "b"],
+                     "expires_at": datetime(2027, 1, 1, 12, tzinfo=timezone.utc)})
     assert m.expires_at == datetime(2027, 1, 1, 12, tzinfo=timezone.utc)
     assert m.teams == ["a", "b"]
     aware = datetime(2027, 1, 1, 14, tzinfo=timezone(timedelta(hours=2)))

@@ -328,7 +328,11 @@ def test_restore_refused_while_superseder_active_then_allowed_after_delete(svc, 
     # seed §9: the pointer persists on the old node; the derived forward pointer is gone
     old = svc.get(a.id)
     assert old.superseded_by == [b.id] and not old.active
-    assert not any(q.subject == NamedNode(b.iri) for q in store.asserted())
+    # the deleted memory leaves only its tombstone (no label, content or properties)
+    left = {q.predicate.value.rsplit("#", 1)[-1]: q.object for q in store.asserted() if q.subject == NamedNode(b.iri)}
+    assert set(left) == {"type", "deletedAt", "deletedBy"}
+    assert left["type"] == NamedNode("https://reckon.dev/ns/core#DeletedMemory")
+    assert [e.event for e in svc.history(b.id)] == ["superseded", "deleted"]
     restored = svc.restore(a.id, principal=OPS)
     assert restored.active and restored.superseded_by == [] and restored.author == "olga"
 
@@ -347,7 +351,10 @@ def test_delete_old_memory_keeps_newer_authoritative(svc):
     b = svc.remember(principal=OPS, supersedes=[a.id], **budget(label="Meta cap v2"))
     svc.delete(a.id, principal=OPS)
     nb = svc.get(b.id)
-    assert nb.active and nb.supersedes == []
+    # the newer memory stays active; the lineage keeps the deleted one as a tombstone
+    assert nb.active and nb.supersedes == [a.id]
+    assert [(e.id, e.event, e.label) for e in svc.history(b.id)] == [(b.id, "current", "Meta cap v2"),
+                                                                    (a.id, "deleted", None)]
 
 
 # --- update (three-state) ----------------------------------------------------------------

@@ -51,6 +51,7 @@ PAYLOADS = [
 IDS = [f"p{i}" for i in range(len(PAYLOADS))]
 
 MEM = "urn:reckon:graph:memories"
+RK = "https://reckon.dev/ns/core#"
 BRAND = "https://reckon.dev/ns/marketing#BrandVoiceMemory"
 
 
@@ -157,7 +158,11 @@ def test_update_and_lookups_with_payloads(tenant, payload):
     u = tenant.update(m.id, principal=who, content=f"new{payload}", label=f"upd{PAYLOADS.index(payload)}{payload}")
     assert (u.content, u.label) == (f"new{payload}", f"upd{PAYLOADS.index(payload)}{payload}")
     changed = asserted(tenant) ^ before
-    assert {q.subject for q in changed} == {NamedNode(m.iri)}
+    # the memory itself, and the revision that keeps its overwritten label and content
+    revs = {q.subject for q in changed if q.predicate == NamedNode(RK + "revisionOf")}
+    assert {q.subject for q in changed} == {NamedNode(m.iri)} | revs and len(revs) == 1
+    kept = {q.predicate.value.rsplit("#", 1)[-1]: q.object.value for q in changed if q.subject in revs}
+    assert (kept["label"], kept["content"]) == (f"upd{PAYLOADS.index(payload)}", "zz")
     # ids, subclass names and filters never reach query text
     dump = tenant.dump()
     with pytest.raises(UnknownMemory):

@@ -26,6 +26,8 @@ from pyoxigraph import Literal, NamedNode, Quad
 
 from reckon._errors import InvalidInput
 from reckon.store import BUSINESS, MEMORIES, SCHEMA, StoreView, Txn
+from reckon.store.terms import datetime_literal
+from reckon.store.terms import decimal_literal as _decimal_literal
 
 __all__ = [
     "CLOCK",
@@ -75,18 +77,25 @@ def team_iri(tenant: str, team: str) -> NamedNode:
     return NamedNode(f"urn:reckon:{tenant}:team:{_enc(team)}")
 
 
-def dt_literal(value: datetime) -> Literal:
-    """``xsd:dateTime`` in UTC written with ``Z`` (naive values are taken as UTC)."""
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=timezone.utc)
-    text = value.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
-    return Literal(text, datatype=X_DATETIME)
+def dt_literal(value: datetime, field: str = "datetime") -> Literal:
+    """``xsd:dateTime`` in UTC written with ``Z``, canonical
+    (:func:`reckon.store.terms.datetime_literal`).
+
+    :raises InvalidInput: for a naive ``datetime`` (no time zone is ever guessed).
+    """
+    return datetime_literal(value, field)
 
 
 def decimal_literal(d: Decimal) -> Literal:
-    """Canonical ``xsd:decimal`` text (no exponent, no trailing zeros)."""
-    text = format(d.normalize(), "f")
-    return Literal("0" if text == "-0" else text, datatype=X_DECIMAL)
+    """Canonical ``xsd:decimal`` text (no exponent, no trailing zeros;
+    :func:`reckon.store.terms.decimal_literal`).
+
+    :raises InvalidInput: for a value the store cannot hold exactly.
+    """
+    try:
+        return _decimal_literal(d)
+    except ValueError as e:
+        raise InvalidInput(f"{d!r} {e}") from None
 
 
 def _key(text: str) -> str:
@@ -255,10 +264,36 @@ def write_subscription(txn: Txn, tenant: str, *, plan: str, status: str, seats: 
     return node
 
 
-def write_clock(txn: Txn, now: datetime) -> None:
+def write_clock(txn: Txn, now: datetime, *, allow_backwards: bool = False) -> None:
+    """Replace ``rk:clock rk:now`` (exactly one value).
+
+    :raises InvalidInput: for a naive ``now``, or when ``now`` is earlier than the
+        current clock value and ``allow_backwards`` is false (a clock that moves back
+        silently revives expired memories).
+    """
+    lit = dt_literal(now, "now")
+    if not allow_backwards:
+        for cur in txn.objects(CLOCK, rk("now"), BUSINESS):
+            before = _clock_value(cur)
+            if before is not None and now < before:
+                raise InvalidInput(
+                    f"now: the clock would move backwards from {cur.value} to {lit.value}; "
+                    f"pass allow_backwards=True (CLI: --allow-backwards) to set an earlier time",
+                    field="now",
+                )
     txn.remove_pattern(CLOCK, rk("now"), None, BUSINESS)
     txn.add(Quad(CLOCK, RDF_TYPE, rk("Clock"), BUSINESS))
-    txn.add(Quad(CLOCK, rk("now"), dt_literal(now), BUSINESS))
+    txn.add(Quad(CLOCK, rk("now"), lit, BUSINESS))
+
+
+def _clock_value(term: object) -> datetime | None:
+    if not isinstance(term, Literal):
+        return None
+    try:
+        v = datetime.fromisoformat(term.value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return v if v.tzinfo is not None else None
 
 
 def write_team(txn: Txn, tenant: str, team_id: str, name: str | None) -> NamedNode:

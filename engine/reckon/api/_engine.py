@@ -1,4 +1,13 @@
-"""The :class:`Engine`: a data directory of tenants, the rule program, the schema files."""
+"""The :class:`Engine`: a data directory of tenants, and the program it gives new tenants.
+
+Each tenant owns its program (``reckon.schema.program``): the modules it was created or
+migrated with are stored in it and every opener -- this class, the CLI, ``reckon serve``,
+``reckon mcp``, import -- reasons with exactly those (the store follows the stored
+program through :data:`reckon.store.tenant_store.ProgramResolver`). An engine built
+with an explicit program (``rules=`` or ``modules=``) refuses to open a tenant that
+stores another one (:class:`~reckon._errors.ProgramMismatch`); without one it opens
+every tenant with the tenant's own program.
+"""
 
 from __future__ import annotations
 
@@ -22,6 +31,7 @@ from reckon.store import (
     tenant_dir,
     validate_tenant_id,
 )
+from reckon.store.graphs import PROGRAM
 from reckon.store.tenant_store import ReasonerFactory
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -37,17 +47,21 @@ _RULE_SUFFIXES = (".srl", ".dlog")
 
 
 class Engine:
-    """Entry point: tenants under ``data_dir/tenants/<id>/``, one rule program for all.
+    """Entry point: tenants under ``data_dir/tenants/<id>/``.
 
     :param data_dir: directory holding the tenants; ``None`` = :func:`default_data_dir`
         (``$RECKON_DATA_DIR``, the directory the CLI uses too). Created by the first
         write (``create_tenant`` / ``import_tenant``): reading a directory that does not
         exist finds no tenants and creates nothing.
-    :param rules: rule files of the program (paths or shipped names such as
-        ``"core.srl"``); ``None`` = :data:`DEFAULT_RULES`; ``[]`` = no rules.
-    :param modules: extra domain modules: ``.srl`` / ``.dlog`` files are added to the
-        rule program, ``.ttl`` files (ontology and shapes) to each NEW tenant's schema
-        graph.
+    :param rules: rule files of the program given to NEW tenants (paths or shipped
+        names such as ``"core.srl"``); ``None`` = every shipped module's rules
+        (:data:`DEFAULT_RULES`); ``[]`` = no rules.
+    :param modules: an author's modules (``.ttl`` ontology / shapes, ``.srl`` / ``.dlog``
+        rules, or folders), grouped by file stem into named modules
+        (``reckon.schema.program.modules_from_paths``) and added to new tenants' programs.
+        Giving ``rules`` or ``modules`` makes the program explicit: opening a tenant
+        that stores another program raises :class:`~reckon._errors.ProgramMismatch`
+        (migrate it with ``Tenant.install_module`` / ``remove_module`` instead).
     :param lock_timeout: seconds a write waits for another process's write before
         :class:`~reckon._errors.StoreError`; ``None`` waits.
     :param judge: conflict judge of every tenant's write path: a
@@ -87,16 +101,17 @@ class Engine:
         self.data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
         modules = [Path(m) for m in (modules or [])]
         for m in modules:
-            if m.suffix not in _RULE_SUFFIXES + (".ttl",):
+            if not m.is_dir() and m.suffix not in _RULE_SUFFIXES + (".ttl", ".nt"):
                 raise InvalidInput(f"module {m}: expected a .srl, .dlog or .ttl file", field="modules")
-        self._rule_files: list[str | Path] = list(DEFAULT_RULES if rules is None else rules)
-        self._rule_files += [m for m in modules if m.suffix in _RULE_SUFFIXES]
-        self._schema_modules = [m for m in modules if m.suffix == ".ttl"]
+        self._rules_arg = None if rules is None else list(rules)
+        self._modules_arg = modules
+        self.explicit_program: bool = rules is not None or bool(modules)
+        """True when ``rules`` or ``modules`` were given (see the class docstring)."""
+        self._program: Any = None
         self._lock_timeout = lock_timeout
         self._judge = judge
         self._jobs = jobs
         self.embedder = embedder
-        self._ruleset: Any = None
         self._lock = threading.RLock()
         self._tenants: dict[str, "Tenant"] = {}
         if query_limits is not None and not isinstance(query_limits, QueryLimits):
@@ -127,44 +142,60 @@ class Engine:
 
     # ------------------------------------------------------------------ program & schema
     @property
+    def program(self) -> Any:
+        """The program this engine gives new tenants
+        (:class:`reckon.schema.program.Program`; read from the files once).
+
+        :raises InvalidInput: a module file is missing or two modules share a name.
+        """
+        with self._lock:
+            if self._program is None:
+                from reckon.schema.program import default_program
+
+                self._program = default_program(self._rules_arg, self._modules_arg)
+            return self._program
+
+    @property
     def ruleset(self) -> Any:
-        """The loaded, checked rule program (``reckon.datalog.model.RuleSet``), or
-        ``None`` when the engine has no rules.
+        """The checked rule program of :attr:`program` (``reckon.datalog.model.RuleSet``),
+        or ``None`` when it has no rules. A tenant's own: ``Tenant.program().ruleset()``.
 
         :raises RuleError: when a rule file does not parse or is not stratifiable.
         """
-        with self._lock:
-            if self._ruleset is None and self._rule_files:
-                from reckon.datalog.loader import load_rules
-
-                self._ruleset = load_rules(*self._rule_files)
-            return self._ruleset
+        return self.program.ruleset()
 
     def reasoner_factory(self, *, refuse_inconsistent: bool = False) -> ReasonerFactory | None:
-        """A factory of empty reasoners for the program (``None`` without rules).
+        """A factory of empty reasoners for :attr:`program` (``None`` without rules).
 
         :param refuse_inconsistent: the reasoners refuse a change after which the rules
             derive a new inconsistency (``?x rdf:type owl:Nothing``): the store's write
             raises :class:`~reckon._errors.InconsistentGraph` and nothing is written.
-            Default off (a tenant setting may turn it on).
+            Default off.
         """
-        ruleset = self.ruleset
-        if ruleset is None:
-            return None
-        from reckon.datalog.evaluate import Reasoner
-
-        return lambda: Reasoner(ruleset, refuse_inconsistent=refuse_inconsistent)
+        return self.program.reasoner_factory(refuse_inconsistent=refuse_inconsistent)  # type: ignore[no-any-return]
 
     def schema_quads(self) -> list[Quad]:
-        """Quads of the SCHEMA graph of a new tenant: shipped ontology + shapes and the
-        engine's ``.ttl`` modules (through ``reckon.schema.load_schema``).
+        """Quads of the SCHEMA graph of a new tenant: the program's ontology and shapes
+        triples and its settings defaults (one value each).
 
-        :raises SchemaError: when a file is missing or does not parse.
+        :raises InvalidInput: when a module does not parse or settings conflict.
         """
-        from reckon.schema import load_schema
+        from reckon.schema.program import SETTINGS
 
-        schema = load_schema(*self._schema_modules)
-        return [Quad(t.subject, t.predicate, t.object, SCHEMA) for t in schema.triples()]
+        prog = self.program
+        quads = [Quad(t.subject, t.predicate, t.object, SCHEMA) for t in prog.schema_triples()]
+        quads += [Quad(SETTINGS, p, v, SCHEMA) for p, v in prog.default_settings().items()]
+        return quads
+
+    def _resolve(self, quads: list[Quad]) -> ReasonerFactory | None:
+        """The store's program resolver: the stored program's reasoner factory; for a
+        tenant that stores none (created before programs were stored), this engine's."""
+        from reckon.schema.program import Program
+
+        stored = Program.from_quads(quads)
+        if stored is None:
+            return self.reasoner_factory()
+        return stored.reasoner_factory()  # type: ignore[no-any-return]
 
     def judge_for(self, tenant: "Tenant") -> Any:
         """The conflict judge for ``tenant``'s write path (``None`` = the default)."""
@@ -236,6 +267,8 @@ class Engine:
                 tenant_id,
                 initial=self.schema_quads() + initial_quads(tenant_id, company_name),
                 reasoner_factory=self.reasoner_factory(),
+                program=self.program.to_quads(PROGRAM),
+                program_resolver=self._resolve,
             )
             t = Tenant(self, store)
             self._tenants[tenant_id] = t
@@ -246,7 +279,11 @@ class Engine:
 
         :raises InvalidTenantId: when the id is invalid.
         :raises UnknownTenant: when no such tenant exists.
+        :raises ProgramMismatch: this engine has an explicit program and the tenant
+            stores another; or the tenant predates stored programs and does not match
+            this engine's program (``reckon.api._program``: it is adopted when it does).
         """
+        from reckon.api._program import check_open
         from reckon.api._tenant import Tenant
 
         validate_tenant_id(tenant_id)
@@ -263,15 +300,14 @@ class Engine:
                 t.store.close()
                 t = None
             if t is None:
-                store = TenantStore(
-                    path, reasoner_factory=self.reasoner_factory(), lock_timeout=self._lock_timeout
-                )
+                store = TenantStore(path, lock_timeout=self._lock_timeout, program_resolver=self._resolve)
                 if store.tenant_id != tenant_id:
                     store.close()
                     raise UnknownTenant(
                         f"no tenant {tenant_id!r} in {self.data_dir}: its directory holds tenant {store.tenant_id!r}"
                     )
                 t = Tenant(self, store)
+                check_open(t, self.program, self.explicit_program)
                 self._tenants[tenant_id] = t
             return t
 
@@ -322,13 +358,42 @@ class Engine:
     def import_tenant(self, tenant_id: str, source: str | Path | bytes) -> "Tenant":
         """Create ``tenant_id`` from a :meth:`Tenant.export` file: its asserted graphs
         replace the new tenant's, tenant IRIs ``urn:reckon:<old>:`` are renamed to
-        ``urn:reckon:<tenant_id>:``, and the inferred graph is derived from scratch.
-        Atomic: the tenant directory is built aside and renamed into place.
+        ``urn:reckon:<tenant_id>:``, and the inferred graph is derived from scratch with
+        the export's program (version 2 exports carry it; a version 1 export gets this
+        engine's program). Atomic: the tenant directory is built aside and renamed into
+        place.
 
         :raises InvalidInput: when the export is not readable.
         :raises TenantExists: when the tenant exists.
+        :raises ProgramMismatch: this engine has an explicit program and the export
+            carries another.
         """
+        from reckon.schema.program import Program
+
         quads = read_export(source)
+        program_quads = [q for q in quads if q.graph_name == PROGRAM]
+        quads = [q for q in quads if q.graph_name != PROGRAM]
+        stored = Program.from_quads(program_quads)
+        program = stored or self.program
+        if stored is None:  # a version 1 export: adopted like a tenant of that version
+            from reckon.api._program import _legacy_mismatch
+            from reckon._errors import ProgramMismatch
+
+            problems = _legacy_mismatch({q.triple for q in quads if q.graph_name == SCHEMA}, set(), program)
+            if problems:
+                raise ProgramMismatch(
+                    f"the export (version 1, no program) does not match this Engine's program: "
+                    f"{'; '.join(problems)}; import it with an Engine given the modules it was made with",
+                    problems,
+                )
+        if self.explicit_program and program.digest != self.program.digest:
+            from reckon.api._program import _differences
+            from reckon._errors import ProgramMismatch
+
+            diff = _differences(program, self.program)
+            raise ProgramMismatch(
+                f"the export carries another program than the one this Engine was given: {'; '.join(diff)}", diff
+            )
         old = _export_tenant(source)
         if old is not None and old != tenant_id:
             quads = [_rename_quad(q, f"urn:reckon:{old}:", f"urn:reckon:{tenant_id}:") for q in quads]
@@ -341,8 +406,15 @@ class Engine:
                 raise TenantExists(f"tenant {tenant_id!r} already exists")
             self._make_data_dir()
             # built beside the tenant directory and renamed into place: all or nothing
-            store = TenantStore.create(path, tenant_id, initial=quads, reasoner_factory=self.reasoner_factory())
+            store = TenantStore.create(
+                path, tenant_id, initial=quads, reasoner_factory=program.reasoner_factory(),
+                program=program.to_quads(PROGRAM) if stored is not None else (), program_resolver=self._resolve,
+            )
             t = Tenant(self, store)
+            if stored is None:
+                from reckon.api._program import migrate
+
+                migrate(t, program, action="adopt", validate=False)
             self._tenants[tenant_id] = t
         return t
 

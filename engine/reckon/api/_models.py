@@ -32,30 +32,46 @@ __all__ = [
 _CURRENCY = re.compile(r"[A-Z]{3}")
 
 
+AMOUNT_LIMIT = Decimal("1e15")
+"""Spend amounts, budget caps and KPI values must be below this in magnitude (in the
+record's unit or currency): larger values are never real ad-platform figures and
+loaders refuse them too (``reckon.loaders``)."""
+
+
 def _decimal(value: Any) -> Decimal:
+    """A finite decimal below :data:`AMOUNT_LIMIT` that the store holds exactly (at most
+    18 fractional digits: ``reckon.store.terms.decimal_literal``)."""
+    from reckon.store.terms import decimal_literal
+
     if isinstance(value, bool):
         raise ValueError("a boolean is not a number")
     try:
-        d = value if isinstance(value, Decimal) else Decimal(repr(value) if isinstance(value, float) else str(value))
+        d = value if isinstance(value, Decimal) else Decimal(repr(value) if isinstance(value, float) else str(value).strip())
     except (InvalidOperation, ValueError) as e:
         raise ValueError(f"not a decimal number: {value!r}") from e
     if not d.is_finite():
         raise ValueError(f"not a finite number: {value!r}")
-    if abs(d) >= MAX_MAGNITUDE:
-        # the bound the bulk loaders apply (reckon.loaders): past it a float rendering
-        # (bundle, JSON) overflows to Infinity at 1e309 and loses every cent long before
-        raise ValueError(f"not a number below 1e15 in magnitude: {value!r}")
+    if d.copy_abs() >= AMOUNT_LIMIT:
+        raise ValueError(f"{value!r} is out of range: amounts and values must be below 1e15 in magnitude")
+    try:
+        decimal_literal(d)
+    except ValueError as e:
+        raise ValueError(f"{value!r} {e}") from None
     return d
 
 
-MAX_MAGNITUDE = Decimal("1e15")
-"""KPI values and spend amounts must be below this in magnitude (as in ``reckon.loaders``)."""
+MAX_MAGNITUDE = AMOUNT_LIMIT
+"""KPI values and spend amounts must be below this in magnitude (as in ``reckon.loaders``):
+past it a float rendering (bundle, JSON) loses every cent long before it overflows."""
 
 
 def _utc(value: datetime) -> datetime:
-    """Naive date-times are taken as UTC (as in the memory layer); all are returned in UTC."""
-    if value.tzinfo is None:
-        return value.replace(tzinfo=timezone.utc)
+    """Aware date-times are returned in UTC; a naive one is refused (as in the memory
+    layer: no time zone is ever guessed)."""
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValueError(
+            f"{value.isoformat()} has no time zone; give an aware datetime (e.g. with tzinfo=timezone.utc)"
+        )
     return value.astimezone(timezone.utc)
 
 

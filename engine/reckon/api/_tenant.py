@@ -116,6 +116,88 @@ class Tenant:
         """True when the export at ``path`` is isomorphic to the tenant's asserted graphs."""
         return self.store.verify_export(path)
 
+    # ------------------------------------------------------------------ program and settings
+    def program(self) -> Any:
+        """The program the tenant stores and reasons with
+        (:class:`reckon.schema.program.Program`: modules, digest, ``ruleset()``)."""
+        from reckon.api._program import stored_program
+
+        key = self.store.program_key
+        cached = getattr(self, "_program_cache", None)
+        if cached is not None and cached[0] == key and key is not None:
+            return cached[1]
+        with self.store.snapshot() as view:
+            prog = stored_program(view)
+        if prog is None:  # pragma: no cover - tenants are adopted when opened
+            prog = self.engine.program
+        self._program_cache = (self.store.program_key, prog)
+        return prog
+
+    def modules(self) -> list[Any]:
+        """The tenant's modules in program order (``ModuleInfo``: name, digest, files, kinds)."""
+        from reckon.api._program import ModuleInfo
+
+        return [ModuleInfo.of(m) for m in self.program().modules]
+
+    def install_module(
+        self, paths: str | Path | list[str | Path], *, name: str | None = None, upgrade: bool = False
+    ) -> Any:
+        """Add a module (``.ttl`` ontology / shapes, ``.srl`` / ``.dlog`` rules, or a folder)
+        to the tenant's program, or with ``upgrade=True`` replace the installed module of
+        that name: ONE atomic migration that writes the schema changes, the stored
+        program and the inferred graph re-derived under it (``reckon.api._program``).
+
+        :param paths: file(s) or a folder; or the name of a shipped module (``"core"``,
+            ``"marketing"``, ``"recruiting"``) to install or upgrade to this Reckon's copy.
+        :param name: the module's name (default: the folder's name or the first file's stem).
+        :returns: :class:`~reckon.api._program.MigrationReport` (what changed; action
+            ``"unchanged"`` when that exact module is installed).
+        :raises InvalidInput: a file is missing or bad, the name is taken (without
+            ``upgrade``), a module setting contradicts the tenant's value, or a class
+            still used by memories would disappear.
+        :raises RuleError: the rules do not parse or the program does not stratify.
+        :raises ShapeViolation: existing memories would not conform to the new shapes.
+        """
+        from reckon.api._program import install
+        from reckon.schema.program import SHIPPED_MODULES, Module
+
+        if isinstance(paths, str) and paths in SHIPPED_MODULES and not Path(paths).exists():
+            return install(self, Module.shipped(paths), upgrade=upgrade)  # this Reckon's shipped module
+        items = paths if isinstance(paths, (list, tuple)) else [paths]
+        return install(self, Module.from_paths(list(items), name=name), upgrade=upgrade)
+
+    def remove_module(self, name: str) -> Any:
+        """Remove a module from the tenant's program (one atomic migration).
+
+        :returns: :class:`~reckon.api._program.MigrationReport`.
+        :raises InvalidInput: no such module, ``core``, or a class it declares is used by memories.
+        """
+        from reckon.api._program import remove
+
+        return remove(self, name)
+
+    def settings(self) -> dict[str, Any]:
+        """Every setting, by name: ``near_limit_threshold`` (``Decimal`` in [0, 1]),
+        ``live_context_cap`` (``int`` >= 0), ``confidence_floor`` (``Decimal`` in [0, 1]),
+        ``live_importance_floor`` (``int`` 1-5), and those of the tenant's modules
+        (``reckon.api._settings``)."""
+        from reckon.api._settings import get_settings
+
+        return get_settings(self)
+
+    def set_setting(self, name: str, value: Any) -> Any:
+        """Replace one setting's value (one value each); the statuses that read it are
+        re-derived incrementally.
+
+        :param name: ``near_limit_threshold`` etc. (or the property's local name).
+        :returns: ``SettingChange`` dict (name, property, before, after, generation).
+        :raises InvalidInput: unknown setting or a value of the wrong type.
+        :raises ShapeViolation: a value outside the setting's range.
+        """
+        from reckon.api._settings import set_setting
+
+        return set_setting(self, name, value)
+
     # ------------------------------------------------------------------ business data
     def set_kpi(
         self,
@@ -134,8 +216,10 @@ class Tenant:
         :param value: the value in the metric's unit (stored as ``xsd:decimal``).
         :param platform: ``"meta"``, ``"google"`` ...; ``None`` = company-wide.
         :param period: optional mk:Period (``"monthly"`` ...).
-        :param as_of: observation time (UTC; naive = UTC; default now).
-        :raises InvalidInput: for an unknown metric / platform / period or a bad value.
+        :param as_of: observation time (time-zone-aware; stored in UTC; default now).
+        :raises InvalidInput: for an unknown metric / platform / period, a value that is
+            not a finite decimal below 1e15 in magnitude with at most 18 fractional
+            digits, or a naive ``as_of``.
         """
         k = parse_model(KpiInput, metric=metric, value=value, platform=platform, period=period, as_of=as_of)
         when = k.as_of or datetime.now().astimezone()
@@ -158,11 +242,12 @@ class Tenant:
         record of the same platform, period and currency), and record it in the spend
         history (one ``mk:SpendObservation`` per UTC day of ``as_of``).
 
-        :param amount: spend >= 0 in ``currency`` (stored as ``xsd:decimal``).
-        :param as_of: when the amount was observed (default: the in-graph clock, else now;
-            naive = UTC).
-        :raises InvalidInput: for an unknown platform / period, a negative amount or a
-            currency that is not three upper-case letters.
+        :param amount: spend in ``currency``, 0 <= amount < 1e15 with at most 18 fractional
+            digits (stored as ``xsd:decimal``, canonical: ``"34000.10"`` -> ``34000.1``).
+        :param as_of: when the amount was observed (time-zone-aware; default: the in-graph
+            clock, else now).
+        :raises InvalidInput: for an unknown platform / period, an amount out of that
+            range, a naive ``as_of`` or a currency that is not three upper-case letters.
         """
         sp = parse_model(SpendInput, platform=platform, amount=amount, period=period,
                          period_start=period_start, currency=currency, as_of=as_of)
@@ -192,16 +277,21 @@ class Tenant:
             B.write_subscription(txn, self.id, plan=s.plan, status=s.status, seats=s.seats)
         return txn.commit
 
-    def tick(self, now: datetime) -> Commit | None:
-        """Set the in-graph clock ``rk:clock rk:now`` (exactly one value; naive = UTC).
-        Expiry and every clock-dependent status are re-derived.
+    def tick(self, now: datetime, *, allow_backwards: bool = False) -> Commit | None:
+        """Set the in-graph clock ``rk:clock rk:now`` (exactly one value, stored in UTC).
+        Expiry and every clock-dependent status are re-derived. Setting the current
+        value again changes nothing.
 
-        :raises InvalidInput: when ``now`` is not a ``datetime``.
+        :param now: a time-zone-aware ``datetime`` (any offset).
+        :param allow_backwards: allow a value earlier than the current clock (a
+            correction); otherwise that is refused.
+        :raises InvalidInput: when ``now`` is not a ``datetime``, is naive (no time zone),
+            or is earlier than the current clock without ``allow_backwards``.
         """
         if not isinstance(now, datetime):
             raise InvalidInput(f"tick: now must be a datetime, not {type(now).__name__}", field="now")
         with self.store.transaction() as txn:
-            B.write_clock(txn, now)
+            B.write_clock(txn, now, allow_backwards=allow_backwards)
         return txn.commit
 
     def clock(self) -> datetime | None:

@@ -33,14 +33,9 @@ app.add_typer(clock_app, name="clock")
 
 
 def _when(text: str | None, option: str) -> datetime | None:
-    if text is None:
-        return None
-    try:
-        if len(text) == 10:
-            return datetime.combine(date.fromisoformat(text), time(0), tzinfo=timezone.utc)
-        return datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise fail(f"{option}: not an ISO 8601 date or date-time: {text!r}") from None
+    from reckon.cli._memory import parse_when
+
+    return parse_when(text, option)
 
 
 @kpi_app.command("set")
@@ -84,12 +79,15 @@ def spend_set(
 
 @clock_app.command("tick")
 def clock_tick(
-    when: str = typer.Argument(None, help="New clock value, ISO 8601 date or date-time (default: now)."),
+    when: str = typer.Argument(None, help="New clock value: ISO 8601 date (midnight UTC) or date-time with an "
+                               "offset (Z, +02:00); default: now."),
     tenant: str = TENANT_OPT,
+    allow_backwards: bool = typer.Option(False, "--allow-backwards", help="Allow a time earlier than the clock."),
 ) -> None:
-    """Set the in-graph clock; expiry and clock-dependent statuses are re-derived."""
+    """Set the in-graph clock; expiry and clock-dependent statuses are re-derived. A time
+    earlier than the current clock is refused unless --allow-backwards."""
     now = _when(when, "WHEN") or datetime.now(timezone.utc)
-    open_tenant(tenant).tick(now)
+    open_tenant(tenant).tick(now, allow_backwards=allow_backwards)
     say(f"clock = {now.isoformat()}")
 
 
@@ -105,6 +103,8 @@ def load(
     kpis: str = typer.Option("CPA,ROAS", "--kpis", help="KPIs to derive month to date (CPA, ROAS; '' for none)."),
     company_kpis: bool = typer.Option(False, "--company-kpis", help="Also derive company-wide KPIs over all platforms."),
     tick: bool = typer.Option(True, "--tick/--no-tick", help="Advance the clock to the end of each day."),
+    allow_backwards: bool = typer.Option(False, "--allow-backwards",
+                                         help="With --tick: allow days earlier than the tenant's clock."),
 ) -> None:
     """Load business data (see the module help for formats and the daily replay)."""
     from reckon import loaders
@@ -144,7 +144,7 @@ def load(
                   console=err_console, transient=True) as progress:
         task = progress.add_task(f"replaying {len(days)} days", total=len(days))
         states = loaders.replay_daily(t, daily, kpis=want, company_kpis=company_kpis, tick=tick,
-                                      on_day=lambda s: progress.advance(task))
+                                      on_day=lambda s: progress.advance(task), allow_backwards=allow_backwards)
     platforms = sorted({d.platform for d in daily})
     say(f"loaded {len(records)} rows -> {len(daily)} daily totals for {', '.join(platforms)}; "
                   f"replayed {len(states)} days ({days[0]} .. {days[-1]})")

@@ -13,7 +13,7 @@ refused); 3 internal error.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime, time, timezone
 from typing import Any
 
 import typer
@@ -57,13 +57,20 @@ def parse_props(pairs: list[str]) -> dict[str, Any]:
 
 
 def parse_when(text: str | None, option: str) -> datetime | None:
-    """ISO 8601 date or date-time (naive = UTC)."""
+    """ISO 8601 date (midnight UTC) or date-time with an offset (``Z``, ``+02:00``); a
+    date-time without an offset is refused (no time zone is ever guessed)."""
     if text is None:
         return None
     try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+        if len(text.strip()) == 10:
+            return datetime.combine(date.fromisoformat(text.strip()), time(0), tzinfo=timezone.utc)
+        value = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:
         raise fail(f"{option}: not an ISO 8601 date or date-time: {text!r}") from None
+    if value.tzinfo is None:
+        raise fail(f"{option}: {text!r} has no time zone: add Z or an offset such as +02:00 "
+                   "(a date alone means midnight UTC)")
+    return value
 
 
 def show_memory(m: Any, as_json: bool, verb: str) -> None:
@@ -128,7 +135,8 @@ def remember(
     subclass: str = typer.Option(None, "--subclass", help="Memory subclass, e.g. BudgetConstraintMemory."),
     props: list[str] = PROP_OPT,
     confidence: float = typer.Option(None, "--confidence", help="0..1 (default by source)."),
-    expires: str = typer.Option(None, "--expires", help="Expiry, ISO 8601 (UTC if no zone)."),
+    expires: str = typer.Option(None, "--expires", help="Expiry, ISO 8601: a date (midnight UTC) or a date-time "
+                                "with an offset (Z, +02:00)."),
     teams: list[str] = typer.Option([], "--team", help="Team of a team-scope memory; repeat."),
     owner: str = typer.Option(None, "--owner", help="Owner of a user-scope memory (default: --as)."),
     supersedes: list[str] = typer.Option([], "--supersedes", help="Id of a memory this one replaces; repeat."),
@@ -323,7 +331,14 @@ def history(memory_id: str = typer.Argument(...), tenant: str = TENANT_OPT, as_j
         print_json([e.model_dump(mode="json") for e in entries])
         return
     for e in entries:
-        when = e.created_at.strftime("%Y-%m-%d %H:%M") if e.created_at else "?"
         arrow = f" -> superseded by {', '.join(e.superseded_by)}" if e.superseded_by else ""
+        if e.event == "deleted":
+            when = e.deleted_at.strftime("%Y-%m-%d %H:%M") if e.deleted_at else "?"
+            say(f"{when}  {e.id}  deleted    (by {e.deleted_by}){arrow}", markup=False)
+            continue
+        when = e.created_at.strftime("%Y-%m-%d %H:%M") if e.created_at else "?"
         say(f"{when}  {e.id}  {e.event:<10} {e.label!r} (source {e.source}, author {e.author}){arrow}",
                       markup=False)
+        for r in e.revisions:
+            at = r.revised_at.strftime("%Y-%m-%d %H:%M") if r.revised_at else "?"
+            say(f"      was {r.label!r}: {r.content!r} (until {at}, replaced by {r.revised_by})", markup=False)

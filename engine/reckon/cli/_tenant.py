@@ -152,18 +152,23 @@ def tenant_import(
 
 
 def validate_tenant(t: Any) -> dict[str, Any]:
-    """Check a tenant: SHACL-validate every memory and every typed business node against
-    the tenant's own shapes, compare the stored inferred graph with materialization
-    from scratch over the asserted graphs, and compare the recall index with a rebuild
-    from the store (``TenantIndex.check``).
+    """Check a tenant: SHACL-validate every memory, every typed business node and the
+    settings node (one value each) against the tenant's own shapes; check that the
+    schema graph holds every triple of the tenant's stored program; compare the stored
+    inferred graph with materialization from scratch, under the tenant's own program,
+    over the asserted graphs; and compare the recall index with a rebuild from the
+    store (``TenantIndex.check``).
 
-    :returns: `{"memories": n, "nodes": n, "violations": [dicts], "inferred_missing":
-        [triples as text], "inferred_extra": [...], "inconsistencies": [{"node", "rule",
-        "facts", "explanation"}] (the tenant's rules derive `?x rdf:type owl:Nothing`),
+    :returns: `{"memories": n, "nodes": n, "violations": [dicts], "program": digest,
+        "schema_missing": [triples as text], "inferred_missing": [triples as text],
+        "inferred_extra": [...], "inconsistencies": [{"node", "rule", "facts",
+        "explanation"}] (the tenant's rules derive `?x rdf:type owl:Nothing`),
         "recall": {...}, "conforms": bool}`.
     """
     from pyoxigraph import NamedNode
 
+    from reckon.datalog.evaluate import Reasoner
+    from reckon.store.terms import canonical_term
     from reckon.schema import schema_from_graph, validate
     from reckon.store import ASSERTED, BUSINESS, MEMORIES, SCHEMA
 
@@ -175,38 +180,47 @@ def validate_tenant(t: Any) -> dict[str, Any]:
     focus = set(memories)
     focus |= {q.subject for q in asserted
               if q.graph_name in (MEMORIES, BUSINESS) and q.predicate == rdf_type and isinstance(q.subject, NamedNode)}
-    violations = validate(data, sorted(focus, key=str), schema=schema_from_graph(schema_triples))
+    from reckon.schema.program import SETTINGS
+
+    settings = [x for x in schema_triples if x.subject == SETTINGS]
+    if settings:
+        focus.add(SETTINGS)
+    violations = validate(data + settings, sorted(focus, key=str), schema=schema_from_graph(schema_triples))
     violations = [v for v in violations if v["severity"] == "Violation"]
-    ruleset = t.engine.ruleset
+    program = t.program()
+    stored = set(schema_triples)
+    schema_missing = sorted(str(x) for x in program.schema_triples() - stored)
+    ruleset = program.ruleset()
     base = [q.triple for q in asserted if q.graph_name in ASSERTED]
+    expected: set[Any] = set()
     inconsistencies: list[dict[str, Any]] = []
     if ruleset is not None:
-        from reckon.datalog.evaluate import Reasoner
-
-        fresh = Reasoner(ruleset)
-        fresh.load(base)
-        expected = fresh.inferred()
+        r = Reasoner(ruleset, canonical=canonical_term)
+        r.load(base)
+        expected = r.inferred()
         inconsistencies = [
             {"node": str(i.node), "rule": i.rule, "facts": [str(f) for f in i.facts], "explanation": i.render()}
-            for i in fresh.inconsistencies()
+            for i in r.inconsistencies()
         ]
-    else:
-        expected = set()
-    stored = t.store.inferred()
-    missing = sorted(str(x) for x in expected - stored)
-    extra = sorted(str(x) for x in stored - expected)
+    inferred = t.store.inferred()
+    missing = sorted(str(x) for x in expected - inferred)
+    extra = sorted(str(x) for x in inferred - expected)
     recall = t.recall.check()
     return {
         "tenant": t.id,
         "memories": len(memories),
         "nodes": len(focus),
         "violations": violations,
-        "inferred": len(stored),
+        "program": program.digest,
+        "modules": program.names(),
+        "schema_missing": schema_missing,
+        "inferred": len(inferred),
         "inferred_missing": missing,
         "inferred_extra": extra,
         "inconsistencies": inconsistencies,
         "recall": recall,
-        "conforms": not violations and not missing and not extra and not inconsistencies and recall["conforms"],
+        "conforms": not violations and not missing and not extra and not schema_missing and not inconsistencies
+        and recall["conforms"],
     }
 
 
@@ -232,6 +246,8 @@ def tenant_validate(
         )
         if report["violations"]:
             warn(format_violations(report["violations"]), markup=False)
+        for line in report["schema_missing"][:20]:
+            warn(f"schema graph lacks a triple of the program: {line}", markup=False)
         for line in report["inferred_missing"][:20]:
             warn(f"missing inferred: {line}", markup=False)
         for line in report["inferred_extra"][:20]:
@@ -277,3 +293,148 @@ def onboard_cmd(
     say(f"{verb} tenant {result.tenant}: {len(result.memories)} seed memories")
     for key, mid in result.memories.items():
         say(f"  {key}: {mid}")
+
+
+# --------------------------------------------------------------------------- modules (program)
+modules_app = typer.Typer(
+    help="The tenant's program: list, add (install / upgrade), remove or adopt modules. Each change is one "
+    "atomic migration that re-derives the inferred graph and reports what changed.",
+    no_args_is_help=True,
+)
+tenant_app.add_typer(modules_app, name="modules")
+
+
+def _print_report(report: Any, as_json: bool) -> None:
+    d = report.as_dict()
+    if as_json:
+        print_json(d)
+        return
+    if d["action"] == "unchanged":
+        say(f"module {d['module']} is installed with that content: nothing changed")
+        return
+    what = f"{d['action']} {d['module']}" if d["module"] else d["action"]
+    say(f"{what}: program {d['program_after'][:19]}… (was {str(d['program_before'])[:19]}…), generation {d['generation']}")
+    say(f"  schema: +{d['schema_added']} -{d['schema_removed']} triples; "
+        f"inferred: +{d['inferred_added']} -{d['inferred_removed']} triples")
+    for name, (before, after) in sorted(d["settings"].items()):
+        say(f"  setting {name}: {before} -> {after}")
+    for c in d["status_changes"][:50]:
+        say(f"  memory {c['memory']} {c['property']}: {', '.join(c['before']) or '-'} -> {', '.join(c['after']) or '-'}")
+    if len(d["status_changes"]) > 50:
+        say(f"  ... {len(d['status_changes']) - 50} more status changes (--json lists all)")
+
+
+@modules_app.command("list")
+def modules_list(
+    tenant_id: str = typer.Argument(...),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """List the modules of the tenant's program (name, digest, files)."""
+    t = open_tenant(tenant_id)
+    mods = t.modules()
+    if as_json:
+        print_json({"program": t.program().digest, "modules": [vars(m) for m in mods]})
+        return
+    say(f"program {t.program().digest}")
+    for m in mods:
+        say(f"  {m.name}  {m.digest[:19]}…  {', '.join(m.files)}")
+
+
+@modules_app.command("add")
+def modules_add(
+    tenant_id: str = typer.Argument(...),
+    paths: list[Path] = typer.Argument(..., help="Module files (.ttl ontology/shapes, .srl/.dlog rules) or a folder."),
+    name: str = typer.Option(None, "--name", help="Module name (default: the folder name or first file's stem)."),
+    upgrade: bool = typer.Option(False, "--upgrade", help="Replace the installed module of that name."),
+    as_json: bool = typer.Option(False, "--json", help="Print the migration report as JSON."),
+) -> None:
+    """Install a module (or upgrade one with --upgrade): one atomic migration. A shipped
+    module's name alone (core, marketing, recruiting, agent) installs this Reckon's copy."""
+    from reckon.schema.program import SHIPPED_MODULES
+
+    t = open_tenant(tenant_id)
+    if len(paths) == 1 and str(paths[0]) in SHIPPED_MODULES and not paths[0].exists():
+        _print_report(t.install_module(str(paths[0]), upgrade=upgrade), as_json)
+        return
+    _print_report(t.install_module(list(paths), name=name, upgrade=upgrade), as_json)
+
+
+@modules_app.command("remove")
+def modules_remove(
+    tenant_id: str = typer.Argument(...),
+    name: str = typer.Argument(..., help="Module name (see `modules list`)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the migration report as JSON."),
+) -> None:
+    """Remove a module from the tenant's program: one atomic migration."""
+    _print_report(open_tenant(tenant_id).remove_module(name), as_json)
+
+
+@modules_app.command("adopt")
+def modules_adopt(
+    tenant_id: str = typer.Argument(...),
+    paths: list[Path] = typer.Argument(None, help="The author's module files the tenant was created with."),
+    keep_unknown_schema: bool = typer.Option(
+        False, "--keep-unknown-schema", help="Keep schema triples no module produces as module 'legacy-schema'."),
+    as_json: bool = typer.Option(False, "--json", help="Print the migration report as JSON."),
+) -> None:
+    """Record the program of a tenant created before Reckon stored programs in tenants:
+    the shipped modules plus PATHS."""
+    from reckon.api import Engine
+    from reckon.api._program import adopt
+    from reckon.api._tenant import Tenant
+    from reckon.store import TenantStore, tenant_dir, validate_tenant_id
+    from reckon._errors import UnknownTenant
+
+    eng = Engine(state.data_dir, modules=list(paths or []))
+    path = tenant_dir(eng.data_dir, validate_tenant_id(tenant_id))
+    if not (path / "meta.json").is_file():
+        raise UnknownTenant(f"no tenant {tenant_id!r} in {eng.data_dir}")
+    t = Tenant(eng, TenantStore(path, program_resolver=eng._resolve))
+    _print_report(adopt(t, eng.program, keep_unknown_schema=keep_unknown_schema), as_json)
+
+
+# --------------------------------------------------------------------------- settings
+settings_app = typer.Typer(help="The tenant's settings (thresholds, floors, caps): one value each.",
+                           no_args_is_help=True)
+tenant_app.add_typer(settings_app, name="settings")
+
+
+@settings_app.command("get")
+def settings_get(
+    tenant_id: str = typer.Argument(...),
+    name: str = typer.Argument(None, help="One setting (default: all)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Print the tenant's settings (or one)."""
+    from reckon.api._settings import _resolve, setting_specs
+    from reckon.store import SCHEMA
+
+    t = open_tenant(tenant_id)
+    values = t.settings()
+    if name is not None:
+        with t.store.snapshot() as view:
+            specs = setting_specs([q.triple for q in view.quads(None, None, None, SCHEMA)])
+        key, _ = _resolve(specs, name)
+        values = {key: values.get(key)}
+    if as_json:
+        print_json({k: (str(v) if v is not None and not isinstance(v, (int, bool, list)) else v)
+                    for k, v in values.items()})
+        return
+    for k, v in values.items():
+        say(f"{k} = {v}")
+
+
+@settings_app.command("set")
+def settings_set(
+    tenant_id: str = typer.Argument(...),
+    name: str = typer.Argument(..., help="near_limit_threshold, live_context_cap, confidence_floor, "
+                               "live_importance_floor, or a module's setting."),
+    value: str = typer.Argument(..., help="The new value (decimal / integer as the setting's type)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Replace one setting's value; the statuses that read it are re-derived."""
+    change = open_tenant(tenant_id).set_setting(name, value)
+    if as_json:
+        print_json(change)
+        return
+    say(f"{change['name']}: {change['before']} -> {change['after']}")

@@ -15,7 +15,7 @@ A :class:`FactStore` keeps, per predicate id ``p``, two hash indexes
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from pyoxigraph import BlankNode, Literal, NamedNode, Triple
 
@@ -30,15 +30,22 @@ Fact = tuple[int, int, int]
 class TermDictionary:
     """Bidirectional map RDF term <-> int id.
 
+    :param canonical: optional term -> term function giving the identity of a literal
+        (e.g. :func:`reckon.store.terms.canonical_term`, the tenant store's own): every
+        spelling of one value then gets one id and decodes to the canonical term, so
+        literals computed by rules (``SET``, ``BIND``) and rule constants are the terms
+        the store holds. ``None``: terms are compared as given (RDF term equality).
+
     :ivar terms: id -> pyoxigraph term.
     :ivar kinds: id -> kind (:data:`IRI`, :data:`BNODE`, :data:`LITERAL`, :data:`TRIPLE`).
     :ivar parts: triple-term id -> ``(s, p, o)`` ids of its components.
     :ivar triple_ids: ``(s, p, o)`` ids -> triple-term id.
     """
 
-    __slots__ = ("ids", "kinds", "parts", "terms", "triple_ids")
+    __slots__ = ("canonical", "ids", "kinds", "parts", "terms", "triple_ids")
 
-    def __init__(self) -> None:
+    def __init__(self, canonical: Callable[[object], object] | None = None) -> None:
+        self.canonical = canonical
         self.terms: list[object] = []
         self.ids: dict[object, int] = {}
         self.kinds = bytearray()
@@ -56,12 +63,21 @@ class TermDictionary:
         i = self.ids.get(term)
         if i is not None:
             return i
+        if self.canonical is not None and isinstance(term, Literal):
+            c = self.canonical(term)
+            if c != term:  # one id for every spelling of the value
+                i = self.intern(c)
+                self.ids[term] = i
+                return i
         if isinstance(term, Triple):
             key = (self.intern(term.subject), self.intern(term.predicate), self.intern(term.object))
             i = self.triple_ids.get(key)
-            if i is not None:  # pragma: no cover - equal triples hash equal
+            if i is not None:  # equal triples hash equal; or another spelling of a literal part
                 self.ids[term] = i
                 return i
+            if self.canonical is not None:
+                self.ids[term] = len(self.terms)
+                term = Triple(self.terms[key[0]], self.terms[key[1]], self.terms[key[2]])  # type: ignore[arg-type]
             i = self._append(term, TRIPLE)
             self.parts[i] = key
             self.triple_ids[key] = i
@@ -78,7 +94,12 @@ class TermDictionary:
 
     def lookup(self, term: object) -> int | None:
         """Id of ``term`` or ``None`` if it was never interned (so matches nothing)."""
-        return self.ids.get(term)
+        i = self.ids.get(term)
+        if i is None and self.canonical is not None and isinstance(term, (Literal, Triple)):
+            c = self.canonical(term)
+            if c != term:
+                i = self.ids.get(c)
+        return i
 
     def triple_term(self, s: int, p: int, o: int) -> int | None:
         """Id of the triple term ``<<( s p o )>>`` built from component ids, interning it
@@ -116,6 +137,8 @@ class TermDictionary:
         s = ids.get(triple.subject)
         p = ids.get(triple.predicate)
         o = ids.get(triple.object)
+        if o is None and self.canonical is not None:
+            o = self.lookup(triple.object)
         if s is None or p is None or o is None:
             if isinstance(triple.object, Triple) and s is not None and p is not None:
                 inner = self.encode_existing(triple.object)

@@ -49,7 +49,7 @@ Example::
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -213,6 +213,11 @@ class Reasoner:
         :class:`~reckon._errors.InconsistentGraph` and the reasoner is left exactly as
         before. :meth:`load` never refuses (an inconsistent base graph is reported, not
         rejected). Default off.
+    :param canonical: the identity of literals (term -> term), e.g.
+        :func:`reckon.store.terms.canonical_term` for a reasoner kept equal to a tenant
+        store: every spelling of one value is one term, computed literals and rule
+        constants come out in the store's form (see
+        :class:`reckon.datalog._factstore.TermDictionary`). ``None``: RDF term equality.
     :raises RuleSetInvalid: when the rule set is not well-formed or not stratifiable.
 
     ``stats`` (updated by :meth:`load` / :meth:`apply`): ``strata`` (number),
@@ -232,6 +237,7 @@ class Reasoner:
         limits: Limits = Limits(),
         now: Literal | None = None,
         refuse_inconsistent: bool = False,
+        canonical: Callable[[object], object] | None = None,
     ) -> None:
         strata = _cache.check_program_cached(ruleset)
         self._program = _cache.program_cache(ruleset)
@@ -242,7 +248,7 @@ class Reasoner:
         self._hidden_ids: set[int] = set()
         self._hidden_upto = 0
         self._ctx = _expr.EvalContext(now=now, base=ruleset.base)
-        self._dic = TermDictionary()
+        self._dic = TermDictionary(canonical)
         _intern_constants(self._dic, ruleset)  # stable ids: the generated plans (and their cache) do not depend on the data
         self._rules: list[RuleInfo] = []
         self._strata: list[list[RuleInfo]] = []

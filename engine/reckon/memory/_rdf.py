@@ -22,6 +22,8 @@ from urllib.parse import quote, unquote
 from pyoxigraph import BlankNode, Literal, NamedNode, Quad, Triple
 
 from reckon._errors import InvalidInput
+from reckon.store.terms import canonical_term, datetime_literal
+from reckon.store.terms import decimal_literal as _decimal_literal
 
 RK = "https://reckon.dev/ns/core#"
 MK = "https://reckon.dev/ns/marketing#"
@@ -55,6 +57,9 @@ P_CONTENT, P_KIND, P_SCOPE, P_OWNER, P_TEAM = rk("content"), rk("kind"), rk("sco
 P_IMPORTANCE, P_SOURCE, P_CONFIDENCE = rk("importance"), rk("source"), rk("confidence")
 P_CREATED, P_UPDATED, P_AUTHOR, P_EXPIRES = rk("createdAt"), rk("updatedAt"), rk("author"), rk("expiresAt")
 P_SUPERSEDED_BY, P_SUPERSEDES = rk("supersededBy"), rk("supersedes")
+DELETED, REVISION = rk("DeletedMemory"), rk("Revision")
+P_DELETED_AT, P_DELETED_BY = rk("deletedAt"), rk("deletedBy")
+P_REVISION_OF, P_REVISED_AT, P_REVISED_BY = rk("revisionOf"), rk("revisedAt"), rk("revisedBy")
 P_DERIVED_FROM = rk("derivedFrom")  # ontology/agent.ttl: memory -> the turns it was extracted from
 X_STRING, X_INTEGER, X_DECIMAL = NamedNode(XSD + "string"), NamedNode(XSD + "integer"), NamedNode(XSD + "decimal")
 X_DATETIME, X_DATE, X_BOOLEAN = NamedNode(XSD + "dateTime"), NamedNode(XSD + "date"), NamedNode(XSD + "boolean")
@@ -91,6 +96,11 @@ def memory_prefix(tenant: str) -> str:
     return f"urn:reckon:{tenant}:memory:"
 
 
+def revision_iri(tenant: str, hex_id: str) -> NamedNode:
+    """``urn:reckon:<tenant>:revision:<hex>``: a rk:Revision node (earlier label / content)."""
+    return NamedNode(f"urn:reckon:{tenant}:revision:{hex_id}")
+
+
 def person_iri(tenant: str, person: str) -> NamedNode:
     """``urn:reckon:<tenant>:person:<pct-encoded id>``."""
     return NamedNode(f"urn:reckon:{tenant}:person:{quote(person, safe=_SAFE)}")
@@ -119,24 +129,23 @@ def local_name(iri: str) -> str:
 # Literals
 # ---------------------------------------------------------------------------------------
 
-def dt_literal(value: datetime) -> Literal:
-    """``xsd:dateTime`` in UTC with ``Z`` (naive values are taken as UTC)."""
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=timezone.utc)
-    value = value.astimezone(timezone.utc)
-    text = value.isoformat().replace("+00:00", "Z")
-    return Literal(text, datatype=X_DATETIME)
+def dt_literal(value: datetime, field: str = "datetime") -> Literal:
+    """``xsd:dateTime`` in UTC with ``Z``, in the store's canonical form (no trailing
+    zeros in the fraction: ``…34.82904Z``); see :func:`reckon.store.terms.datetime_literal`.
+
+    :raises InvalidInput: for a naive ``datetime`` (no time zone is ever guessed).
+    """
+    return datetime_literal(value, field)
 
 
 def decimal_literal(value: Any) -> Literal:
-    """Canonical ``xsd:decimal`` (no exponent, no trailing zeros: ``"40000"``, ``"2.5"``)."""
-    d = value if isinstance(value, Decimal) else Decimal(repr(value) if isinstance(value, float) else str(value))
-    if not d.is_finite():
-        raise InvalidOperation
-    text = format(d.normalize(), "f")
-    if text in ("-0",):
-        text = "0"
-    return Literal(text, datatype=X_DECIMAL)
+    """Canonical ``xsd:decimal`` (no exponent, no trailing zeros: ``"40000"``, ``"2.5"``);
+    see :func:`reckon.store.terms.decimal_literal`.
+
+    :raises ValueError: for a value the store cannot hold exactly (more than 18
+        fractional digits, beyond ~1.7e20, not finite, not a number).
+    """
+    return _decimal_literal(value)
 
 
 def python_value(term: Any) -> Any:
@@ -392,10 +401,11 @@ class SchemaView:
             options: list[NamedNode] = [x for x in spec.in_values if isinstance(x, NamedNode)]
             if not options and spec.klass:
                 options = self.individuals(spec.klass)
+            want = _name_key(v)
             for o in options:
-                if v == o.value or v == local_name(o.value) or v.casefold() in (
-                    local_name(o.value).casefold(),
-                    (self.label_of(o) or "").casefold(),
+                if v == o.value or v == local_name(o.value) or want in (
+                    _name_key(local_name(o.value)),
+                    _name_key(self.label_of(o) or ""),
                 ):
                     return o
             if options and not spec.klass:
@@ -419,8 +429,8 @@ class SchemaView:
                 raise bad("must be a number")
             try:
                 return decimal_literal(v)
-            except (InvalidOperation, ValueError):
-                raise bad("is not a decimal number") from None
+            except (InvalidOperation, ValueError) as e:
+                raise bad(str(e) or "is not a decimal number") from None
         if dt in (XSD + "integer", XSD + "int", XSD + "long", XSD + "nonNegativeInteger", XSD + "positiveInteger"):
             if isinstance(v, bool):
                 raise bad("must be an integer")
@@ -435,7 +445,8 @@ class SchemaView:
                     raise bad("is not an integer") from None
             if not isinstance(v, int):
                 raise bad("must be an integer")
-            return Literal(str(v), datatype=NamedNode(dt))
+            # the store holds every integer subtype as xsd:integer (reckon.store.terms)
+            return canonical_term(Literal(str(v), datatype=NamedNode(dt)))
         if dt == XSD + "boolean":
             if not isinstance(v, bool):
                 raise bad("must be true or false")
@@ -448,7 +459,9 @@ class SchemaView:
                     raise bad("is not an ISO 8601 date-time") from None
             if not isinstance(v, datetime):
                 raise bad("must be a date-time")
-            return dt_literal(v)
+            if v.tzinfo is None or v.utcoffset() is None:
+                raise bad("has no time zone (give an offset, e.g. 2026-03-01T09:00:00+01:00 or Z)")
+            return dt_literal(v, fld)
         if dt == XSD + "date":
             if isinstance(v, datetime):
                 v = v.date()
@@ -463,9 +476,9 @@ class SchemaView:
         if dt in (XSD + "double", XSD + "float"):
             if isinstance(v, bool) or not isinstance(v, (int, float, Decimal)):
                 raise bad("must be a number")
-            return Literal(repr(float(v)), datatype=NamedNode(dt))
-        # any other datatype: lexical form as given
-        return Literal(str(v), datatype=NamedNode(dt))
+            return canonical_term(Literal(repr(float(v)), datatype=NamedNode(dt)))
+        # any other datatype: the lexical form as given, as the store will hold it
+        return canonical_term(Literal(str(v), datatype=NamedNode(dt)))
 
     def from_term(self, term: Any) -> Any:
         """Stored term -> the value a caller sees: enumerated individuals by local name,
@@ -473,6 +486,15 @@ class SchemaView:
         if isinstance(term, NamedNode) and term in self._spo and self._spo[term].get(A):
             return local_name(term.value)
         return python_value(term)
+
+
+def _name_key(text: str) -> str:
+    """An individual's name as a lookup key: case, spaces, ``_`` and ``-`` ignored
+    (``"conversion_rate"`` = ``"ConversionRate"`` = label ``"conversion rate"``), the
+    rule ``Tenant.set_kpi`` applies to the same names (``reckon.api._business.Vocabulary``)."""
+    import re
+
+    return re.sub(r"[^0-9a-z]", "", text.casefold())
 
 
 def quads(triples: Iterable[tuple[Any, Any, Any]], graph: NamedNode = MEMORIES) -> list[Quad]:

@@ -43,6 +43,7 @@ __all__ = [
     "MemoryPatch",
     "Principal",
     "PropertyValue",
+    "Revision",
     "Role",
     "Scope",
     "Source",
@@ -158,11 +159,16 @@ class Principal(BaseModel):
 
 
 def _aware(value: datetime | None) -> datetime | None:
-    """Naive date-times are taken as UTC; all are returned in UTC."""
+    """Aware date-times are returned in UTC; a naive one (no time zone) is refused:
+    Reckon never guesses a zone (an expiry written in local time but read as UTC is
+    off by hours)."""
     if value is None:
         return None
-    if value.tzinfo is None:
-        return value.replace(tzinfo=timezone.utc)
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValueError(
+            f"{value.isoformat()} has no time zone; give an aware datetime or an ISO 8601 "
+            "text with an offset (Z, +02:00)"
+        )
     return value.astimezone(timezone.utc)
 
 
@@ -338,19 +344,38 @@ class Memory(BaseModel):
     derived_from: list[str] = Field(default_factory=list)
 
 
+class Revision(BaseModel):
+    """The label and content a memory had before an in-place update replaced them."""
+
+    label: str
+    content: str | None
+    revised_at: datetime | None
+    revised_by: str | None
+
+
 class HistoryEntry(BaseModel):
-    """One memory in a lineage (supersession chain), oldest first (seed §9)."""
+    """One memory in a lineage (supersession chain), oldest first (seed §9).
+
+    A deleted memory appears as its tombstone: ``event="deleted"``, ``label`` /
+    ``source`` ``None``, with ``deleted_at`` / ``deleted_by``. ``revisions`` lists the
+    earlier label and content of in-place updates (edits and dedup restatements),
+    oldest first; the current ones are ``label`` / ``content``.
+    """
 
     id: str
-    label: str
-    source: Source
+    label: str | None
+    content: str | None = None
+    source: Source | None
     author: str | None
     created_at: datetime | None
     updated_at: datetime | None
     superseded_by: list[str] = Field(default_factory=list)
     supersedes: list[str] = Field(default_factory=list)
     active: bool
-    event: Literal["created", "updated", "superseded", "current"]
+    event: Literal["created", "updated", "superseded", "current", "deleted"]
+    revisions: list[Revision] = Field(default_factory=list)
+    deleted_at: datetime | None = None
+    deleted_by: str | None = None
 
 
 class Conflict(BaseModel):

@@ -309,7 +309,17 @@ class MemoryService:
     # ------------------------------------------------------------------------------
     # schema and validation
     # ------------------------------------------------------------------------------
+    def _schema_fresh(self) -> None:
+        """Forget the cached schema when the tenant's stored program changed (a module
+        migration, in this process or another one)."""
+        key = getattr(self.store, "program_key", None)
+        if key != getattr(self, "_program_key", None):
+            if getattr(self, "_program_key", None) is not None or self._schema_rows is not None:
+                self.reload_schema()
+            self._program_key = key
+
     def _schema_triples(self) -> tuple[str, list[Triple]]:
+        self._schema_fresh()
         if self._schema_rows is None:
             from reckon.memory._shacl import read_schema
 
@@ -319,6 +329,7 @@ class MemoryService:
     @property
     def schema(self) -> R.SchemaView:
         """The tenant's memory classes and property specs (cached; see :meth:`reload_schema`)."""
+        self._schema_fresh()
         if self._schema is None:
             key, triples = self._schema_triples()
             with _VIEWS_LOCK:
@@ -377,6 +388,12 @@ class MemoryService:
         m = self.iri(memory_id)
         asserted, inferred = self._node(m)
         if R.P_KIND not in asserted:
+            if R.DELETED in asserted.get(R.A, []):
+                when = asserted.get(R.P_DELETED_AT, [None])[0]
+                raise UnknownMemory(
+                    f"memory {memory_id!r} of tenant {self.tenant!r} was deleted"
+                    + (f" at {when.value}" if when is not None else "") + "; history() still shows its lineage"
+                )
             raise UnknownMemory(f"no memory {memory_id!r} in tenant {self.tenant!r}")
         return m, asserted, inferred
 
@@ -755,11 +772,16 @@ class MemoryService:
         conflict_id: str | None,
     ) -> NamedNode:
         # -- dedup ------------------------------------------------------------
+        # An explicit replacement (supersedes=[ids], e.g. supersede(old, new) with the same
+        # label) is never turned into an in-place update: the caller asked for a new
+        # memory that supersedes the old one (seed §9 "explicit replacement").
         key = normalise_label(data.label)
-        group = self._group(data.scope, owner, teams)
+        group = None if supersedes else self._group(data.scope, owner, teams)
         peers: dict[NamedNode, tuple[dict[Any, list[Any]], None]] | None = None
         same_label: list[NamedNode] = []
-        if group is None:
+        if supersedes:
+            pass
+        elif group is None:
             peers = self._peers(data.scope, owner, teams, klass)
             same_label = [
                 pid for pid, (a, _) in peers.items()
@@ -1261,6 +1283,17 @@ class MemoryService:
         self._validate(m, sorted(validate_set, key=str) + ctx)
         for q in create:
             txn.add(q)
+        if new.get(R.LABEL) != asserted.get(R.LABEL) or new.get(R.P_CONTENT) != asserted.get(R.P_CONTENT):
+            # history keeps what an in-place update overwrites (a rk:Revision node)
+            r = R.revision_iri(self.tenant, uuid.uuid4().hex)
+            txn.add(Quad(r, R.A, R.REVISION, R.MEMORIES))
+            txn.add(Quad(r, R.P_REVISION_OF, m, R.MEMORIES))
+            for o in asserted.get(R.LABEL, []):
+                txn.add(Quad(r, R.LABEL, o, R.MEMORIES))
+            for o in asserted.get(R.P_CONTENT, []):
+                txn.add(Quad(r, R.P_CONTENT, o, R.MEMORIES))
+            txn.add(Quad(r, R.P_REVISED_AT, now, R.MEMORIES))
+            txn.add(Quad(r, R.P_REVISED_BY, self._person(principal.person), R.MEMORIES))
         for t in old_set - new_set:
             txn.remove(Quad(t.subject, t.predicate, t.object, R.MEMORIES))
         for t in new_set - old_set:
@@ -1339,7 +1372,13 @@ class MemoryService:
             m, a, _ = self._load(memory_id)
             by = a.get(R.P_SUPERSEDED_BY, [])
             if not by:
-                return self.get(m.value)
+                raise InvalidInput(
+                    f"restore: memory {m.value.rsplit(':', 1)[-1]} ({a[R.LABEL][0].value!r}) is not superseded; "
+                    f"there is nothing to restore"
+                    + (" (it is inactive because it expired: update its expires_at instead)"
+                       if a.get(R.P_EXPIRES) else ""),
+                    field="memory_id",
+                )
             for newer in by:
                 with self._view() as v:
                     newer_active = v.contains(Quad(newer, R.A, R.ACTIVE, R.INFERRED))
@@ -1380,12 +1419,16 @@ class MemoryService:
         return self.get(m.value)
 
     def delete(self, memory_id: str, *, principal: Principal) -> None:
-        """Remove the memory's own triples (operator only). ``rk:supersededBy`` pointers
-        on older memories that name it stay: the newer memory remains authoritative
-        for them (seed §9).
+        """Delete a memory (operator only): its triples, and the revisions of its earlier
+        label and content, are removed, and a tombstone is left in their place:
+        ``m a rk:DeletedMemory ; rk:deletedAt now ; rk:deletedBy person`` (plus the
+        ``rk:supersededBy`` pointer it had). So ``history(id)`` still works, and an
+        older memory's ``rk:supersededBy`` pointing at it points at the tombstone, not
+        at nothing; that older memory stays superseded (the newer one remains
+        authoritative for it, seed §9; restore it explicitly if wanted).
 
         :raises NotAuthorized: the principal is not an operator.
-        :raises UnknownMemory: no such memory.
+        :raises UnknownMemory: no such memory (or it was deleted already).
         """
         authz.check_delete(principal, memory_id=str(memory_id))
         with self._transaction() as txn:
@@ -1393,6 +1436,17 @@ class MemoryService:
             for p, objs in a.items():
                 for o in objs:
                     txn.remove(Quad(m, p, o, R.MEMORIES))
+            with self._view() as v:
+                for r in v.subjects(R.P_REVISION_OF, m, R.MEMORIES):
+                    txn.remove_pattern(r, None, None, R.MEMORIES)
+            who = self._person(principal.person)
+            if not self._exists(who, R.PERSON):
+                txn.add(Quad(who, R.A, R.PERSON, R.MEMORIES))
+            txn.add(Quad(m, R.A, R.DELETED, R.MEMORIES))
+            txn.add(Quad(m, R.P_DELETED_AT, R.dt_literal(self._clock()), R.MEMORIES))
+            txn.add(Quad(m, R.P_DELETED_BY, who, R.MEMORIES))
+            for o in a.get(R.P_SUPERSEDED_BY, []):
+                txn.add(Quad(m, R.P_SUPERSEDED_BY, o, R.MEMORIES))
 
     # ------------------------------------------------------------------------------
     # history
@@ -1402,40 +1456,83 @@ class MemoryService:
         (older memories it replaced, newer ones that replaced it), oldest first; each
         entry has source, times, author and whether it was updated after creation.
 
-        :raises UnknownMemory: no such memory.
+        A deleted memory is an entry of its own (``event="deleted"``, from its tombstone);
+        each entry lists the earlier label / content of its in-place updates
+        (``revisions``).
+
+        :raises UnknownMemory: no such memory and no tombstone of one.
         """
-        start = self.get(memory_id)
-        seen: dict[str, Memory] = {start.id: start}
+        start = self._history_entry(memory_id)
+        if start is None:
+            raise UnknownMemory(f"no memory {memory_id!r} in tenant {self.tenant!r}")
+        seen: dict[str, HistoryEntry] = {start.id: start}
         todo = [start]
         while todo:
             cur = todo.pop()
-            older = self._older(cur.iri)
-            for nid in [*cur.superseded_by, *older]:
+            for nid in [*cur.superseded_by, *cur.supersedes]:
                 if nid in seen:
                     continue
-                try:
-                    mem = self.get(nid)
-                except UnknownMemory:  # the newer one was deleted; the pointer stays
+                entry = self._history_entry(nid)
+                if entry is None:  # pragma: no cover - a pointer to nothing (tenants before tombstones)
                     continue
-                seen[nid] = mem
-                todo.append(mem)
-        out = []
-        for mem in seen.values():
-            if mem.superseded_by:
-                event = "superseded"
-            elif mem.updated_at and mem.created_at and mem.updated_at > mem.created_at:
-                event = "updated"
-            else:
-                event = "current" if mem.active else "created"
-            out.append(HistoryEntry(
-                id=mem.id, label=mem.label, source=mem.source, author=mem.author,
-                created_at=mem.created_at, updated_at=mem.updated_at,
-                superseded_by=mem.superseded_by,
-                supersedes=sorted(set(mem.supersedes) | set(self._older(mem.iri))),
-                active=mem.active, event=event,
-            ))
-        out.sort(key=lambda e: (e.created_at or datetime.min.replace(tzinfo=timezone.utc), e.id))
+                seen[nid] = entry
+                todo.append(entry)
+        out = list(seen.values())
+        far = datetime.min.replace(tzinfo=timezone.utc)
+        out.sort(key=lambda e: (e.created_at or e.deleted_at or far, e.id))
         return out
+
+    def _history_entry(self, memory_id: str) -> HistoryEntry | None:
+        """The history entry of a memory or of a deleted memory's tombstone."""
+        from reckon.memory.models import Revision
+
+        try:
+            m = self.iri(memory_id)
+        except UnknownMemory:
+            return None
+        asserted, inferred = self._node(m)
+        hex_id = m.value.rsplit(":", 1)[-1]
+        older = self._older(m.value)
+        with self._view() as v:
+            revs = []
+            for r in v.subjects(R.P_REVISION_OF, m, R.MEMORIES):
+                d: dict[Any, list[Any]] = defaultdict(list)
+                for q in v.quads(r, None, None, R.MEMORIES):
+                    d[q.predicate].append(q.object)
+                by = d.get(R.P_REVISED_BY)
+                revs.append(Revision(
+                    label=d[R.LABEL][0].value if d.get(R.LABEL) else "",
+                    content=d[R.P_CONTENT][0].value if d.get(R.P_CONTENT) else None,
+                    revised_at=R.python_value(d[R.P_REVISED_AT][0]) if d.get(R.P_REVISED_AT) else None,
+                    revised_by=R.slug_of(by[0].value) if by else None,
+                ))
+        far = datetime.min.replace(tzinfo=timezone.utc)
+        revs.sort(key=lambda r: (r.revised_at or far, r.label))
+        superseded_by = sorted(o.value.rsplit(":", 1)[-1] for o in asserted.get(R.P_SUPERSEDED_BY, []))
+        if R.P_KIND not in asserted:
+            if R.DELETED not in asserted.get(R.A, []):
+                return None
+            by = asserted.get(R.P_DELETED_BY)
+            return HistoryEntry(
+                id=hex_id, label=None, content=None, source=None, author=None, created_at=None, updated_at=None,
+                superseded_by=superseded_by, supersedes=older, active=False, event="deleted",
+                deleted_at=R.python_value(asserted[R.P_DELETED_AT][0]) if asserted.get(R.P_DELETED_AT) else None,
+                deleted_by=R.slug_of(by[0].value) if by else None,
+            )
+        mem = self._to_memory(m, asserted, inferred)
+        if mem.superseded_by:
+            event = "superseded"
+        elif revs or (mem.updated_at and mem.created_at and mem.updated_at > mem.created_at):
+            event = "updated"
+        else:
+            event = "current" if mem.active else "created"
+        return HistoryEntry(
+            id=mem.id, label=mem.label, content=mem.content, source=mem.source, author=mem.author,
+            created_at=mem.created_at, updated_at=mem.updated_at,
+            superseded_by=mem.superseded_by,
+            supersedes=sorted(set(mem.supersedes) | set(older)),
+            active=mem.active, event=event, revisions=revs,
+        )
 
     def _older(self, iri: str) -> list[str]:
         with self._view() as v:

@@ -63,6 +63,8 @@ SNAPSHOT = "docs.json"
 _SNAPSHOT_VERSION = 1
 _SNAPSHOT_EVERY = 200  # generations between background snapshots
 _BATCH = 64
+_FIRST_RANK_BACKLOG = 32
+"""A first ranking in a process embeds a backlog up to this size before it ranks."""
 _RETRY_S = 30.0  # a failing embedder (model missing, endpoint down) is retried after this
 
 DocReader = Callable[[Any, "Collection[str] | None"], dict[str, "dict[str, Any] | None"]]
@@ -542,9 +544,19 @@ class TenantIndex:
     def search(self, query: str, *, limit: int, mask_fn: Callable[[RecallIndex], np.ndarray] | None = None,
                **kw: Any) -> list[Hit]:
         """:meth:`RecallIndex.search` on the synced documents, with the cached query
-        vector; ``mask_fn(index)`` builds the eligibility mask under the index lock."""
+        vector; ``mask_fn(index)`` builds the eligibility mask under the index lock.
+
+        The first ranking in a process waits (up to 30 seconds) for a backlog of at most
+        :data:`_FIRST_RANK_BACKLOG` documents: a one-shot process (``reckon search`` after
+        ``reckon remember``) would otherwise rank by keyword only and exit before the
+        background embedding ran, so a CLI-only tenant would never get vectors. Later
+        searches never wait (a write is searchable by keyword at once, by vector moments
+        later)."""
+        first = not self._ranking
         self._wants_ranking()
         self.sync()
+        if first and self.index.config.use_vector and 0 < self.pending() <= _FIRST_RANK_BACKLOG:
+            self.wait(timeout=30.0)
         qv = self.query_vector(query) if self.index.config.use_vector and self.index.embedded_count() else None
         with self.index._lock:  # noqa: SLF001 - mask and search on the same rows
             mask = mask_fn(self.index) if mask_fn is not None else None

@@ -9,8 +9,9 @@ Every tenant dataset keeps triples apart by origin (DESIGN.md, "The store"):
 * :data:`INFERRED` derived triples only; never asserted, written by the reasoner
 
 Reasoning runs over the union of the asserted graphs (:data:`ASSERTED`) as one base
-graph. :data:`META` is private to the store (the write generation counter); SPARQL
-users do not see it.
+graph. :data:`META` is private to the store (the write generation counter) and
+:data:`PROGRAM` holds the tenant's program (its modules: ontology, shapes and rule
+files, see ``reckon.schema.program``); SPARQL users see neither.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ __all__ = [
     "INFERRED",
     "MEMORIES",
     "META",
+    "PROGRAM",
     "PUBLIC",
     "SCHEMA",
     "SKOLEM_PREFIX",
@@ -38,6 +40,7 @@ BUSINESS = NamedNode("urn:reckon:graph:business")
 TRANSCRIPTS = NamedNode("urn:reckon:graph:transcripts")
 INFERRED = NamedNode("urn:reckon:graph:inferred")
 META = NamedNode("urn:reckon:graph:meta")
+PROGRAM = NamedNode("urn:reckon:graph:program")
 
 ASSERTED: tuple[NamedNode, ...] = (SCHEMA, MEMORIES, BUSINESS, TRANSCRIPTS)
 """Graphs whose union is the reasoner's base graph."""

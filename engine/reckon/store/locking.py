@@ -145,6 +145,17 @@ class TenantLock:
             self._fd = self._wfd = None
             self._closed = True
 
+    def __del__(self) -> None:
+        # A lock object nobody can reach any more (its TenantStore was dropped without
+        # close()) must not keep its two file descriptors: a process that opens many
+        # tenants would run out of them (and select() refuses fds past 1024).
+        for fd in (getattr(self, "_fd", None), getattr(self, "_wfd", None)):
+            if fd is not None:
+                try:
+                    os.close(fd)
+                except Exception:  # noqa: BLE001 - interpreter shutdown, already closed
+                    pass
+
     # ------------------------------------------------------------------ internals
     def _open(self) -> None:
         flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)

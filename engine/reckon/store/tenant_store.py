@@ -33,6 +33,11 @@ Design (DESIGN.md "The store", "Measured facts about our dependencies"):
   instead of copying the whole store (copying 11k quads costs ~260 ms under load, a
   read-only open 20-40 ms). A missing or torn record falls back to a full reload, and
   the next writer starts a fresh journal; it is emptied past 8 MB.
+* **Terms.** Every quad a transaction adds or removes is first put in the store's own
+  canonical form (:func:`reckon.store.terms.canonical_term`: ``"…34.829040Z"`` ->
+  ``"…34.82904Z"``, ``"0005"^^xsd:int`` -> ``"5"^^xsd:integer``), so the pending
+  changes, the commit, the mirror, the journal and the reasoner's base all hold the
+  term exactly as the store does: a delete always finds what an insert added.
 * **Incarnation.** Every created or imported tenant gets a random incarnation id
   (``meta.json`` and the META graph). Each time this process takes the tenant's flock it
   checks that the locked file is still ``<tenant>/lock`` and that ``meta.json`` names
@@ -86,6 +91,7 @@ from reckon.store.graphs import (
     INCARNATION,
     INFERRED,
     META,
+    PROGRAM,
     PUBLIC,
     SKOLEM_PREFIX,
     STORE_NODE,
@@ -94,6 +100,7 @@ from reckon.store.ids import FORMAT_VERSION, validate_tenant_id
 from reckon.store.locking import TenantLock
 from reckon.store.query_guard import DEFAULT_PREFIX_MAP, QueryLimits, QueryPlan, inspect_query
 from reckon.store.sparql import deskolemize, quads_to_data_block, skolemize
+from reckon.store.terms import canonical_quad
 
 __all__ = [
     "Commit",
@@ -131,6 +138,15 @@ class ReasonerLike(Protocol):
 
 
 ReasonerFactory = Callable[[], ReasonerLike]
+
+ProgramResolver = Callable[[list[Quad]], "ReasonerFactory | None"]
+"""``resolver(program_quads) -> factory``: the reasoner factory of the program stored in
+the tenant's private program graph (``[]`` for a tenant that stores none). Supplied by
+the layer that understands programs (``reckon.api.Engine``); the store calls it whenever
+the stored program changes (on first read, and after a migration by any process)."""
+
+PROGRAM_KEY = NamedNode("urn:reckon:programDigest")
+"""The predicate of the program graph whose object identifies the stored program."""
 
 
 class _NoRules:
@@ -223,6 +239,10 @@ class StoreView:
         """True when the quad is in the snapshot."""
         return _sk_quad(quad) in self._mirror
 
+    def program_quads(self) -> list[Quad]:
+        """The quads of the tenant's private program graph (``[]`` when it stores none)."""
+        return list(self._mirror.quads_for_pattern(None, None, None, PROGRAM))
+
     def query(
         self,
         sparql: str,
@@ -257,9 +277,22 @@ class Txn:
         self._ops: dict[Quad, bool] = {}  # skolemized quad -> True add / False remove
         self.commit: Commit | None = None
         self.fresh_reasoner = False
+        self._program: tuple[list[Quad], ReasonerFactory | None] | None = None
+
+    def set_program(self, quads: Iterable[Quad], factory: ReasonerFactory | None) -> None:
+        """Replace the tenant's stored program (the private program graph) in this
+        transaction, and re-derive the inferred graph from scratch with ``factory``'s
+        reasoner (``None``: no rules). Written in the same atomic update as the asserted
+        changes: a crash leaves the old program with its state or the new with its.
+
+        :param quads: the new program graph (any graph name; stored in the program graph).
+        """
+        self._program = ([Quad(q.subject, q.predicate, q.object, PROGRAM) for q in quads], factory)
+        self.fresh_reasoner = True
 
     def add(self, quad: Quad) -> None:
-        """Assert ``quad`` (its graph must be schema, memories or business).
+        """Assert ``quad`` (its graph must be schema, memories or business). Its object is
+        held in the store's canonical form (:func:`reckon.store.terms.canonical_term`).
 
         :raises InvalidInput: when the graph is not an asserted graph.
         """
@@ -339,6 +372,10 @@ class TenantStore:
     :param linger: seconds this process keeps the lock (and the read-write store open)
         after an operation while no other process waits (see
         :mod:`reckon.store.locking`); 0 releases after every operation.
+    :param program_resolver: maps the program stored in the tenant to its reasoner
+        factory (:data:`ProgramResolver`); with it the store reasons with exactly the
+        tenant's program, whoever opened it, and follows another process's migration.
+        Without it, ``reasoner_factory`` is used as given.
     :raises UnknownTenant: never (the engine checks existence); StoreError when the
         directory is not a tenant store of a supported format version.
     """
@@ -350,6 +387,7 @@ class TenantStore:
         reasoner_factory: ReasonerFactory | None = None,
         lock_timeout: float | None = None,
         linger: float = 1.0,
+        program_resolver: ProgramResolver | None = None,
     ) -> None:
         self.path = Path(path)
         meta = _read_meta(self.path)
@@ -359,6 +397,10 @@ class TenantStore:
         self.incarnation: str = str(meta.get("incarnation") or "legacy")
         self._gone = False
         self._factory: ReasonerFactory = reasoner_factory or _NoRules
+        self._resolver = program_resolver
+        self._program_key: str | None = None
+        self._program_known = False  # the factory matches the mirror's stored program
+        self._resolved = False
         self._lock = TenantLock(
             self.path / "lock", timeout=lock_timeout, linger=linger, on_release=self._on_release,
             on_acquire=self._check_incarnation,
@@ -380,9 +422,12 @@ class TenantStore:
         *,
         initial: Iterable[Quad] = (),
         reasoner_factory: ReasonerFactory | None = None,
+        program: Iterable[Quad] = (),
+        program_resolver: ProgramResolver | None = None,
     ) -> "TenantStore":
         """Create the tenant directory atomically (built beside it, then renamed) with
-        ``initial`` asserted quads and their inferred closure.
+        ``initial`` asserted quads, their inferred closure under ``reasoner_factory``'s
+        reasoner, and ``program`` as its stored program graph.
 
         :raises TenantExists: when ``path`` already exists.
         :raises InvalidInput: when an initial quad is not in an asserted graph.
@@ -405,8 +450,9 @@ class TenantStore:
             reasoner.load(base)
             inferred = [Quad(*_sk_triple_parts(t), INFERRED) for t in reasoner.inferred()]
             incarnation = secrets.token_hex(16)
+            prog = [Quad(q.subject, q.predicate, q.object, PROGRAM) for q in program]
             store = Store(str(tmp / "store"))
-            store.extend(quads + inferred + [_gen_quad(1), _incarnation_quad(incarnation)])
+            store.extend(quads + inferred + prog + [_gen_quad(1), _incarnation_quad(incarnation)])
             del store  # closes RocksDB (the write-ahead log already holds the data)
             (tmp / "generation").write_text("1")
             meta = {
@@ -428,7 +474,7 @@ class TenantStore:
         except OSError as e:
             _rmtree(tmp)
             raise StoreError(f"cannot create tenant {tenant_id!r} at {path}: {e}") from e
-        return cls(path, reasoner_factory=reasoner_factory)
+        return cls(path, reasoner_factory=reasoner_factory, program_resolver=program_resolver)
 
     # ------------------------------------------------------------------ locking / sync
     @contextmanager
@@ -454,6 +500,7 @@ class TenantStore:
                     _reset_journal(self.path)
                 self._fresh = True
             assert self._st.mirror is not None
+            self._refresh_program()
             yield StoreView(self._st.mirror, self._st.gen)
 
     @contextmanager
@@ -483,6 +530,7 @@ class TenantStore:
                         del ro
                 self._fresh = True
             assert self._st.mirror is not None
+            self._refresh_program()
             yield StoreView(self._st.mirror, self._st.gen)
 
     def _check_incarnation(self, fd: int) -> None:
@@ -560,6 +608,7 @@ class TenantStore:
         mirror.extend(list(store))
         self._st.mirror = mirror
         self._st.gen = disk_gen
+        self._program_known = False
         self._recent.clear()
         return True
 
@@ -583,7 +632,32 @@ class TenantStore:
         for k, text in enumerate(entries):
             self._remember_text(st.gen + 1 + k, text)
         st.gen = target
+        self._program_known = False
         return True
+
+    def _refresh_program(self) -> None:
+        """Follow the program stored in the mirror: a new program (first read, or another
+        process migrated the tenant) gets its reasoner factory from the resolver and a
+        fresh reasoner."""
+        if self._program_known or self._resolver is None:
+            return
+        mirror = self._st.mirror
+        assert mirror is not None
+        key = None
+        for q in mirror.quads_for_pattern(None, PROGRAM_KEY, None, PROGRAM):
+            key = q.object.value  # type: ignore[union-attr]
+        if key != self._program_key or not self._resolved:
+            self._factory = self._resolver(list(mirror.quads_for_pattern(None, None, None, PROGRAM))) or _NoRules
+            self._resolved = True
+            self._program_key = key
+            self._invalidate_reasoner()
+        self._program_known = True
+
+    @property
+    def program_key(self) -> str | None:
+        """The digest of the stored program as of this process's last read (``None``
+        when the tenant stores none, or before the first read)."""
+        return self._program_key
 
     _RECENT_MAX = 256
     _RECENT_MAX_CHARS = 16 << 20
@@ -603,6 +677,7 @@ class TenantStore:
     def _sync_reasoner(self) -> ReasonerLike:
         st = self._st
         assert st.mirror is not None
+        self._refresh_program()
         if st.reasoner is not None and st.reasoner_gen == st.gen:
             return st.reasoner
         new_base = self._asserted_base()
@@ -681,8 +756,10 @@ class TenantStore:
                     return True
             return False
 
+        program = txn._program
         if txn.fresh_reasoner:
-            reasoner = self._factory()
+            factory = self._factory if program is None else (program[1] or _NoRules)
+            reasoner = factory()
             new_base = {
                 _desk_triple(q)
                 for g in ASSERTED
@@ -729,6 +806,11 @@ class TenantStore:
             + [Quad(*_sk_triple_parts(t), INFERRED) for t in ins_inf]
             + [_gen_quad(new_gen)]
         )
+        if program is not None:
+            old_prog = set(mirror.quads_for_pattern(None, None, None, PROGRAM))
+            new_prog = set(program[0])
+            delete_quads += list(old_prog - new_prog)
+            insert_quads += list(new_prog - old_prog)
         text = (
             f"DELETE DATA {{ {quads_to_data_block(delete_quads)} }} ;\n"
             f"INSERT DATA {{ {quads_to_data_block(insert_quads)} }}"
@@ -750,6 +832,13 @@ class TenantStore:
         st.gen = new_gen
         st.reasoner_gen = new_gen
         st.inferred_in_sync = True
+        if program is not None:
+            self._factory = program[1] or _NoRules
+            self._resolved = True
+            self._program_key = next(
+                (q.object.value for q in program[0] if q.predicate == PROGRAM_KEY), None  # type: ignore[union-attr]
+            )
+            self._program_known = True
         self._remember_text(new_gen, text)
         _append_journal(self.path, new_gen, text)
         _write_hint(self.path, new_gen)
@@ -941,9 +1030,10 @@ class TenantStore:
 
     # ------------------------------------------------------------------ export / import
     def export_trig(self, path: str | Path | None = None) -> bytes:
-        """TriG of the asserted graphs (schema, memories, business) with a versioned header
-        (``# reckon-export-version: 1``, tenant, generation, time). Written to ``path``
-        when given; the bytes are returned either way.
+        """TriG of the asserted graphs (schema, memories, business) and of the stored
+        program (the private program graph: the tenant's modules travel with its data)
+        with a versioned header (``# reckon-export-version: 2``, tenant, generation,
+        time). Written to ``path`` when given; the bytes are returned either way.
 
         :raises StoreError: when the file cannot be written.
         """
@@ -951,7 +1041,9 @@ class TenantStore:
             assert self._st.mirror is not None
             gen = self._st.gen
             quads = [
-                _desk_quad(q) for g in ASSERTED for q in self._st.mirror.quads_for_pattern(None, None, None, g)
+                _desk_quad(q)
+                for g in (*ASSERTED, PROGRAM)
+                for q in self._st.mirror.quads_for_pattern(None, None, None, g)
             ]
         quads.sort(key=lambda q: (str(q.graph_name), str(q.subject), str(q.predicate), str(q.object)))
         body = serialize(quads, format=RdfFormat.TRIG, prefixes=_EXPORT_PREFIXES) or b""
@@ -971,17 +1063,22 @@ class TenantStore:
         return data
 
     def import_trig(self, source: str | Path | bytes) -> Commit | None:
-        """Replace the asserted graphs with those of a :meth:`export_trig` file and
-        re-derive the inferred graph from scratch, in one write.
+        """Replace the asserted graphs with those of a :meth:`export_trig` file (and the
+        stored program with the export's, when it has one: version 2) and re-derive the
+        inferred graph from scratch, in one write.
 
         :raises InvalidInput: when the header is missing / of another version, the TriG
-            does not parse, or a quad is outside the asserted graphs.
+            does not parse, or a quad is outside the asserted and program graphs.
         """
         quads = read_export(source)
+        program = [q for q in quads if q.graph_name == PROGRAM]
         with self.transaction() as txn:
             txn.remove_pattern(None, None, None, None)
             for q in quads:
-                txn.add(q)
+                if q.graph_name != PROGRAM:
+                    txn.add(q)
+            if program and self._resolver is not None:
+                txn.set_program(program, self._resolver(program))
             txn.fresh_reasoner = True
         return txn.commit
 
@@ -994,7 +1091,8 @@ class TenantStore:
         from pyoxigraph import CanonicalizationAlgorithm, Dataset
 
         exported = Dataset(read_export(source))
-        stored = Dataset(self.asserted())
+        with self.snapshot() as view:
+            stored = Dataset(list(self.asserted()) + view.program_quads())
         exported.canonicalize(CanonicalizationAlgorithm.UNSTABLE)
         stored.canonicalize(CanonicalizationAlgorithm.UNSTABLE)
         return set(exported) == set(stored)
@@ -1005,7 +1103,9 @@ class TenantStore:
         self._lock.close()
 
 
-EXPORT_VERSION = 1
+EXPORT_VERSION = 2
+"""Version 2 adds the program graph; version 1 files (asserted graphs only) are read too."""
+_READ_VERSIONS = (b"1", b"2")
 _EXPORT_PREFIXES = {
     "rk": "https://reckon.dev/ns/core#",
     "mk": "https://reckon.dev/ns/marketing#",
@@ -1019,10 +1119,11 @@ _EXPORT_PREFIXES = {
 
 
 def read_export(source: str | Path | bytes) -> list[Quad]:
-    """Parse a Reckon TriG export (header checked) into quads of the asserted graphs.
+    """Parse a Reckon TriG export (header checked) into quads of the asserted graphs and
+    (version 2) of the program graph.
 
     :raises InvalidInput: on a missing / unsupported header, a TriG syntax error, or a
-        quad outside schema / memories / business.
+        quad outside schema / memories / business / program.
     """
     from pyoxigraph import parse
 
@@ -1038,15 +1139,19 @@ def read_export(source: str | Path | bytes) -> list[Quad]:
     if not first.startswith(prefix):
         raise InvalidInput("not a Reckon export: first line must be '# reckon-export-version: N'")
     version = first[len(prefix):].strip()
-    if version != str(EXPORT_VERSION).encode():
-        raise InvalidInput(f"unsupported export version {version.decode(errors='replace')!r} (expected {EXPORT_VERSION})")
+    if version not in _READ_VERSIONS:
+        raise InvalidInput(
+            f"unsupported export version {version.decode(errors='replace')!r} "
+            f"(this Reckon reads {', '.join(v.decode() for v in _READ_VERSIONS)})"
+        )
     try:
         quads = list(parse(data, format=RdfFormat.TRIG))
     except SyntaxError as e:
         raise InvalidInput(f"export does not parse as TriG: {e}") from e
+    allowed = ASSERTED + ((PROGRAM,) if version == b"2" else ())
     for q in quads:
-        if q.graph_name not in ASSERTED:
-            raise InvalidInput(f"export quad outside the asserted graphs: {q}")
+        if q.graph_name not in allowed:
+            raise InvalidInput(f"export quad outside the asserted and program graphs: {q}")
     return quads
 
 
@@ -1132,7 +1237,7 @@ def _check_asserted(quad: Quad) -> Quad:
             f"quads may only be asserted in the schema, memories or business graph, not {quad.graph_name}",
             field="graph",
         )
-    return _sk_quad(quad)
+    return _sk_quad(canonical_quad(quad))
 
 
 def _sk_quad(q: Quad) -> Quad:
