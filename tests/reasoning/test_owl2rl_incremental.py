@@ -6,7 +6,8 @@ triples, helper facts, WHERE DATA rules maintained from base deltas, run-once SE
 owl:sameAs cliques, inconsistency marks. Random small graphs over a vocabulary that
 exercises them (sameAs, inverse / functional / transitive / symmetric properties,
 subclass / equivalent / disjoint classes, restrictions, lists, literals of several
-datatypes, an ill-typed literal) are changed by random insert / delete batches; after each
+datatypes, an ill-typed literal, owl:differentFrom and AllDifferent, disjoint and empty
+properties) are changed by random insert / delete batches; after each
 batch ``Reasoner.apply`` must give exactly ``materialize`` of the new base graph and the
 same inconsistencies.
 """
@@ -50,6 +51,14 @@ FACTS = (
        Triple(CLS[2], NamedNode(OWL + "intersectionOf"), BlankNode("l1")),
        Triple(BlankNode("l1"), NamedNode(RDF + "first"), CLS[0]), Triple(BlankNode("l1"), NamedNode(RDF + "rest"), BlankNode("l2")),
        Triple(BlankNode("l2"), NamedNode(RDF + "first"), CLS[1]), Triple(BlankNode("l2"), NamedNode(RDF + "rest"), NamedNode(RDF + "nil"))]
+    # owl:differentFrom, an AllDifferent list, disjoint properties, an empty (bottom) subproperty
+    + [Triple(IND[0], NamedNode(OWL + "differentFrom"), IND[1]), Triple(IND[2], NamedNode(OWL + "differentFrom"), IND[3]),
+       Triple(BlankNode("ad"), TYPE, NamedNode(OWL + "AllDifferent")),
+       Triple(BlankNode("ad"), NamedNode(OWL + "members"), BlankNode("m1")),
+       Triple(BlankNode("m1"), NamedNode(RDF + "first"), IND[1]), Triple(BlankNode("m1"), NamedNode(RDF + "rest"), BlankNode("m2")),
+       Triple(BlankNode("m2"), NamedNode(RDF + "first"), IND[3]), Triple(BlankNode("m2"), NamedNode(RDF + "rest"), NamedNode(RDF + "nil")),
+       Triple(PROP[1], NamedNode(OWL + "propertyDisjointWith"), PROP[2]),
+       Triple(PROP[2], NamedNode(RDFS + "subPropertyOf"), NamedNode(OWL + "bottomObjectProperty"))]
 )
 
 facts = st.sampled_from(FACTS)
