@@ -98,7 +98,8 @@ def test_refusal_is_off_by_default_and_load_never_refuses(owl) -> None:
 def test_store_write_that_makes_the_tenant_inconsistent_is_refused(tmp_path: Path) -> None:
     """If a tenant store's reasoners refuse inconsistency (Engine.reasoner_factory(
     refuse_inconsistent=True)), then a write whose consequence is a node in owl:Nothing
-    raises InconsistentGraph and the store is unchanged; a consistent write commits."""
+    raises InconsistentGraph and the store is unchanged: its N-Quads dump byte for byte
+    and its generation (no commit); a consistent write commits."""
     from reckon.api import Engine
     from reckon.store import BUSINESS, TenantStore
 
@@ -110,10 +111,12 @@ def test_store_write_that_makes_the_tenant_inconsistent_is_refused(tmp_path: Pat
         reasoner_factory=factory,
     )
     asserted, inferred = store.asserted(), store.inferred()
+    dump, generation = store.dump(), store.generation()
     with pytest.raises(InconsistentGraph):
         with store.transaction() as txn:
             txn.add(Quad(n("x"), RDF_TYPE, n("B"), BUSINESS))
     assert store.asserted() == asserted and store.inferred() == inferred
+    assert store.dump() == dump and store.generation() == generation  # byte for byte, no commit
     with store.transaction() as txn:
         txn.add(Quad(n("y"), RDF_TYPE, n("B"), BUSINESS))
     assert Quad(n("y"), RDF_TYPE, n("B"), BUSINESS) in store.asserted()
