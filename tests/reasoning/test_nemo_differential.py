@@ -34,7 +34,8 @@ def test_nemo_closure_equals_reckon_closure_on_one_department(lubm_dir, tmp_path
     ours = closure(program, base)
     nemo = translate(program, str(data), tuple(sorted(SUPPORTED)))
     assert set(nemo.dropped) == {f"<urn:reckon:rule:{n}>" for n in (
-        "rdfD-canonical", "rdfD-canonical-form", "rdfD-ill-typed", "rdfD-disjoint", "rdfD-not-subclass", "eq-diff1-values", "dt-range-meet")}
+        "rdfD-canonical", "rdfD-canonical-form", "rdfD-ill-typed", "rdfD-disjoint", "rdfD-not-subclass", "eq-diff1-values", "dt-range-meet",
+        "dt-restriction-base", "dt-restriction-facet", "dt-restriction-last", "dt-restriction-step")}
     engine = nmo_python.NemoEngine(nmo_python.load_string(nemo.text))
     engine.reason()
     theirs = _rdf_only(_from_nemo(engine.result(nemo.predicate)))

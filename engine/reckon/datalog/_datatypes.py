@@ -368,6 +368,78 @@ def in_value_space(lit: Literal, dt: str) -> bool | None:
     return True if facet is None else bool(facet(v[1]))
 
 
+_ORDER_FACETS = {
+    XSD + "minInclusive": lambda c: c >= 0, XSD + "maxInclusive": lambda c: c <= 0,
+    XSD + "minExclusive": lambda c: c > 0, XSD + "maxExclusive": lambda c: c < 0,
+}
+_LENGTH_FACETS = {
+    XSD + "length": lambda n, k: n == k, XSD + "minLength": lambda n, k: n >= k, XSD + "maxLength": lambda n, k: n <= k,
+}
+_ORDERED = frozenset({"real", "float", "double", "dateTime", "date", "time"})
+
+
+def _order_key(v: Value) -> Any:
+    space, key = v
+    if space in ("float", "double"):
+        return None if key == "NaN" else key[0]
+    if space in ("dateTime", "date", "time"):
+        return key  # (has timezone, timeline): comparable only with the same timezone presence
+    return key
+
+
+def satisfies_facet(lit: Literal, facet: str, bound: Literal) -> bool | None:
+    """Whether the data value of ``lit`` satisfies the constraining facet ``facet`` with
+    value ``bound`` (XML Schema 1.1 Part 2 §4.3; OWL 2 Structural Specification §7.5
+    ``DatatypeRestriction``): ``xsd:minInclusive`` / ``maxInclusive`` / ``minExclusive`` /
+    ``maxExclusive`` between values of one ordered value space (numbers, date/time with
+    the same timezone presence), ``xsd:length`` / ``minLength`` / ``maxLength`` (characters
+    of a string, octets of binary data), ``xsd:pattern`` (the whole lexical form, XSD
+    regular expressions read as Python ones). ``None`` when it cannot be decided: an
+    unknown facet or datatype, an ill-typed literal, values of different spaces, NaN."""
+    try:
+        v = value(lit)
+    except ValueError:
+        return None
+    if v is None:
+        return None
+    if facet in _ORDER_FACETS:
+        try:
+            b = value(bound)
+        except ValueError:
+            return None
+        if b is None or v[0] != b[0] or v[0] not in _ORDERED:
+            return None
+        kv, kb = _order_key(v), _order_key(b)
+        if kv is None or kb is None:
+            return None
+        if v[0] in ("dateTime", "date", "time"):
+            if kv[0] != kb[0]:
+                return None
+            kv, kb = kv[1], kb[1]
+        return bool(_ORDER_FACETS[facet]((kv > kb) - (kv < kb)))
+    if facet in _LENGTH_FACETS:
+        try:
+            k = int(bound.value)
+        except ValueError:
+            return None
+        space, key = v
+        if space in ("string", "anyURI"):
+            n = len(key)
+        elif space == "lang":
+            n = len(key[0])
+        elif space in ("hexBinary", "base64Binary"):
+            n = len(key)
+        else:
+            return None
+        return bool(_LENGTH_FACETS[facet](n, k))
+    if facet == XSD + "pattern":
+        try:
+            return re.fullmatch(bound.value, lit.value) is not None
+        except re.error:
+            return None
+    return None
+
+
 def different_values(a: Literal, b: Literal) -> bool | None:
     """Whether two literals denote different data values (dt-diff); ``None`` when one is
     of an unknown datatype or ill-typed (then nothing is claimed)."""

@@ -941,6 +941,11 @@ def _x_subsumes_meet(a: GroundTerm, b: GroundTerm, c: GroundTerm) -> Literal:
     return _decided(_DTS.subsumes_intersection(_dt_arg(a, fn), _dt_arg(b, fn), _dt_arg(c, fn)), fn)
 
 
+def _x_satisfies_facet(a: GroundTerm, facet: GroundTerm, bound: GroundTerm) -> Literal:
+    fn = "satisfiesFacet"
+    return _decided(_DTS.satisfies_facet(_lit_arg(a, fn), _dt_arg(facet, fn), _lit_arg(bound, fn)), fn)
+
+
 def _x_is_datatype(a: GroundTerm) -> Literal:
     return TRUE if type(a) is NamedNode and _DTS.is_supported(a.value) else FALSE
 
@@ -954,13 +959,15 @@ _EXTENSIONS: dict[str, tuple[Callable[..., GroundTerm], int]] = {
     RKF + "subsumesDatatype": (_x_subsumes, 2),
     RKF + "subsumesIntersection": (_x_subsumes_meet, 3),
     RKF + "isDatatype": (_x_is_datatype, 1),
+    RKF + "satisfiesFacet": (_x_satisfies_facet, 3),
 }
 """Reckon extension functions by IRI: ``rkf:canonicalLiteral(?lit)`` (dt-eq: the
 canonical literal of the value), ``rkf:canonicalForm(?lit)`` (the canonical lexical form
 in the literal's own datatype), ``rkf:inValueSpace(?lit, ?dt)`` (dt-not-type),
 ``rkf:differentValues(?a, ?b)`` (dt-diff), ``rkf:disjointDatatypes(?d1, ?d2)``,
 ``rkf:subsumesDatatype(?super, ?sub)``, ``rkf:subsumesIntersection(?super, ?d1, ?d2)``,
-``rkf:isDatatype(?dt)`` (never an error)."""
+``rkf:isDatatype(?dt)`` (never an error), ``rkf:satisfiesFacet(?lit, ?facet, ?bound)``
+(a datatype restriction's constraining facet)."""
 
 
 def _compile_extension(iri: str, spec: tuple[Callable[..., GroundTerm], int], args: tuple[Expr, ...],
