@@ -26,9 +26,9 @@ Each entry falls into one category, judged the same way for every system:
 A **false inconsistency** is a premise found inconsistent in a negative test (non-
 entailment or consistency: the test says the premise has a model).
 
-Systems: Reckon ``rules/rdfs.srl`` (``reckon-rdfs``), ``rdfs.srl`` + ``owl2rl.srl``
-(``reckon-owl``), both + ``rdfs-axioms.srl`` (``reckon-owl-axioms``, ``reckon infer
---axiomatic``); inconsistent = ``Reasoner.inconsistencies()`` not empty. owlrl
+Systems: Reckon ``rules/rdfs.srl`` (``reckon-rdfs``), with ``rdfs-axioms.srl``
+(``reckon-rdfs-axioms``, ``reckon infer --axiomatic``), ``rdfs.srl`` + ``owl2rl.srl``
+(``reckon-owl``), both + ``rdfs-axioms.srl`` (``reckon-owl-axioms``); inconsistent = ``Reasoner.inconsistencies()`` not empty. owlrl
 ``DeductiveClosure(RDFS_Semantics)`` and ``(OWLRL_Semantics)``, each with its axiomatic
 and datatype axioms on (its most complete setting); inconsistent = owlrl's error
 triples (``ERRNS:error``) or a node in ``owl:Nothing``.
@@ -57,9 +57,10 @@ RDF_TYPE = NamedNode(RDF + "type")
 SHARED = REPO.parent / "shared"
 RDF_MT = SHARED / "conformance" / "rdf-mt"
 CATEGORIES = ("entailment", "inconsistency", "non-entailment", "consistency")
-SYSTEMS = ("reckon-rdfs", "reckon-owl", "reckon-owl-axioms", "owlrl-rdfs", "owlrl-owl")
+SYSTEMS = ("reckon-rdfs", "reckon-rdfs-axioms", "reckon-owl", "reckon-owl-axioms", "owlrl-rdfs", "owlrl-owl")
 RULES = {
     "reckon-rdfs": ("rdfs.srl",),
+    "reckon-rdfs-axioms": ("rdfs.srl", "rdfs-axioms.srl"),
     "reckon-owl": ("rdfs.srl", "owl2rl.srl"),
     "reckon-owl-axioms": ("rdfs.srl", "owl2rl.srl", "rdfs-axioms.srl"),
 }
