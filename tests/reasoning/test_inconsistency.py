@@ -175,3 +175,39 @@ def test_tenant_validate_reports_the_inconsistency(tmp_path: Path) -> None:
     (inc,) = report["inconsistencies"]
     assert inc["node"] == "<http://example.org/x>" and inc["rule"] == "<urn:reckon:rule:cax-dw>"
     assert "owl:disjointWith" in inc["explanation"]
+
+
+def test_engine_that_refuses_inconsistency_refuses_the_tenant_write(tmp_path: Path) -> None:
+    """If the Engine says refuse_inconsistent=True, then a tenant's write whose consequence
+    is a node in owl:Nothing raises InconsistentGraph and the tenant's dump is unchanged
+    byte for byte; the tenant reopened by a second engine (another process's view) refuses
+    too; a consistent write commits. Without the option the same write commits and
+    `tenant validate` reports it."""
+    from reckon.api import Engine
+    from reckon.cli._tenant import validate_tenant
+    from reckon.store import BUSINESS
+
+    clash = [(n("A"), DISJOINT, n("B")), (n("x"), RDF_TYPE, n("A")), (n("x"), RDF_TYPE, n("B"))]
+    engine = Engine(tmp_path / "data", rules=["rdfs.srl", "owl2rl.srl"], refuse_inconsistent=True)
+    t = engine.create_tenant("acme")
+    before = t.dump()
+    with pytest.raises(InconsistentGraph) as info:
+        with t.store.transaction() as txn:
+            for s, p, o in clash:
+                txn.add(Quad(s, p, o, BUSINESS))
+    assert "cax-dw" in str(info.value) and t.dump() == before
+    again = Engine(tmp_path / "data", rules=["rdfs.srl", "owl2rl.srl"], refuse_inconsistent=True).tenant("acme")
+    with pytest.raises(InconsistentGraph):
+        with again.store.transaction() as txn:
+            for s, p, o in clash:
+                txn.add(Quad(s, p, o, BUSINESS))
+    assert again.dump() == before
+    with t.store.transaction() as txn:
+        txn.add(Quad(n("y"), RDF_TYPE, n("B"), BUSINESS))
+    assert t.dump() != before
+
+    lax = Engine(tmp_path / "lax", rules=["rdfs.srl", "owl2rl.srl"]).create_tenant("acme")
+    with lax.store.transaction() as txn:
+        for s, p, o in clash:
+            txn.add(Quad(s, p, o, BUSINESS))
+    assert [i["node"] for i in validate_tenant(lax)["inconsistencies"]] == ["<http://example.org/x>"]
