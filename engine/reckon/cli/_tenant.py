@@ -1,4 +1,4 @@
-"""Tenant verbs: `reckon tenant create|list|delete|export|import|validate` and
+"""Tenant verbs: `reckon tenant create|list|delete|move|export|import|validate` and
 `reckon onboard FILE.yaml`; shared helpers of the verb modules (engine, tenant option,
 principal).
 
@@ -106,6 +106,18 @@ def tenant_delete(
         raise fail("not deleted")
     eng.delete_tenant(tenant_id)
     say(f"deleted tenant {tenant_id}")
+
+
+@tenant_app.command("move")
+def tenant_move(
+    tenant_id: str = typer.Argument(...),
+    to: str = typer.Option(..., "--to", help="Endpoint of the shard map (or 'embedded')."),
+) -> None:
+    """Move a tenant to another SPARQL endpoint of the shard map: export, import, verify,
+    switch (writes wait only during the switch), delete the source."""
+    eng = engine()
+    t = eng.move_tenant(tenant_id, to)
+    say(f"moved tenant {tenant_id} to {to} (generation {t.store.generation()})")
 
 
 @tenant_app.command("export")
