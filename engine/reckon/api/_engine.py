@@ -77,6 +77,11 @@ class Engine:
     :param embedder: the recall embedder of every tenant: an
         :class:`~reckon.recall.embed.Embedder`, a name (``"minilm"``, ``"openai"``,
         ``"hashing"``; see :mod:`reckon.recall.embed`) or ``None`` = ``$RECKON_EMBEDDER``.
+    :param refuse_inconsistent: a write (memory or business data) after which a tenant's
+        rules derive a new ``?x rdf:type owl:Nothing`` (``rules/owl2rl.srl``: disjoint
+        classes, irreflexive properties, ...) raises
+        :class:`~reckon._errors.InconsistentGraph` and leaves the store unchanged.
+        Default off: the inconsistency is stored and reported by ``tenant validate``.
     :raises StoreError: when ``data_dir`` cannot be created (on the first write).
 
     >>> import tempfile
@@ -98,8 +103,12 @@ class Engine:
         jobs: Any = None,
         query_limits: QueryLimits | None = None,
         embedder: Any = None,
+        refuse_inconsistent: bool = False,
     ) -> None:
         self.data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
+        self.refuse_inconsistent = bool(refuse_inconsistent)
+        """Every tenant's store refuses a write after which its rules derive a new
+        inconsistency (see :meth:`reasoner_factory`)."""
         modules = [Path(m) for m in (modules or [])]
         for m in modules:
             if not m.is_dir() and m.suffix not in _RULE_SUFFIXES + (".ttl", ".nt"):
@@ -168,9 +177,16 @@ class Engine:
         """
         return self.program.ruleset()
 
-    def reasoner_factory(self) -> ReasonerFactory | None:
-        """A factory of empty reasoners for :attr:`program` (``None`` without rules)."""
-        return self.program.reasoner_factory()  # type: ignore[no-any-return]
+    def reasoner_factory(self, *, refuse_inconsistent: bool | None = None) -> ReasonerFactory | None:
+        """A factory of empty reasoners for :attr:`program` (``None`` without rules).
+
+        :param refuse_inconsistent: the reasoners refuse a change after which the rules
+            derive a new inconsistency (``?x rdf:type owl:Nothing``): the store's write
+            raises :class:`~reckon._errors.InconsistentGraph` and nothing is written.
+            ``None``: the engine's ``refuse_inconsistent``.
+        """
+        refuse = self.refuse_inconsistent if refuse_inconsistent is None else refuse_inconsistent
+        return self.program.reasoner_factory(refuse_inconsistent=refuse)  # type: ignore[no-any-return]
 
     def schema_quads(self) -> list[Quad]:
         """Quads of the SCHEMA graph of a new tenant: the program's ontology and shapes
@@ -193,7 +209,7 @@ class Engine:
         stored = Program.from_quads(quads)
         if stored is None:
             return self.reasoner_factory()
-        return stored.reasoner_factory()  # type: ignore[no-any-return]
+        return stored.reasoner_factory(refuse_inconsistent=self.refuse_inconsistent)  # type: ignore[no-any-return]
 
     def judge_for(self, tenant: "Tenant") -> Any:
         """The conflict judge for ``tenant``'s write path (``None`` = the default)."""
@@ -504,7 +520,7 @@ class Engine:
             # built beside the tenant directory and renamed into place: all or nothing
             remote = self._new_tenant_endpoint()
             store = TenantStore.create(
-                path, tenant_id, initial=quads, reasoner_factory=program.reasoner_factory(),
+                path, tenant_id, initial=quads, reasoner_factory=program.reasoner_factory(refuse_inconsistent=self.refuse_inconsistent),
                 program=program.to_quads(PROGRAM) if stored is not None else (), program_resolver=self._resolve,
                 remote=remote,
             )
