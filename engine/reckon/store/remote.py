@@ -220,8 +220,8 @@ class Endpoint:
             raise StoreError(f"endpoint {name!r}: {e}") from e
 
     def to_dict(self) -> dict[str, Any]:
-        return {"url": self.url, "server": self.server, "query_url": self.query_url, "update_url": self.update_url,
-                "timeout": self.timeout, "graph_prefix": self.graph_prefix}
+        """Every setting (the shard map reuses an endpoint's connections while they are equal)."""
+        return {f: getattr(self, f) for f in self.__dataclass_fields__}
 
     def client(self) -> Any:
         """The shared ``httpx.Client`` of this endpoint (connection pool bounded to 8)."""
