@@ -53,16 +53,16 @@ import numpy as np
 from reckon.recall.embed import Embedder, EmbeddingUnavailable, QueryCache
 from reckon.recall.index import RecallIndex
 from reckon.recall.rank import Hit, RankConfig
-from reckon.recall.vectors import VectorFile
+from reckon.recall.vectors import MemoryVectors, VectorFile
 
-__all__ = ["DocReader", "TenantIndex"]
+__all__ = ["DocReader", "Parts", "TenantIndex", "single_part"]
 
 log = logging.getLogger("reckon.recall")
 
 SNAPSHOT = "docs.json"
 _SNAPSHOT_VERSION = 1
 _SNAPSHOT_EVERY = 200  # generations between background snapshots
-_BATCH = 64
+_BATCH = 256  # texts per background encode (sorted by length inside: less padding than 64)
 _FIRST_RANK_BACKLOG = 32
 """A first ranking in a process embeds a backlog up to this size before it ranks."""
 _RETRY_S = 30.0  # a failing embedder (model missing, endpoint down) is retried after this
@@ -73,16 +73,10 @@ DocReader = Callable[[Any, "Collection[str] | None"], dict[str, "dict[str, Any] 
 every active memory. A document is a dict of :meth:`RecallIndex.add` keywords plus
 ``id``."""
 
-_DOC_FIELDS = ("text", "importance", "scope", "kind", "owner", "teams", "subclass", "confidence", "created")
-_EXTRA = ("subclass", "confidence", "created")  # kept in DocRecord.extra
-
-
-def _doc_json(d: dict[str, Any]) -> dict[str, Any]:
-    out = {k: d.get(k) for k in ("id",) + _DOC_FIELDS}
-    out["teams"] = list(d.get("teams") or ())
-    t = d.get("time")
-    out["time"] = t.isoformat() if isinstance(t, datetime) else t
-    return out
+_BASE = frozenset(("id", "text", "time", "importance", "scope", "kind", "owner", "teams", "context"))
+"""Document keys that are :class:`~reckon.recall.index.DocRecord` fields; any other key
+of a document is kept in ``DocRecord.extra`` (memories: subclass, confidence, created;
+turns: conversation)."""
 
 
 def _doc_from_json(d: dict[str, Any]) -> dict[str, Any]:
@@ -110,10 +104,24 @@ def _indexable(d: dict[str, Any] | None) -> bool:
 def _same(rec: Any, d: dict[str, Any]) -> bool:
     t = d["time"]
     t = t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+    extra = {k: v for k, v in d.items() if k not in _BASE}
     return (rec.text == d["text"] and rec.importance == int(d.get("importance", 3)) and rec.scope == d.get("scope")
             and rec.kind == d.get("kind") and rec.owner == d.get("owner")
-            and rec.teams == tuple(d.get("teams") or ()) and rec.time == t
-            and all(rec.extra.get(k) == d.get(k) for k in _EXTRA))
+            and rec.teams == tuple(d.get("teams") or ()) and rec.time == t and rec.context == d.get("context")
+            and rec.extra == extra)
+
+
+def single_part(text: str, context: str | None) -> tuple[tuple[str, float], ...]:
+    """The default :data:`Parts`: a document's vector is the embedding of its text."""
+    return ((text, 1.0),)
+
+
+Parts = Callable[[str, "str | None"], "tuple[tuple[str, float], ...]"]
+"""``parts(text, context)``: the texts whose embeddings make a document's vector, with
+their weights; the vector is ``normalise(sum weight_i * embedding(text_i))`` (one part of
+weight 1: the embedding itself). Every part is embedded and stored once under its own
+key, so a text shared by several documents (a turn and the context of the next one) is
+embedded once."""
 
 
 class TenantIndex:
@@ -122,13 +130,16 @@ class TenantIndex:
     :param store: the tenant's :class:`~reckon.store.TenantStore` (``snapshot()``,
         ``changes()``, ``tenant_id``).
     :param read: the :data:`DocReader` (the memory layer's reader).
-    :param memory_prefix: IRI prefix of the tenant's memories (commits touching other
+    :param memory_prefix: IRI prefix of the tenant's documents (commits touching other
         subjects are ignored).
     :param embedder: the embedder (shared by the process's tenants).
     :param directory: ``<tenant>/recall`` (None: nothing persisted).
     :param config: ranking defaults.
     :param background: embed in a background thread (False: on the calling thread at
         the next :meth:`sync`, for tests that need determinism).
+    :param full_ids: document ids are the subjects' whole IRIs (default: the part after
+        ``memory_prefix``).
+    :param parts: the :data:`Parts` of a document's vector (default: its text).
     """
 
     def __init__(
@@ -141,19 +152,23 @@ class TenantIndex:
         directory: str | os.PathLike[str] | None,
         config: RankConfig | None = None,
         background: bool = True,
+        full_ids: bool = False,
+        parts: Parts | None = None,
     ) -> None:
         self.store = store
         self._read = read
         self._prefix = memory_prefix
+        self._full_ids = full_ids
+        self._parts: Parts = parts or single_part
         self.directory = Path(directory) if directory is not None else None
         self.index = RecallIndex(None, embedder=embedder, config=config, autosave=False)
-        self._vectors: VectorFile | None = None
+        self._vectors: VectorFile | MemoryVectors | None = None
         self._gen: int | None = None  # store generation the documents equal
         self._snap_gen: int | None = None
         self._lock = threading.RLock()  # documents and generation
         self._qcache = QueryCache()
         self._pending: dict[bytes, tuple[str, set[str]]] = {}  # key -> (text, doc ids)
-        self._keys: dict[str, bytes] = {}  # doc id -> key of its current text
+        self._keys: dict[str, tuple[bytes, ...]] = {}  # doc id -> keys of its current parts
         self._cv = threading.Condition()
         self._busy = False
         self._worker: threading.Thread | None = None
@@ -187,19 +202,46 @@ class TenantIndex:
     def pending(self) -> int:
         """Documents waiting for their embedding."""
         with self._cv:
-            return sum(len(ids) for _, ids in self._pending.values())
+            if all(len(ids) == 1 for _, ids in self._pending.values()):
+                return len({next(iter(ids)) for _, ids in self._pending.values()})
+            return len(set().union(*(ids for _, ids in self._pending.values())))
 
     # ------------------------------------------------------------------ open / snapshot
-    def _vector_file(self) -> VectorFile | None:
-        if self.directory is None:
-            return None
+    def _vector_file(self) -> VectorFile | MemoryVectors:
         name = self.index.embedder.name
         dim = self.index.dim
         vf = self._vectors
         if vf is None or vf.embedder != name or vf.dim != dim:
-            vf = self._vectors = VectorFile(self.directory, name, dim)
+            vf = self._vectors = (VectorFile(self.directory, name, dim) if self.directory is not None
+                                  else MemoryVectors(name, dim))
             vf.refresh()
         return vf
+
+    def _part_keys(self, vf: Any, text: str, context: str | None) -> tuple[tuple[tuple[str, float], ...],
+                                                                         tuple[bytes, ...]]:
+        parts = self._parts(text, context)
+        return parts, tuple(vf.key(t) for t, _ in parts)
+
+    @staticmethod
+    def _combine(parts: Sequence[tuple[str, float]], keys: Sequence[bytes],
+                 known: dict[bytes, np.ndarray]) -> np.ndarray | None:
+        """The document vector from its parts' vectors (None while one is missing)."""
+        if len(keys) == 1:
+            return known.get(keys[0])
+        acc: np.ndarray | None = None
+        for (_, w), k in zip(parts, keys):
+            v = known.get(k)
+            if v is None:
+                return None
+            acc = w * v if acc is None else acc + w * v
+        assert acc is not None
+        n = float(np.linalg.norm(acc))
+        return (acc / n).astype(np.float32) if n > 0 else acc.astype(np.float32)
+
+    def _doc_id(self, subject: str) -> str | None:
+        if not subject.startswith(self._prefix):
+            return None
+        return subject if self._full_ids else subject[len(self._prefix):]
 
     def _open(self) -> None:
         snap = self._load_snapshot()
@@ -249,7 +291,7 @@ class TenantIndex:
                 docs.append({"id": rec.id, "text": rec.text, "time": rec.time.isoformat(),
                              "importance": rec.importance, "scope": rec.scope, "kind": rec.kind,
                              "owner": rec.owner, "teams": list(rec.teams),
-                             **{k: rec.extra.get(k) for k in _EXTRA}})
+                             **({"context": rec.context} if rec.context is not None else {}), **rec.extra})
         if not self._current():
             return False
         data = json.dumps({"version": _SNAPSHOT_VERSION, "tenant": self.store.tenant_id, "generation": gen,
@@ -308,18 +350,17 @@ class TenantIndex:
         from reckon.store.graphs import SCHEMA
 
         out: set[str] = set()
-        p = self._prefix
         for c in commits:
             for q in (*c.added, *c.removed):
                 if q.graph_name == SCHEMA:
                     return None  # labels / property specs may have changed: rebuild
-                v = getattr(q.subject, "value", "")
-                if v.startswith(p):
-                    out.add(v[len(p):])
+                i = self._doc_id(getattr(q.subject, "value", ""))
+                if i is not None:
+                    out.add(i)
             for t in (*c.inferred_added, *c.inferred_removed):
-                v = getattr(t.subject, "value", "")
-                if v.startswith(p):
-                    out.add(v[len(p):])
+                i = self._doc_id(getattr(t.subject, "value", ""))
+                if i is not None:
+                    out.add(i)
         return out
 
     def _apply_docs(self, docs: Iterable[dict[str, Any]], *, replace: bool) -> None:
@@ -328,8 +369,7 @@ class TenantIndex:
         docs = list(docs)
         idx = self.index
         vf = self._vector_file()
-        if vf is not None:
-            vf.refresh()
+        vf.refresh()
         if replace:
             keep = {d["id"] for d in docs}
             for i in [i for i in idx.ids() if i not in keep]:
@@ -338,20 +378,19 @@ class TenantIndex:
         changed = [d for d in docs if d["id"] not in idx or not _same(idx.get(d["id"]), d)]
         if not changed:
             return
-        name = idx.embedder.name
-        keys = [(vf.key(d["text"]) if vf is not None else _mem_key(name, d["text"])) for d in changed]
-        known = vf.get_many(keys) if vf is not None else {}
+        plan = [self._part_keys(vf, d["text"], d.get("context")) for d in changed]
+        known = vf.get_many({k for _, keys in plan for k in keys})
         vecs: list[np.ndarray | None] = []
         todo: list[tuple[bytes, str, str]] = []
-        for d, k in zip(changed, keys):
-            v = known.get(k)
-            if v is None and self._keys.get(d["id"]) == k:
-                # same text as before (only metadata changed): keep the vector it has
+        for d, (parts, keys) in zip(changed, plan):
+            v = self._combine(parts, keys, known)
+            if v is None and self._keys.get(d["id"]) == keys:
+                # same texts as before (only metadata changed): keep the vector it has
                 v = idx.embedding(d["id"]) if d["id"] in idx else None
             vecs.append(v)
-            self._keys[d["id"]] = k
+            self._keys[d["id"]] = keys
             if v is None:
-                todo.append((k, d["text"], d["id"]))
+                todo.extend((k, t, d["id"]) for (t, _), k in zip(parts, keys) if k not in known)
         idx.add_many([dict(d) for d in changed], vectors=vecs)
         if todo:
             self._enqueue(todo)
@@ -368,6 +407,11 @@ class TenantIndex:
             self._cv.notify_all()
         if self._background and self._ranking:
             self._start_worker()
+
+    def start_embedding(self) -> None:
+        """Embed the queue in the background from now on (as after a first ranking): a
+        bulk write whose documents should become searchable by vector soon calls it."""
+        self._wants_ranking()
 
     def _wants_ranking(self) -> None:
         """This process ranks: from now on the queue is embedded in the background."""
@@ -413,9 +457,8 @@ class TenantIndex:
 
     def _embed_batch(self, batch: list[tuple[bytes, tuple[str, set[str]]]]) -> None:
         vf = self._vector_file()
-        if vf is not None:
-            vf.refresh()  # another process may have embedded some of them meanwhile
-        have = vf.get_many([k for k, _ in batch]) if vf is not None else {}
+        vf.refresh()  # another process may have embedded some of them meanwhile
+        have = vf.get_many([k for k, _ in batch])
         need = [(k, t) for k, (t, _) in batch if k not in have]
         new: dict[bytes, np.ndarray] = {}
         if need:
@@ -432,11 +475,11 @@ class TenantIndex:
                     self._cv.notify_all()
                 return
             self._retry_at = 0.0
-            if vf is not None and self.index.embedder.name != vf.embedder:
+            if self.index.embedder.name != vf.embedder:
                 self._rekey()  # switched to the fallback, which re-embedded every document
                 return
             new = {k: enc[j] for j, (k, _) in enumerate(need)}
-            if vf is not None and self._current():  # never into a re-created tenant's folder
+            if self._current():  # never into a re-created tenant's folder
                 try:
                     vf.add(new.items())
                 except OSError as exc:
@@ -444,9 +487,17 @@ class TenantIndex:
         vecs = {**have, **new}
         with self._lock:
             for k, (_, ids) in batch:
-                v = vecs.get(k)
                 for i in ids:
-                    if v is not None and self._keys.get(i) == k:
+                    keys = self._keys.get(i)
+                    if keys is None or k not in keys or i not in self.index:
+                        continue
+                    if len(keys) == 1:
+                        v = vecs.get(k)
+                    else:
+                        rec = self.index.get(i)
+                        known = {**vf.get_many(keys), **{kk: vecs[kk] for kk in keys if kk in vecs}}
+                        v = self._combine(self._parts(rec.text, rec.context), keys, known)
+                    if v is not None:
                         self.index.set_vector(i, v)
         with self._cv:
             for k, (_, ids) in batch:
@@ -465,20 +516,31 @@ class TenantIndex:
     def _rekey(self) -> None:
         """After a switch of embedder (the hashing fallback, which re-embedded every
         document in memory): keys of the new embedder, its vector file, empty queue."""
+        todo: list[tuple[bytes, str, str]] = []
         with self._lock:
             vf = self._vector_file()
-            name = self.index.embedder.name
-            self._keys = {i: (vf.key(self.index.get(i).text) if vf is not None else _mem_key(name, self.index.get(i).text))
-                          for i in self.index.ids()}
-            if vf is not None:
-                pairs = [(self._keys[i], self.index.embedding(i)) for i in self.index.ids()]
-                try:
-                    vf.add((k, v) for k, v in pairs if v is not None)
-                except OSError as exc:
-                    log.warning("cannot append vectors to %s: %s", vf.path, exc)
+            self._keys = {}
+            pairs = []
+            for i in self.index.ids():
+                rec = self.index.get(i)
+                parts, keys = self._part_keys(vf, rec.text, rec.context)
+                self._keys[i] = keys
+                if len(parts) == 1 and rec.context is None and parts[0][0] == rec.text:
+                    v = self.index.embedding(i)  # the fallback embedded exactly this text
+                    if v is not None:
+                        pairs.append((keys[0], v))
+                        continue
+                self.index.set_vector(i, None)
+                todo.extend((k, t, i) for (t, _), k in zip(parts, keys))
+            try:
+                vf.add(pairs)
+            except OSError as exc:
+                log.warning("cannot append vectors to %s: %s", vf.path, exc)
         with self._cv:
             self._pending.clear()
             self._cv.notify_all()
+        if todo:
+            self._enqueue(todo)
 
     def _after_sync(self) -> None:
         if not self._background and self._ranking and self._pending:
@@ -580,9 +642,12 @@ class TenantIndex:
         with self._lock:
             todo = [i for i in ids if i in self.index and self.index.embedding(i) is None and i in self._keys]
             batch: dict[bytes, tuple[str, set[str]]] = {}
+            vf = self._vector_file()
             for i in todo:
-                k = self._keys[i]
-                batch.setdefault(k, (self.index.get(i).text, set()))[1].add(i)
+                rec = self.index.get(i)
+                parts, keys = self._part_keys(vf, rec.text, rec.context)
+                for (t, _), k in zip(parts, keys):
+                    batch.setdefault(k, (t, set()))[1].add(i)
         if not batch:
             return 0
         self._embed_batch(list(batch.items()))
@@ -650,10 +715,3 @@ class TenantIndex:
         self._closed = True
         with self._cv:
             self._cv.notify_all()
-
-
-def _mem_key(embedder: str, text: str) -> bytes:
-    from reckon.recall.vectors import text_key
-
-    return text_key(embedder, text)
-
