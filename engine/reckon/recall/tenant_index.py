@@ -20,10 +20,19 @@ What it holds, and where each part comes from:
 * **vectors** in a :class:`~reckon.recall.vectors.VectorFile` beside the store
   (``<tenant>/recall/vectors-<embedder>.f32``), keyed by the digest of the embedded
   text: append-only, shared by every process, never re-embedded on open.
-* a **snapshot** of the documents (``<tenant>/recall/docs.json``) at a store
+* a **snapshot** of the documents (``<tenant>/recall/docs.npz``) at a store
   generation, so a fresh process does not re-read every memory: it loads the snapshot
-  and applies the commits since. Written under a unique temporary name and renamed;
-  unreadable, of another tenant or ahead of the store = ignored (rebuilt).
+  and applies the commits since. A numpy ``.npz`` archive (no pickles) of columns:
+  ``meta`` (UTF-8 JSON: version 2, tenant, incarnation, generation, embedder, dim, the
+  extra keys), per string column ``<name>.blob`` (UTF-8 bytes) + ``<name>.off`` (int64
+  offsets, ``-1`` = None) for id, text, context, scope, kind, owner, teams (joined by
+  U+001F), tokens (the BM25 tokens joined by spaces, so nothing is tokenised again) and
+  ``x.<key>`` (a JSON list per extra key); ``importance`` int8, ``time`` int64
+  microseconds since the epoch (UTC), ``vectors`` float32 ``(n, dim)`` with ``has``
+  bool (a document's vector, used when the embedder and width match; no vector-file
+  read on open). Written under a unique temporary name and renamed; unreadable, of
+  another tenant or ahead of the store = ignored (rebuilt). The version 1 snapshot
+  (``docs.json``, documents as JSON) is still read, then replaced.
 
 **Embedding off the critical path.** A document whose text has no vector yet is indexed
 by keyword at once and queued; a background thread embeds the queue in batches, appends
@@ -44,7 +53,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Collection, Iterable, Sequence
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -59,8 +68,11 @@ __all__ = ["DocReader", "Parts", "TenantIndex", "single_part"]
 
 log = logging.getLogger("reckon.recall")
 
-SNAPSHOT = "docs.json"
-_SNAPSHOT_VERSION = 1
+SNAPSHOT = "docs.npz"
+LEGACY_SNAPSHOT = "docs.json"  # version 1 (read, then replaced by a version 2 snapshot)
+_SNAPSHOT_VERSION = 2
+_SEP = "\x1f"  # between the teams of a document in the snapshot
+_EPOCH_UTC = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _SNAPSHOT_EVERY = 200  # generations between background snapshots
 _BATCH = 256  # texts per background encode (sorted by length inside: less padding than 64)
 _FIRST_RANK_BACKLOG = 32
@@ -165,6 +177,7 @@ class TenantIndex:
         self._vectors: VectorFile | MemoryVectors | None = None
         self._gen: int | None = None  # store generation the documents equal
         self._snap_gen: int | None = None
+        self._snap_vecs = -1  # documents with a vector in the last snapshot
         self._lock = threading.RLock()  # documents and generation
         self._qcache = QueryCache()
         self._pending: dict[bytes, tuple[str, set[str]]] = {}  # key -> (text, doc ids)
@@ -212,9 +225,10 @@ class TenantIndex:
         dim = self.index.dim
         vf = self._vectors
         if vf is None or vf.embedder != name or vf.dim != dim:
+            # not read here: a snapshot carries its documents' vectors, and the callers
+            # that look vectors up refresh first (a full read is O(file))
             vf = self._vectors = (VectorFile(self.directory, name, dim) if self.directory is not None
                                   else MemoryVectors(name, dim))
-            vf.refresh()
         return vf
 
     def _part_keys(self, vf: Any, text: str, context: str | None) -> tuple[tuple[tuple[str, float], ...],
@@ -245,17 +259,128 @@ class TenantIndex:
 
     def _open(self) -> None:
         snap = self._load_snapshot()
+        legacy = False
+        if snap is None:
+            old = self._load_snapshot_v1()
+            if old is not None:
+                snap, legacy = (old[0], old[1], None, None), True
         with self._lock:
             if snap is not None:
-                gen, docs = snap
-                self._apply_docs(docs, replace=True)
+                gen, docs, vecs, toks = snap
+                if vecs is None:
+                    self._apply_docs(docs, replace=True)
+                else:
+                    self._apply_snapshot(docs, vecs, toks)
                 self._gen = self._snap_gen = gen
+                self._snap_vecs = self.index.embedded_count()
+                if legacy:
+                    self._snap_gen = None  # write it again in this version
         self.sync()
+        if legacy and self.save_snapshot() and self.directory is not None:
+            (self.directory / LEGACY_SNAPSHOT).unlink(missing_ok=True)
 
-    def _load_snapshot(self) -> tuple[int, list[dict[str, Any]]] | None:
+    def _apply_snapshot(self, docs: list[dict[str, Any]], vecs: list[np.ndarray | None],
+                        toks: list[list[str]] | None) -> None:
+        """Load a version 2 snapshot into an empty index: the documents with their
+        vectors and tokens as written (nothing embedded, tokenised or read from the
+        vector file unless a document has no vector)."""
+        vf = self._vector_file()
+        plan = [self._part_keys(vf, d["text"], d.get("context")) for d in docs]
+        self.index.add_many(docs, vectors=vecs, tokens=toks)
+        todo: list[tuple[bytes, str, str]] = []
+        for d, (parts, keys), v in zip(docs, plan, vecs):
+            self._keys[d["id"]] = keys
+            if v is None:
+                todo.extend((k, t, d["id"]) for (t, _), k in zip(parts, keys))
+        if todo:  # embedded meanwhile by another process, or queued
+            vf.refresh()
+            known = vf.get_many({k for k, _, _ in todo})
+            left = []
+            for d, (parts, keys), v in zip(docs, plan, vecs):
+                if v is None:
+                    w = self._combine(parts, keys, known)
+                    if w is not None:
+                        self.index.set_vector(d["id"], w)
+                    else:
+                        left.extend((k, t, d["id"]) for (t, _), k in zip(parts, keys) if k not in known)
+            if left:
+                self._enqueue(left)
+
+    def _load_snapshot(self) -> tuple[int, list[dict[str, Any]], list[np.ndarray | None], list[list[str]]] | None:
+        """The version 2 snapshot: ``(generation, documents, vectors, tokens)`` or None."""
         if self.directory is None:
             return None
         path = self.directory / SNAPSHOT
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                cols = {k: z[k] for k in z.files}
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, EOFError) as exc:  # torn, not an archive, a pickle
+            log.warning("recall snapshot %s unreadable (%s): rebuilding from the store", path, exc)
+            return None
+        try:
+            meta = json.loads(cols["meta"].tobytes().decode("utf-8"))
+            if meta.get("version") != _SNAPSHOT_VERSION or meta.get("tenant") != self.store.tenant_id:
+                return None
+            inc = getattr(self.store, "incarnation", None)
+            if inc is not None and meta.get("incarnation") not in (None, inc):
+                return None  # written for a deleted tenant of the same id
+            gen = int(meta["generation"])
+            n = int(meta["n"])
+
+            def strings(name: str) -> list[str | None]:
+                blob = cols[f"{name}.blob"].tobytes()
+                off = cols[f"{name}.off"]
+                none = cols[f"{name}.none"]
+                if len(off) != n + 1 or len(none) != n or int(off[-1]) != len(blob):
+                    raise ValueError(f"{name}: {len(off) - 1} entries for {n} documents")
+                ends = off[1:].tolist()
+                starts = off[:-1].tolist()
+                return [None if z else blob[a:b].decode("utf-8", "surrogatepass")
+                        for a, b, z in zip(starts, ends, none.tolist())]
+
+            ids, texts, ctxs = strings("id"), strings("text"), strings("context")
+            scopes, kinds, owners = strings("scope"), strings("kind"), strings("owner")
+            teams, tokens = strings("teams"), strings("tokens")
+            imp = cols["importance"].astype(int).tolist()
+            us = cols["time"].tolist()
+            if len(imp) != n or len(us) != n:
+                raise ValueError("column lengths differ")
+            extras = {k: json.loads(cols[f"x.{k}"].tobytes().decode("utf-8")) for k in meta.get("extra", [])}
+            if any(len(v) != n for v in extras.values()):
+                raise ValueError("extra column lengths differ")
+            same_emb = meta.get("embedder") == self.index.embedder.name and int(meta.get("dim", -1)) == self.index.dim
+            vec_m = cols["vectors"] if same_emb else None
+            has = cols["has"] if same_emb else None
+            if vec_m is not None and (vec_m.shape != (n, self.index.dim) or has is None or has.shape != (n,)):
+                raise ValueError(f"vectors {vec_m.shape} for {n} documents")
+            docs: list[dict[str, Any]] = []
+            vecs: list[np.ndarray | None] = []
+            toks: list[list[str]] = []
+            delta = timedelta(microseconds=1)
+            for r in range(n):
+                d: dict[str, Any] = {"id": ids[r], "text": texts[r], "time": _EPOCH_UTC + us[r] * delta,
+                                     "importance": imp[r], "scope": scopes[r], "kind": kinds[r],
+                                     "owner": owners[r], "teams": teams[r].split(_SEP) if teams[r] else []}
+                if ctxs[r] is not None:
+                    d["context"] = ctxs[r]
+                for k, col in extras.items():
+                    d[k] = col[r]
+                docs.append(d)
+                vecs.append(vec_m[r] if vec_m is not None and has[r] else None)  # type: ignore[index]
+                tok = tokens[r]
+                toks.append(tok.split(" ") if tok else [])
+        except (KeyError, TypeError, ValueError, UnicodeDecodeError) as exc:
+            log.warning("recall snapshot %s malformed (%s): rebuilding from the store", path, exc)
+            return None
+        return gen, docs, vecs, toks
+
+    def _load_snapshot_v1(self) -> tuple[int, list[dict[str, Any]]] | None:
+        """The version 1 snapshot (``docs.json``), or None."""
+        if self.directory is None:
+            return None
+        path = self.directory / LEGACY_SNAPSHOT
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
@@ -264,7 +389,7 @@ class TenantIndex:
             log.warning("recall snapshot %s unreadable (%s): rebuilding from the store", path, exc)
             return None
         try:
-            if raw.get("version") != _SNAPSHOT_VERSION or raw.get("tenant") != self.store.tenant_id:
+            if raw.get("version") != 1 or raw.get("tenant") != self.store.tenant_id:
                 return None
             inc = getattr(self.store, "incarnation", None)
             if inc is not None and raw.get("incarnation") not in (None, inc):
@@ -284,23 +409,54 @@ class TenantIndex:
             return False
         with self._lock:
             gen = self._gen
-            if gen is None or gen == self._snap_gen:
+            embedded = self.index.embedded_count()
+            if gen is None or (gen == self._snap_gen and embedded == self._snap_vecs):
                 return False
-            docs = []
-            for rec in self.index._docs.values():  # noqa: SLF001 (same package)
-                docs.append({"id": rec.id, "text": rec.text, "time": rec.time.isoformat(),
-                             "importance": rec.importance, "scope": rec.scope, "kind": rec.kind,
-                             "owner": rec.owner, "teams": list(rec.teams),
-                             **({"context": rec.context} if rec.context is not None else {}), **rec.extra})
+            ix = self.index
+            n = len(ix)
+            recs = [ix._docs[i] for i in ix._row_ids[:n]]  # noqa: SLF001 (same package)
+            vectors = np.array(ix._emb[:n], dtype="<f4")  # noqa: SLF001
+            has = np.array(ix._has[:n], dtype=bool)  # noqa: SLF001
+            kw = ix._kw  # noqa: SLF001
+            tokens = [" ".join(kw.tokens(r.id)) for r in recs]
+            name, dim = ix.embedder.name, ix.dim
         if not self._current():
             return False
-        data = json.dumps({"version": _SNAPSHOT_VERSION, "tenant": self.store.tenant_id, "generation": gen,
-                           "incarnation": getattr(self.store, "incarnation", None), "docs": docs},
-                          ensure_ascii=False)
+        extra_keys = sorted({k for r in recs for k in r.extra})
+        cols: dict[str, np.ndarray] = {}
+
+        def put(col: str, values: Sequence[str | None]) -> None:
+            parts = [v.encode("utf-8", "surrogatepass") if v is not None else b"" for v in values]
+            off = np.zeros(len(parts) + 1, dtype=np.int64)
+            np.cumsum([len(x) for x in parts], out=off[1:])
+            cols[f"{col}.blob"] = np.frombuffer(b"".join(parts), dtype=np.uint8)
+            cols[f"{col}.off"] = off
+            cols[f"{col}.none"] = np.array([v is None for v in values], dtype=bool)
+
+        put("id", [r.id for r in recs])
+        put("text", [r.text for r in recs])
+        put("context", [r.context for r in recs])
+        put("scope", [r.scope for r in recs])
+        put("kind", [r.kind for r in recs])
+        put("owner", [r.owner for r in recs])
+        put("teams", [_SEP.join(r.teams) for r in recs])
+        put("tokens", tokens)
+        cols["importance"] = np.array([r.importance for r in recs], dtype=np.int8)
+        cols["time"] = np.array([(r.time - _EPOCH_UTC) // timedelta(microseconds=1) for r in recs], dtype=np.int64)
+        for k in extra_keys:
+            cols[f"x.{k}"] = np.frombuffer(json.dumps([r.extra.get(k) for r in recs], ensure_ascii=False)
+                                           .encode("utf-8"), dtype=np.uint8)
+        cols["vectors"] = vectors
+        cols["has"] = has
+        meta = {"version": _SNAPSHOT_VERSION, "tenant": self.store.tenant_id, "generation": gen,
+                "incarnation": getattr(self.store, "incarnation", None), "n": len(recs), "embedder": name,
+                "dim": dim, "extra": extra_keys}
+        cols["meta"] = np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)
         tmp = self.directory / f".{SNAPSHOT}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp"
         try:
             self.directory.mkdir(exist_ok=True)  # not its parents: the tenant may have been deleted
-            tmp.write_text(data, encoding="utf-8")
+            with open(tmp, "wb") as f:
+                np.savez(f, **cols)  # type: ignore[arg-type]
             os.replace(tmp, self.directory / SNAPSHOT)
         except OSError as exc:
             log.warning("cannot write recall snapshot in %s: %s", self.directory, exc)
@@ -308,6 +464,7 @@ class TenantIndex:
             return False
         with self._lock:
             self._snap_gen = gen
+            self._snap_vecs = embedded
         return True
 
     # ------------------------------------------------------------------ sync
@@ -369,7 +526,10 @@ class TenantIndex:
         docs = list(docs)
         idx = self.index
         vf = self._vector_file()
-        vf.refresh()
+        if replace:
+            vf.refresh()
+        # (a few documents of a commit: no read of the vector file on the write path; the
+        # embedding thread reads what other processes appended before it embeds anything)
         if replace:
             keep = {d["id"] for d in docs}
             for i in [i for i in idx.ids() if i not in keep]:
@@ -553,8 +713,11 @@ class TenantIndex:
 
     def _maybe_snapshot(self) -> None:
         gen, snap = self._gen, self._snap_gen
-        if gen is not None and (snap is None or gen - snap >= _SNAPSHOT_EVERY):
-            self.save_snapshot()
+        if gen is None:
+            return
+        drained = not self._pending and self.index.embedded_count() != self._snap_vecs
+        if snap is None or gen - snap >= _SNAPSHOT_EVERY or drained:
+            self.save_snapshot()  # the queue drained: the next process opens with the vectors
 
     def wait(self, timeout: float | None = 60.0) -> bool:
         """Block until every queued document has its vector; returns False on timeout
