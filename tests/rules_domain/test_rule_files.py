@@ -11,7 +11,7 @@ from reckon.datalog.loader import load_rules
 from reckon.datalog.model import Aggregate, Assignment, Negation
 from reckon.datalog.stratify import stratify
 
-FILES = ["core.srl", "marketing.srl", "recruiting.srl"]
+FILES = ["core.srl", "marketing.srl", "recruiting.srl", "agent.srl", "notes.srl"]
 
 
 @pytest.mark.parametrize("name", FILES)
@@ -48,6 +48,8 @@ def test_negations_and_aggregates_read_only_asserted_or_lower_predicates(ruleset
             "https://reckon.dev/ns/core#supersededBy",
             "https://reckon.dev/ns/core#expiresAt",
             "https://reckon.dev/ns/marketing#platform",
+            "https://reckon.dev/ns/notes#expiresAt",
+            "https://reckon.dev/ns/notes#deletedAt",
         }, r.name
         if closed and any(isinstance(e, (Aggregate, Assignment)) for e in r.body):
             assert all(getattr(h.p, "value", None) != rdf_type for h in r.head), r.name

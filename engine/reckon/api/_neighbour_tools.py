@@ -1,0 +1,117 @@
+"""Agent tools of the neighbours' capabilities (issue 15), as JSON Schema tool
+definitions and a handler that never raises for bad input (like
+:mod:`reckon.api._turn_tools`); the MCP server lists them beside the memory tools.
+
+* ``note_put`` / ``note_get`` / ``note_list`` / ``note_delete``: keyed shared notes for
+  coordination between agents (seed 000 Transit: "The tool interface exposed to agents
+  maps directly onto the store's read/write/list/delete primitives"); ``note_put`` with
+  ``expected_version`` is compare-and-set.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from reckon._errors import InvalidInput, NotAuthorized, ReckonError, ShapeViolation
+from reckon.memory.models import Principal
+
+__all__ = ["NEIGHBOUR_TOOL_NAMES", "handle_neighbour_tool", "neighbour_tool_schemas"]
+
+NEIGHBOUR_TOOL_NAMES: tuple[str, ...] = ("note_put", "note_get", "note_list", "note_delete")
+
+_KEY = {"type": "string", "minLength": 1, "maxLength": 512,
+        "pattern": "^project/[A-Za-z0-9][A-Za-z0-9._-]{0,127}/[A-Za-z0-9][A-Za-z0-9._-]{0,127}/"
+                   "[A-Za-z0-9][A-Za-z0-9._-]{0,127}(/[A-Za-z0-9][A-Za-z0-9._-]{0,127})*$",
+        "description": "project/<project-id>/<namespace>/<name>"}
+
+
+def neighbour_tool_schemas() -> list[dict[str, Any]]:
+    """``[{"name", "description", "input_schema"}]`` of the neighbour tools."""
+    return [
+        {"name": "note_put",
+         "description": "Write a shared note under a key other agents know (project/<id>/<namespace>/<name>); the "
+                        "latest write wins. With expected_version it is compare-and-set: written only if the key's "
+                        "live version is that number (0: nobody holds the key), so agents can claim work safely.",
+         "input_schema": {"type": "object", "properties": {
+             "key": _KEY, "value": {"description": "Any JSON value."},
+             "ttl": {"type": "number", "exclusiveMinimum": 0, "maximum": 315576000,
+                     "description": "Seconds until the note expires."},
+             "expected_version": {"type": "integer", "minimum": 0}},
+             "required": ["key", "value"], "additionalProperties": False}},
+        {"name": "note_get",
+         "description": "Read a shared note by key (null when the key holds no live note).",
+         "input_schema": {"type": "object", "properties": {"key": _KEY}, "required": ["key"],
+                          "additionalProperties": False}},
+        {"name": "note_list",
+         "description": "List the live shared notes whose key starts with prefix (e.g. project/x/findings/).",
+         "input_schema": {"type": "object", "properties": {
+             "prefix": {"type": "string", "maxLength": 512},
+             "limit": {"type": "integer", "minimum": 1, "maximum": 1000}},
+             "required": ["prefix"], "additionalProperties": False}},
+        {"name": "note_delete",
+         "description": "Delete a shared note (only at expected_version when given).",
+         "input_schema": {"type": "object", "properties": {"key": _KEY,
+                                                           "expected_version": {"type": "integer", "minimum": 1}},
+                          "required": ["key"], "additionalProperties": False}},
+    ]
+
+
+def _err(type_: str, message: str, field: str | None = None) -> dict[str, Any]:
+    return {"ok": False, "error": {"type": type_, "field": field, "message": message}}
+
+
+def _args(arguments: Any, name: str) -> dict[str, Any]:
+    if isinstance(arguments, (str, bytes)):
+        try:
+            arguments = json.loads(arguments or "{}")
+        except ValueError as exc:
+            raise InvalidInput(f"arguments are not valid JSON: {exc}") from None
+    if not isinstance(arguments, dict):
+        raise InvalidInput("arguments must be a JSON object")
+    schema = next(s for s in neighbour_tool_schemas() if s["name"] == name)["input_schema"]
+    extra = sorted(set(arguments) - set(schema["properties"]))
+    if extra:
+        raise InvalidInput(f"{extra[0]}: unknown argument", field=extra[0])
+    for r in schema["required"]:
+        if r not in arguments:
+            raise InvalidInput(f"{r}: required", field=r)
+    return dict(arguments)
+
+
+def handle_neighbour_tool(tenant: Any, name: str, arguments: Any, principal: Principal) -> dict[str, Any]:
+    """Run one neighbour tool; returns ``{"ok": True, ...}`` or
+    ``{"ok": False, "error": {"type", "field", "message"}}`` (a failed compare-and-set is
+    ``{"ok": False, "error": {"type": "version_mismatch", ...}, "version": n}``)."""
+    if name not in NEIGHBOUR_TOOL_NAMES:
+        return _err("unknown_tool", f"unknown tool {name!r}; neighbour tools: {', '.join(NEIGHBOUR_TOOL_NAMES)}")
+    try:
+        a = _args(arguments, name)
+        notes = tenant.notes
+        if name == "note_put":
+            if a.get("expected_version") is not None:
+                res = notes.cas(a["key"], a["value"], expected_version=a["expected_version"], principal=principal,
+                                ttl=a.get("ttl"))
+                if not res.ok:
+                    out = _err("version_mismatch", f"{a['key']}: live version is {res.version}, not "
+                               f"{a['expected_version']}; read it again and retry", "expected_version")
+                    out["version"] = res.version
+                    return out
+                return {"ok": True, "note": res.note.to_dict() if res.note else None}
+            return {"ok": True, "note": notes.put(a["key"], a["value"], principal=principal,
+                                                  ttl=a.get("ttl")).to_dict()}
+        if name == "note_get":
+            n = notes.get(a["key"])
+            return {"ok": True, "note": n.to_dict() if n else None}
+        if name == "note_list":
+            return {"ok": True, "notes": [n.to_dict() for n in notes.list(a["prefix"], limit=a.get("limit", 1000))]}
+        deleted = notes.delete(a["key"], principal=principal, expected_version=a.get("expected_version"))
+        return {"ok": True, "deleted": deleted}
+    except InvalidInput as exc:
+        return _err("invalid_input", str(exc), exc.field)
+    except ShapeViolation as exc:
+        return _err("shape_violation", str(exc))
+    except NotAuthorized as exc:
+        return _err("not_authorized", str(exc))
+    except ReckonError as exc:
+        return _err("error", f"{type(exc).__name__}: {exc}")

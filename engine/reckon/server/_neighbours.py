@@ -1,0 +1,77 @@
+"""REST routes of the neighbours' capabilities (issue 15), registered on the HTTP app by
+:func:`register`:
+
+=====================================================  ===================================
+``PUT /tenants/{id}/notes/{key}``                      write a note (``expected_version``:
+                                                       compare-and-set, 409 when it differs)
+``GET /tenants/{id}/notes/{key}``                      the live note (404 when none)
+``GET /tenants/{id}/notes?prefix=project/x/``          live notes by key prefix
+``DELETE /tenants/{id}/notes/{key}``                   delete (404 when no live note)
+``GET /tenants/{id}/note-namespaces/{project}``        namespaces with live-note counts
+=====================================================  ===================================
+
+``{key}`` is the whole key, slashes included (``project/<id>/<namespace>/<name>``; seed
+000 Transit). Errors are the app's JSON bodies: a bad key, value or ttl is 422.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import Depends, FastAPI, Query
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["register"]
+
+
+class NoteBody(BaseModel):
+    """A note write: any JSON ``value``; ``ttl`` seconds; ``expected_version`` for compare-and-set."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    value: Any = Field(description="Any JSON value.")
+    ttl: float | None = Field(None, gt=0, description="Seconds until the note expires (in-graph clock).")
+    expected_version: int | None = Field(None, ge=0, description="Compare-and-set: the live version to replace "
+                                                                 "(0: only if the key holds no live note).")
+
+
+def register(app: FastAPI, ctx: Any, errors: dict[Any, Any], api_error: Any) -> None:
+    """Add the routes above to ``app``; ``ctx`` is the app's authenticated-tenant dependency."""
+
+    @app.put("/tenants/{tenant_id}/notes/{key:path}", summary="Write a keyed note (compare-and-set with "
+             "expected_version)", tags=["notes"], responses={409: {"description": "expected_version differs"},
+                                                             **errors})
+    def put_note(key: str, body: NoteBody, c: Any = Depends(ctx)) -> Any:
+        notes = c.tenant.notes
+        if body.expected_version is not None:
+            res = notes.cas(key, body.value, expected_version=body.expected_version, principal=c.principal,
+                            ttl=body.ttl)
+            return JSONResponse(res.to_dict(), status_code=200 if res.ok else 409)
+        return notes.put(key, body.value, principal=c.principal, ttl=body.ttl).to_dict()
+
+    @app.get("/tenants/{tenant_id}/notes/{key:path}", summary="Read a live note", tags=["notes"],
+             responses=errors)
+    def get_note(key: str, c: Any = Depends(ctx)) -> Any:
+        n = c.tenant.notes.get(key)
+        if n is None:
+            raise api_error(404, "unknown_note", f"no live note {key!r} in tenant {c.tenant.id!r}", field="key")
+        return n.to_dict()
+
+    @app.get("/tenants/{tenant_id}/notes", summary="Live notes by key prefix", tags=["notes"], responses=errors)
+    def list_notes(prefix: str = Query("project/", max_length=512), limit: int = Query(1000, ge=1, le=1000),
+                   c: Any = Depends(ctx)) -> Any:
+        return [n.to_dict() for n in c.tenant.notes.list(prefix, limit=limit)]
+
+    @app.delete("/tenants/{tenant_id}/notes/{key:path}", summary="Delete a live note", tags=["notes"],
+                status_code=204, response_class=Response, responses=errors)
+    def delete_note(key: str, expected_version: int | None = Query(None, ge=1), c: Any = Depends(ctx)) -> Response:
+        if not c.tenant.notes.delete(key, principal=c.principal, expected_version=expected_version):
+            raise api_error(404, "unknown_note", f"no live note {key!r} (at that version) in tenant "
+                            f"{c.tenant.id!r}", field="key")
+        return Response(status_code=204)
+
+    @app.get("/tenants/{tenant_id}/note-namespaces/{project}", summary="Namespaces of a project",
+             tags=["notes"], responses=errors)
+    def note_namespaces(project: str, c: Any = Depends(ctx)) -> Any:
+        return [n.to_dict() for n in c.tenant.notes.namespaces(project)]
