@@ -6,6 +6,9 @@ definitions and a handler that never raises for bad input (like
   coordination between agents (seed 000 Transit: "The tool interface exposed to agents
   maps directly onto the store's read/write/list/delete primitives"); ``note_put`` with
   ``expected_version`` is compare-and-set.
+* ``event_record`` / ``graph_related`` / ``graph_impact`` / ``graph_mermaid``: the typed
+  event graph (seed 000 MAGMA: "ingest event", "traverse the typed edges"; seed 004
+  ``getRelated(entityId, depth)``, impact queries, ``visualize()`` as Mermaid).
 """
 
 from __future__ import annotations
@@ -13,17 +16,34 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from reckon._errors import InvalidInput, NotAuthorized, ReckonError, ShapeViolation
+from reckon._errors import (
+    InvalidInput,
+    NotAuthorized,
+    ReckonError,
+    ShapeViolation,
+    UnknownMemory,
+)
 from reckon.memory.models import Principal
 
-__all__ = ["NEIGHBOUR_TOOL_NAMES", "handle_neighbour_tool", "neighbour_tool_schemas"]
+__all__ = ["GRAPH_TOOL_NAMES", "NEIGHBOUR_TOOL_NAMES", "NOTE_TOOL_NAMES", "handle_neighbour_tool",
+           "neighbour_tool_schemas"]
 
-NEIGHBOUR_TOOL_NAMES: tuple[str, ...] = ("note_put", "note_get", "note_list", "note_delete")
+NOTE_TOOL_NAMES: tuple[str, ...] = ("note_put", "note_get", "note_list", "note_delete")
+GRAPH_TOOL_NAMES: tuple[str, ...] = ("event_record", "graph_related", "graph_impact", "graph_mermaid")
+NEIGHBOUR_TOOL_NAMES: tuple[str, ...] = NOTE_TOOL_NAMES + GRAPH_TOOL_NAMES
 
 _KEY = {"type": "string", "minLength": 1, "maxLength": 512,
         "pattern": "^project/[A-Za-z0-9][A-Za-z0-9._-]{0,127}/[A-Za-z0-9][A-Za-z0-9._-]{0,127}/"
                    "[A-Za-z0-9][A-Za-z0-9._-]{0,127}(/[A-Za-z0-9][A-Za-z0-9._-]{0,127})*$",
         "description": "project/<project-id>/<namespace>/<name>"}
+
+
+_EDGES = ("temporal", "causal", "entity", "episode", "dependency")
+_ENTITY = {"type": "object", "properties": {"label": {"type": "string", "minLength": 1, "maxLength": 500},
+                                            "type": {"type": "string", "pattern": "^[a-z][a-z0-9_-]{0,63}$",
+                                                     "description": "person, place, organisation, service ..."}},
+           "required": ["label", "type"], "additionalProperties": False}
+_START = {"node": {"type": "string", "description": "An event id."}, "entity": _ENTITY}
 
 
 def neighbour_tool_schemas() -> list[dict[str, Any]]:
@@ -54,6 +74,37 @@ def neighbour_tool_schemas() -> list[dict[str, Any]]:
          "input_schema": {"type": "object", "properties": {"key": _KEY,
                                                            "expected_version": {"type": "integer", "minimum": 1}},
                           "required": ["key"], "additionalProperties": False}},
+        {"name": "event_record",
+         "description": "Record something that happened (or, with kind episode, a session) on a timeline, with "
+                        "its time, the events that caused it and the entities it mentions. Entities are merged by "
+                        "label and type, so mention the same person or thing the same way each time.",
+         "input_schema": {"type": "object", "properties": {
+             "label": {"type": "string", "minLength": 1, "maxLength": 10000, "description": "What happened."},
+             "at": {"type": "string", "format": "date-time", "description": "When (ISO 8601 with an offset)."},
+             "timeline": {"type": "string", "description": "Conversation or run id (default: default)."},
+             "kind": {"type": "string", "enum": ["event", "episode"]},
+             "id": {"type": "string", "description": "Its id (default: random)."},
+             "episode": {"type": "string", "description": "Id of the episode it belongs to."},
+             "caused_by": {"type": "array", "items": {"type": "string"}, "description": "Ids of its causes."},
+             "mentions": {"type": "array", "maxItems": 200, "items": _ENTITY}},
+             "required": ["label", "at"], "additionalProperties": False}},
+        {"name": "graph_related",
+         "description": "Events and entities connected to an event (node) or an entity: what came before or "
+                        "after (temporal), causes and effects (causal), what mentions the same entities (entity), "
+                        "the session (episode), dependencies.",
+         "input_schema": {"type": "object", "properties": {**_START,
+             "depth": {"type": "integer", "minimum": 1, "maximum": 10},
+             "edge_types": {"type": "array", "items": {"type": "string", "enum": list(_EDGES)}}},
+             "additionalProperties": False}},
+        {"name": "graph_impact",
+         "description": "Everything an event or entity affects, transitively (what it caused; what depends on it).",
+         "input_schema": {"type": "object", "properties": dict(_START), "additionalProperties": False}},
+        {"name": "graph_mermaid",
+         "description": "A Mermaid flowchart of the subgraph around an event or entity.",
+         "input_schema": {"type": "object", "properties": {**_START,
+             "depth": {"type": "integer", "minimum": 1, "maximum": 10},
+             "edge_types": {"type": "array", "items": {"type": "string", "enum": list(_EDGES)}}},
+             "additionalProperties": False}},
     ]
 
 
@@ -73,7 +124,7 @@ def _args(arguments: Any, name: str) -> dict[str, Any]:
     extra = sorted(set(arguments) - set(schema["properties"]))
     if extra:
         raise InvalidInput(f"{extra[0]}: unknown argument", field=extra[0])
-    for r in schema["required"]:
+    for r in schema.get("required", []):
         if r not in arguments:
             raise InvalidInput(f"{r}: required", field=r)
     return dict(arguments)
@@ -87,6 +138,8 @@ def handle_neighbour_tool(tenant: Any, name: str, arguments: Any, principal: Pri
         return _err("unknown_tool", f"unknown tool {name!r}; neighbour tools: {', '.join(NEIGHBOUR_TOOL_NAMES)}")
     try:
         a = _args(arguments, name)
+        if name in GRAPH_TOOL_NAMES:
+            return _graph_tool(tenant, name, a)
         notes = tenant.notes
         if name == "note_put":
             if a.get("expected_version") is not None:
@@ -109,9 +162,26 @@ def handle_neighbour_tool(tenant: Any, name: str, arguments: Any, principal: Pri
         return {"ok": True, "deleted": deleted}
     except InvalidInput as exc:
         return _err("invalid_input", str(exc), exc.field)
+    except UnknownMemory as exc:
+        return _err("not_found", str(exc))
     except ShapeViolation as exc:
         return _err("shape_violation", str(exc))
     except NotAuthorized as exc:
         return _err("not_authorized", str(exc))
     except ReckonError as exc:
         return _err("error", f"{type(exc).__name__}: {exc}")
+
+
+def _graph_tool(tenant: Any, name: str, a: dict[str, Any]) -> dict[str, Any]:
+    g = tenant.events
+    if name == "event_record":
+        return {"ok": True, "event": g.record([a])[0].to_dict()}
+    if ("node" in a) == ("entity" in a):
+        raise InvalidInput("give exactly one of node (an event id) or entity ({label, type})", field="node")
+    start = a.get("node") if "node" in a else a["entity"]
+    if name == "graph_impact":
+        return {"ok": True, "nodes": [x.to_dict() for x in g.impact(start)]}
+    if name == "graph_related":
+        rel = g.related(start, depth=a.get("depth", 1), edge_types=a.get("edge_types"))
+        return {"ok": True, "related": [r.to_dict() for r in rel]}
+    return {"ok": True, "mermaid": g.mermaid(start, depth=a.get("depth", 1), edge_types=a.get("edge_types"))}

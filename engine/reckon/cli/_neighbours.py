@@ -116,3 +116,110 @@ def purge_cmd(tenant: str = TENANT_OPT) -> None:
     """Remove the values of notes expired against the in-graph clock; prints their keys."""
     for k in open_tenant(tenant).notes.purge_expired():
         say(k)
+
+
+# ---------------------------------------------------------------------------------------
+# The event graph (seed 000 MAGMA, seed 004 Graph Memory)
+# ---------------------------------------------------------------------------------------
+
+events_app = typer.Typer(help="The typed event graph: events, episodes, entities (seed 000 MAGMA).",
+                         no_args_is_help=True)
+app.add_typer(events_app, name="events")
+
+
+def _event_dict(e: Any) -> Any:
+    return e.to_dict()
+
+
+@events_app.command("add")
+def events_add(label: str = typer.Argument(..., help="What happened."),
+               at: str = typer.Option(..., "--at", help="When: ISO 8601 date-time with an offset (Z, +02:00)."),
+               tenant: str = TENANT_OPT,
+               timeline: str = typer.Option("default", "--timeline", help="Timeline (conversation, run) id."),
+               episode: str = typer.Option(None, "--episode", help="Id of the episode it belongs to."),
+               caused_by: list[str] = typer.Option([], "--caused-by", help="Id of a cause; repeat the option."),
+               mention: list[str] = typer.Option([], "--mention", help="An entity TYPE:LABEL; repeat the option."),
+               event_id: str = typer.Option(None, "--id", help="The event's id (default: random)."),
+               is_episode: bool = typer.Option(False, "--episode-node", help="Record an episode (a session)."),
+               ) -> None:
+    """Record one event (or, with --episode-node, an episode); prints it as JSON."""
+    g = open_tenant(tenant).events
+    print_json(g.record_event(label, at=at, timeline=timeline, episode=episode, caused_by=caused_by,
+                              mentions=mention, id=event_id, kind="episode" if is_episode else "event").to_dict())
+
+
+@events_app.command("load")
+def events_load(file: str = typer.Argument(..., help="JSON list or JSON Lines of events ('-': stdin)."),
+                tenant: str = TENANT_OPT) -> None:
+    """Record the events of FILE in one transaction (all or nothing; exit 2 naming events[i])."""
+    from pathlib import Path
+
+    text = sys.stdin.read() if file == "-" else Path(file).read_text(encoding="utf-8")
+    try:
+        data = json.loads(text) if text.lstrip().startswith("[") else [json.loads(x) for x in text.splitlines()
+                                                                       if x.strip()]
+    except ValueError as e:
+        raise fail(f"{file}: not JSON or JSON Lines: {e}") from None
+    out = open_tenant(tenant).events.record(data)
+    say(f"recorded {len(out)} events")
+
+
+@events_app.command("depend")
+def events_depend(entity: str = typer.Argument(..., help="TYPE:LABEL"), on: str = typer.Argument(..., help="TYPE:LABEL"),
+                  tenant: str = TENANT_OPT) -> None:
+    """Record that ENTITY depends on ON (both TYPE:LABEL, e.g. service:UserService service:Auth)."""
+    e = open_tenant(tenant).events.add_dependency(entity, on)
+    say(escape(f"{e.id} depends on {on}"))
+
+
+@events_app.command("timeline")
+def events_timeline(timeline: str = typer.Argument("default", help="Timeline id."), tenant: str = TENANT_OPT,
+                    as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """The events of a timeline by time."""
+    evs = open_tenant(tenant).events.timeline(timeline)
+    if as_json:
+        print_json([e.to_dict() for e in evs])
+        return
+    for e in evs:
+        say(escape(f"{e.at.isoformat()} [{e.id}] {e.kind}: {e.label}"))
+
+
+@app.command("graph")
+def graph_cmd(node: str = typer.Argument(None, help="Event id to start from (default: the whole graph)."),
+              tenant: str = TENANT_OPT,
+              entity: str = typer.Option(None, "--entity", help="Start from an entity TYPE:LABEL instead."),
+              depth: int = typer.Option(1, "--depth", help="Hops from the start (1-10)."),
+              edge_type: list[str] = typer.Option([], "--edge-type",
+                                                  help="temporal, causal, entity, episode, dependency; repeat."),
+              mermaid: bool = typer.Option(False, "--mermaid", help="Print a Mermaid flowchart."),
+              impact: bool = typer.Option(False, "--impact", help="Print what the start node affects, transitively."),
+              as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Traverse the event graph: related nodes, the impact closure (--impact) or a Mermaid
+    diagram (--mermaid) of the subgraph."""
+    g = open_tenant(tenant).events
+    start: Any = node
+    if entity is not None:
+        type_, sep, label = entity.partition(":")
+        if not sep:
+            raise fail("--entity: TYPE:LABEL, e.g. person:Caroline")
+        start = (label, type_)
+    edges = edge_type or None
+    if mermaid:
+        sys.stdout.write(g.mermaid(start, depth=depth, edge_types=edges))
+        return
+    if start is None:
+        raise fail("give a NODE (event id) or --entity TYPE:LABEL, or --mermaid for the whole graph")
+    if impact:
+        out = g.impact(start)
+        if as_json:
+            print_json([x.to_dict() for x in out])
+        else:
+            for x in out:
+                say(escape(f"[{x.id}] {x.label}"))
+        return
+    rel = g.related(start, depth=depth, edge_types=edges)
+    if as_json:
+        print_json([r.to_dict() for r in rel])
+        return
+    for r in rel:
+        say(escape(f"{r.distance} {r.edge:<12} [{r.node.id}] {r.node.label}  (via {r.via})"))

@@ -8,7 +8,18 @@
 ``GET /tenants/{id}/notes?prefix=project/x/``          live notes by key prefix
 ``DELETE /tenants/{id}/notes/{key}``                   delete (404 when no live note)
 ``GET /tenants/{id}/note-namespaces/{project}``        namespaces with live-note counts
+``POST /tenants/{id}/events``                          record events / episodes (all or nothing)
+``GET /tenants/{id}/events/{event_id}``                one event
+``GET /tenants/{id}/timelines/{timeline}``             a timeline's events by time
+``POST /tenants/{id}/entities/dependencies``           entity depends on entity
+``GET /tenants/{id}/graph/related``                    typed traversal (``node`` or ``entity``,
+                                                       ``depth``, ``edge_type``)
+``GET /tenants/{id}/graph/impact``                     the rule-derived impact closure
+``GET /tenants/{id}/graph/mermaid``                    a subgraph as a Mermaid flowchart
 =====================================================  ===================================
+
+``entity`` is ``TYPE:LABEL`` (``person:Caroline``); the event graph follows seed 000 MAGMA
+and seed 004 Graph Memory.
 
 ``{key}`` is the whole key, slashes included (``project/<id>/<namespace>/<name>``; seed
 000 Transit). Errors are the app's JSON bodies: a bad key, value or ttl is 422.
@@ -19,7 +30,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import Depends, FastAPI, Query
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = ["register"]
@@ -34,6 +45,35 @@ class NoteBody(BaseModel):
     ttl: float | None = Field(None, gt=0, description="Seconds until the note expires (in-graph clock).")
     expected_version: int | None = Field(None, ge=0, description="Compare-and-set: the live version to replace "
                                                                  "(0: only if the key holds no live note).")
+
+
+class EventsBody(BaseModel):
+    """``{"events": [...]}``: event dicts as ``EventGraph.record`` takes them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    events: list[dict[str, Any]] = Field(max_length=5000)
+
+
+class DependencyBody(BaseModel):
+    """``entity`` depends on ``depends_on`` (each ``{"label", "type"}`` or ``"type:label"``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    entity: Any
+    depends_on: Any
+
+
+def _start(node: str | None, entity: str | None, api_error: Any) -> Any:
+    if (node is None) == (entity is None):
+        raise api_error(422, "invalid_input", "give exactly one of node (an event id) or entity (TYPE:LABEL)",
+                        field="node")
+    if entity is not None:
+        type_, sep, label = entity.partition(":")
+        if not sep:
+            raise api_error(422, "invalid_input", "entity: TYPE:LABEL, e.g. person:Caroline", field="entity")
+        return (label, type_)
+    return node
 
 
 def register(app: FastAPI, ctx: Any, errors: dict[Any, Any], api_error: Any) -> None:
@@ -75,3 +115,43 @@ def register(app: FastAPI, ctx: Any, errors: dict[Any, Any], api_error: Any) -> 
              tags=["notes"], responses=errors)
     def note_namespaces(project: str, c: Any = Depends(ctx)) -> Any:
         return [n.to_dict() for n in c.tenant.notes.namespaces(project)]
+
+    # ------------------------------------------------------------------ the event graph
+    @app.post("/tenants/{tenant_id}/events", summary="Record events and episodes", tags=["events"],
+              status_code=201, responses=errors)
+    def record_events(body: EventsBody, c: Any = Depends(ctx)) -> Any:
+        return {"events": [e.to_dict() for e in c.tenant.events.record(body.events)]}
+
+    @app.get("/tenants/{tenant_id}/events/{event_id}", summary="One event", tags=["events"], responses=errors)
+    def get_event(event_id: str, c: Any = Depends(ctx)) -> Any:
+        return c.tenant.events.get(event_id).to_dict()
+
+    @app.get("/tenants/{tenant_id}/timelines/{timeline}", summary="A timeline's events by time", tags=["events"],
+             responses=errors)
+    def get_timeline(timeline: str, c: Any = Depends(ctx)) -> Any:
+        return [e.to_dict() for e in c.tenant.events.timeline(timeline)]
+
+    @app.post("/tenants/{tenant_id}/entities/dependencies", summary="An entity depends on an entity",
+              tags=["events"], status_code=201, responses=errors)
+    def add_dependency(body: DependencyBody, c: Any = Depends(ctx)) -> Any:
+        return c.tenant.events.add_dependency(body.entity, body.depends_on).to_dict()
+
+    @app.get("/tenants/{tenant_id}/graph/related", summary="Typed traversal of the event graph", tags=["events"],
+             responses=errors)
+    def graph_related(node: str | None = None, entity: str | None = None, depth: int = Query(1, ge=1, le=10),
+                      edge_type: list[str] | None = Query(None), c: Any = Depends(ctx)) -> Any:
+        start = _start(node, entity, api_error)
+        return [r.to_dict() for r in c.tenant.events.related(start, depth=depth, edge_types=edge_type or None)]
+
+    @app.get("/tenants/{tenant_id}/graph/impact", summary="What a node affects, transitively", tags=["events"],
+             responses=errors)
+    def graph_impact(node: str | None = None, entity: str | None = None, c: Any = Depends(ctx)) -> Any:
+        return [x.to_dict() for x in c.tenant.events.impact(_start(node, entity, api_error))]
+
+    @app.get("/tenants/{tenant_id}/graph/mermaid", summary="A subgraph as a Mermaid flowchart", tags=["events"],
+             response_class=PlainTextResponse, responses=errors)
+    def graph_mermaid(node: str | None = None, entity: str | None = None, depth: int = Query(1, ge=1, le=10),
+                      edge_type: list[str] | None = Query(None), c: Any = Depends(ctx)) -> PlainTextResponse:
+        start = None if node is None and entity is None else _start(node, entity, api_error)
+        text = c.tenant.events.mermaid(start, depth=depth, edge_types=edge_type or None)
+        return PlainTextResponse(text, media_type="text/vnd.mermaid; charset=utf-8")
