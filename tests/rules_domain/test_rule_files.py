@@ -11,7 +11,7 @@ from reckon.datalog.loader import load_rules
 from reckon.datalog.model import Aggregate, Assignment, Negation
 from reckon.datalog.stratify import stratify
 
-FILES = ["core.srl", "marketing.srl", "recruiting.srl", "agent.srl", "notes.srl", "events.srl"]
+FILES = ["core.srl", "marketing.srl", "recruiting.srl", "agent.srl", "notes.srl", "events.srl", "experience.srl"]
 
 
 @pytest.mark.parametrize("name", FILES)
@@ -26,7 +26,7 @@ def test_every_rule_has_an_iri_and_an_if_then_comment(name):
 
 
 def test_module_rules_stratify_with_closed_rules_on_top(ruleset):
-    """Stratum 0: every monotone rule; stratum 1: the run-once SET rules (utilisation and
+    """Stratum 0: every monotone rule and the experience count; stratum 1: the run-once SET rules (utilisation and
     the live rank key) and the event-next negation over ev:before; stratum 2: the
     live-context cap, whose aggregate reads the keys."""
     strata = stratify(ruleset)
@@ -34,7 +34,11 @@ def test_module_rules_stratify_with_closed_rules_on_top(ruleset):
     names = [{r.id.value.rsplit("#", 1)[-1] for r in s.once} for s in strata]
     assert names[1] == {"live-rank-key", "budget-utilisation"}
     assert names[2] == {"live-context-cap"}
-    assert not strata[0].once and not strata[2].general
+    # stratum 0's one run-once rule: the experience count (an aggregate over asserted
+    # predicates only), read by the monotone strategy-promoted of the same stratum
+    assert {r.id.value.rsplit("#", 1)[-1] for r in strata[0].once} == {"strategy-success-count"}
+    assert "strategy-promoted" in {r.id.value.rsplit("#", 1)[-1] for r in strata[0].general}
+    assert not strata[2].general
     # the one negation of a derived predicate: rules/events.srl event-next reads the
     # stratum-0 ev:before; event-previous reads event-next
     assert {r.id.value.rsplit("#", 1)[-1] for r in strata[1].general} == {"event-next", "event-previous"}

@@ -9,6 +9,9 @@ definitions and a handler that never raises for bad input (like
 * ``event_record`` / ``graph_related`` / ``graph_impact`` / ``graph_mermaid``: the typed
   event graph (seed 000 MAGMA: "ingest event", "traverse the typed edges"; seed 004
   ``getRelated(entityId, depth)``, impact queries, ``visualize()`` as Mermaid).
+* ``experience_record`` / ``experience_recall``: experience records and the strategy
+  cards promoted from them (seed 000 Evolving Memory: "Evolve -- distill run outcome
+  into a new memory record"; "Search -- embed the incoming task, retrieve top-K").
 """
 
 from __future__ import annotations
@@ -25,12 +28,13 @@ from reckon._errors import (
 )
 from reckon.memory.models import Principal
 
-__all__ = ["GRAPH_TOOL_NAMES", "NEIGHBOUR_TOOL_NAMES", "NOTE_TOOL_NAMES", "handle_neighbour_tool",
+__all__ = ["EXPERIENCE_TOOL_NAMES", "GRAPH_TOOL_NAMES", "NEIGHBOUR_TOOL_NAMES", "NOTE_TOOL_NAMES", "handle_neighbour_tool",
            "neighbour_tool_schemas"]
 
 NOTE_TOOL_NAMES: tuple[str, ...] = ("note_put", "note_get", "note_list", "note_delete")
 GRAPH_TOOL_NAMES: tuple[str, ...] = ("event_record", "graph_related", "graph_impact", "graph_mermaid")
-NEIGHBOUR_TOOL_NAMES: tuple[str, ...] = NOTE_TOOL_NAMES + GRAPH_TOOL_NAMES
+EXPERIENCE_TOOL_NAMES: tuple[str, ...] = ("experience_record", "experience_recall")
+NEIGHBOUR_TOOL_NAMES: tuple[str, ...] = NOTE_TOOL_NAMES + GRAPH_TOOL_NAMES + EXPERIENCE_TOOL_NAMES
 
 _KEY = {"type": "string", "minLength": 1, "maxLength": 512,
         "pattern": "^project/[A-Za-z0-9][A-Za-z0-9._-]{0,127}/[A-Za-z0-9][A-Za-z0-9._-]{0,127}/"
@@ -105,6 +109,24 @@ def neighbour_tool_schemas() -> list[dict[str, Any]]:
              "depth": {"type": "integer", "minimum": 1, "maximum": 10},
              "edge_types": {"type": "array", "items": {"type": "string", "enum": list(_EDGES)}}},
              "additionalProperties": False}},
+        {"name": "experience_record",
+         "description": "After a task: record how it went (outcome, what worked, what failed, tools) and the "
+                        "approach you took in a few words. An approach that succeeds often becomes a strategy card "
+                        "offered on similar tasks.",
+         "input_schema": {"type": "object", "properties": {
+             "task": {"type": "string", "minLength": 1, "maxLength": 2000},
+             "outcome": {"type": "string", "enum": ["success", "partial", "failure"]},
+             "worked": {"type": "string", "maxLength": 4000}, "failed": {"type": "string", "maxLength": 4000},
+             "tools": {"type": "array", "maxItems": 50, "items": {"type": "string", "minLength": 1, "maxLength": 200}},
+             "strategy": {"type": "string", "maxLength": 2000, "description": "The approach taken."},
+             "session": {"type": "string", "maxLength": 200}},
+             "required": ["task", "outcome"], "additionalProperties": False}},
+        {"name": "experience_recall",
+         "description": "Before a task: the strategy cards and past experiences of the most similar tasks.",
+         "input_schema": {"type": "object", "properties": {
+             "task": {"type": "string", "minLength": 1},
+             "k": {"type": "integer", "minimum": 1, "maximum": 100}},
+             "required": ["task"], "additionalProperties": False}},
     ]
 
 
@@ -140,6 +162,14 @@ def handle_neighbour_tool(tenant: Any, name: str, arguments: Any, principal: Pri
         a = _args(arguments, name)
         if name in GRAPH_TOOL_NAMES:
             return _graph_tool(tenant, name, a)
+        if name == "experience_record":
+            x = tenant.experience
+            task, outcome = a.pop("task"), a.pop("outcome")
+            return {"ok": True, "experience": x.record(task, outcome, principal=principal, **a).to_dict()}
+        if name == "experience_recall":
+            x, k = tenant.experience, a.get("k", 4)
+            return {"ok": True, "cards": [h.to_dict() for h in x.recommend(a["task"], k=k)],
+                    "experiences": [h.to_dict() for h in x.similar(a["task"], k=k)]}
         notes = tenant.notes
         if name == "note_put":
             if a.get("expected_version") is not None:

@@ -1,8 +1,9 @@
 """The neighbours' capabilities on the :class:`~reckon.api.Tenant` facade (issue 15):
-keyed shared notes (seed 000 "Transit") and the typed event graph (seed 000 "MAGMA",
-seed 004 "Graph Memory"). Each is a service over the same tenant store, validated by the
-tenant's SHACL shapes and reasoned by its rules (the shipped modules ``notes`` and
-``events``); the facade only hands out one instance per tenant."""
+keyed shared notes (seed 000 "Transit"), the typed event graph (seed 000 "MAGMA", seed
+004 "Graph Memory") and experience records with strategy cards (seed 000 "Evolving
+Memory"). Each is a service over the same tenant store, validated by the tenant's SHACL
+shapes and reasoned by its rules (the shipped modules ``notes``, ``events`` and
+``experience``); the facade only hands out one instance per tenant."""
 
 from __future__ import annotations
 
@@ -68,3 +69,20 @@ class NeighboursMixin:
             return EventGraph(self.store, memory, max_nodes=max_nodes)
 
         return self._service("_events", "events", make)
+
+    @property
+    def experience(self) -> Any:
+        """The tenant's experience records and strategy cards
+        (:class:`reckon.experience.ExperienceService`: ``record``, ``experiences``,
+        ``strategies``, ``similar``, ``recommend``, ``delete``; seed 000 Evolving Memory).
+
+        :raises InvalidInput: when the tenant's program has no ``experience`` module."""
+        memory = self.memory
+        embedder = getattr(getattr(self, "engine", None), "embedder", None)
+
+        def make() -> Any:
+            from reckon.experience.service import ExperienceService
+
+            return ExperienceService(self.store, memory, embedder=embedder)
+
+        return self._service("_experience", "experience", make)

@@ -1,5 +1,7 @@
 """The neighbours' verbs (issue 15): `reckon notes put|get|list|cas|delete|namespaces|purge`
-(keyed shared notes, seed 000 Transit).
+(keyed shared notes, seed 000 Transit), `reckon events add|load|depend|timeline` and
+`reckon graph [NODE] [--mermaid|--impact]` (the event graph, seed 000 MAGMA, seed 004),
+`reckon experience record|strategies|similar` (seed 000 Evolving Memory).
 
 Values are JSON: `reckon notes put KEY '{"plan": [1, 2]}'`; `--string` stores the text as a
 JSON string; `-` reads the value from stdin. `get` prints the note as JSON (exit 2 when
@@ -223,3 +225,55 @@ def graph_cmd(node: str = typer.Argument(None, help="Event id to start from (def
         return
     for r in rel:
         say(escape(f"{r.distance} {r.edge:<12} [{r.node.id}] {r.node.label}  (via {r.via})"))
+
+
+# ---------------------------------------------------------------------------------------
+# Experience and strategy cards (seed 000 Evolving Memory)
+# ---------------------------------------------------------------------------------------
+
+xp_app = typer.Typer(help="Experience records and strategy cards (seed 000 Evolving Memory).", no_args_is_help=True)
+app.add_typer(xp_app, name="experience")
+
+
+@xp_app.command("record")
+def xp_record(task: str = typer.Argument(..., help="The task as given."),
+              outcome: str = typer.Option(..., "--outcome", help="success, partial or failure."),
+              tenant: str = TENANT_OPT, person: str = AS_OPT,
+              worked: str = typer.Option(None, "--worked", help="What worked."),
+              failed: str = typer.Option(None, "--failed", help="What failed."),
+              tool: list[str] = typer.Option([], "--tool", help="A tool used; repeat the option."),
+              strategy: str = typer.Option(None, "--strategy", help="The approach taken, in words."),
+              session: str = typer.Option(None, "--session", help="The run or conversation id.")) -> None:
+    """Record one run of TASK; prints it as JSON."""
+    x = open_tenant(tenant).experience
+    print_json(x.record(task, outcome, principal=principal(person, False), worked=worked, failed=failed,
+                        tools=tool, strategy=strategy, session=session).to_dict())
+
+
+@xp_app.command("strategies")
+def xp_strategies(tenant: str = TENANT_OPT,
+                  promoted: bool = typer.Option(False, "--promoted", help="Only the strategy cards."),
+                  as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Strategies with their success counts; cards are promoted at strategy_promotion_threshold."""
+    cards = open_tenant(tenant).experience.strategies(promoted=True if promoted else None)
+    if as_json:
+        print_json([c.to_dict() for c in cards])
+        return
+    for c in cards:
+        say(escape(f"{'card' if c.promoted else '    '} {c.success_count:>3} [{c.id}] {c.approach}"))
+
+
+@xp_app.command("similar")
+def xp_similar(task: str = typer.Argument(..., help="The new task."), tenant: str = TENANT_OPT,
+               k: int = typer.Option(4, "-k", help="How many (default 4: seed 000 topK)."),
+               cards: bool = typer.Option(False, "--cards", help="Recommend strategy cards instead."),
+               as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Past experiences (or, with --cards, strategy cards) most similar to TASK."""
+    x = open_tenant(tenant).experience
+    hits = x.recommend(task, k=k) if cards else x.similar(task, k=k)
+    if as_json:
+        print_json([h.to_dict() for h in hits])
+        return
+    for h in hits:
+        text = h.item.approach if cards else f"{h.item.task} -> {h.item.outcome}"
+        say(escape(f"{h.score:.3f} [{h.item.id}] {text}"))

@@ -16,6 +16,10 @@
                                                        ``depth``, ``edge_type``)
 ``GET /tenants/{id}/graph/impact``                     the rule-derived impact closure
 ``GET /tenants/{id}/graph/mermaid``                    a subgraph as a Mermaid flowchart
+``POST /tenants/{id}/experiences``                     record an experience (seed 000 Evolving Memory)
+``GET /tenants/{id}/experiences/similar?task=``        experiences by task similarity (k = 4)
+``GET /tenants/{id}/strategies[?promoted=true]``       strategies and cards (promoted by rule)
+``GET /tenants/{id}/strategies/recommend?task=``       strategy cards for a task
 =====================================================  ===================================
 
 ``entity`` is ``TYPE:LABEL`` (``person:Caroline``); the event graph follows seed 000 MAGMA
@@ -62,6 +66,20 @@ class DependencyBody(BaseModel):
 
     entity: Any
     depends_on: Any
+
+
+class ExperienceBody(BaseModel):
+    """An experience record (``ExperienceService.record``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    task: str
+    outcome: str = Field(description="success, partial or failure")
+    worked: str | None = None
+    failed: str | None = None
+    tools: list[str] = Field(default_factory=list, max_length=50)
+    strategy: str | None = Field(None, description="The approach taken, in words.")
+    session: str | None = None
 
 
 def _start(node: str | None, entity: str | None, api_error: Any) -> Any:
@@ -155,3 +173,27 @@ def register(app: FastAPI, ctx: Any, errors: dict[Any, Any], api_error: Any) -> 
         start = None if node is None and entity is None else _start(node, entity, api_error)
         text = c.tenant.events.mermaid(start, depth=depth, edge_types=edge_type or None)
         return PlainTextResponse(text, media_type="text/vnd.mermaid; charset=utf-8")
+
+    # ------------------------------------------------------------------ experience
+    @app.post("/tenants/{tenant_id}/experiences", summary="Record an experience", tags=["experience"],
+              status_code=201, responses=errors)
+    def record_experience(body: ExperienceBody, c: Any = Depends(ctx)) -> Any:
+        fields = body.model_dump()
+        return c.tenant.experience.record(fields.pop("task"), fields.pop("outcome"), principal=c.principal,
+                                          **fields).to_dict()
+
+    @app.get("/tenants/{tenant_id}/experiences/similar", summary="Experiences by task similarity",
+             tags=["experience"], responses=errors)
+    def similar_experiences(task: str = Query(..., min_length=1), k: int = Query(4, ge=1, le=100),
+                            c: Any = Depends(ctx)) -> Any:
+        return [h.to_dict() for h in c.tenant.experience.similar(task, k=k)]
+
+    @app.get("/tenants/{tenant_id}/strategies", summary="Strategies and strategy cards", tags=["experience"],
+             responses=errors)
+    def strategies(promoted: bool | None = None, c: Any = Depends(ctx)) -> Any:
+        return [s.to_dict() for s in c.tenant.experience.strategies(promoted=promoted)]
+
+    @app.get("/tenants/{tenant_id}/strategies/recommend", summary="Strategy cards for a task", tags=["experience"],
+             responses=errors)
+    def recommend(task: str = Query(..., min_length=1), k: int = Query(4, ge=1, le=100), c: Any = Depends(ctx)) -> Any:
+        return [h.to_dict() for h in c.tenant.experience.recommend(task, k=k)]
