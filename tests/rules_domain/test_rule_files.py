@@ -11,7 +11,7 @@ from reckon.datalog.loader import load_rules
 from reckon.datalog.model import Aggregate, Assignment, Negation
 from reckon.datalog.stratify import stratify
 
-FILES = ["core.srl", "marketing.srl", "recruiting.srl", "agent.srl", "notes.srl", "events.srl", "experience.srl"]
+FILES = ["core.srl", "marketing.srl", "recruiting.srl", "agent.srl", "notes.srl", "events.srl", "experience.srl", "types.srl"]
 
 
 @pytest.mark.parametrize("name", FILES)
