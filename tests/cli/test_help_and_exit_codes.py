@@ -247,10 +247,14 @@ def test_as_comes_from_the_environment_but_never_from_a_default(onboarded: tuple
 def _tree(root: Path) -> dict[str, tuple[int, int]]:
     """Size and mtime of every file, except the recall layer's vector cache: a ranking
     read may embed a memory that was not embedded yet and append its vector there (a
-    cache fill keyed by the text's hash, never data; see ``reckon.recall.vectors``)."""
+    cache fill keyed by the text's hash, never data; see ``reckon.recall.vectors``), and
+    then rewrite the recall snapshot so that the next process opens with that vector
+    (``docs.npz``, written under a temporary name: a cache of the store; see
+    ``reckon.recall.tenant_index``)."""
     return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns)
             for p in sorted(root.rglob("*"))
-            if p.is_file() and not (p.parent.name == "recall" and p.name.startswith("vectors-"))}
+            if p.is_file() and not (p.parent.name == "recall"
+                                    and (p.name.startswith(("vectors-", ".docs.npz.")) or p.name == "docs.npz"))}
 
 
 READ_VERBS: list[tuple[str, ...]] = [

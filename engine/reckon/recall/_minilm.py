@@ -83,7 +83,7 @@ def _gelu(x: np.ndarray) -> np.ndarray:
     y += 1.0
     y *= x
     y *= np.float32(0.5)
-    return y
+    return y  # type: ignore[no-any-return]
 
 
 def _layer_norm(x: np.ndarray, w: np.ndarray, b: np.ndarray, eps: float) -> np.ndarray:

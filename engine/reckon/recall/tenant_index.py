@@ -74,6 +74,10 @@ _SNAPSHOT_VERSION = 2
 _SEP = "\x1f"  # between the teams of a document in the snapshot
 _EPOCH_UTC = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _SNAPSHOT_EVERY = 200  # generations between background snapshots
+_QUIET_S = 0.1
+"""The embedding thread waits until no document was queued for this long (or a full
+batch is queued) before it embeds: a burst of writes is not slowed by an encode
+competing for the two cores and the GIL between its commits."""
 _BATCH = 256  # texts per background encode (sorted by length inside: less padding than 64)
 _FIRST_RANK_BACKLOG = 32
 """A first ranking in a process embeds a backlog up to this size before it ranks."""
@@ -184,6 +188,7 @@ class TenantIndex:
         self._keys: dict[str, tuple[bytes, ...]] = {}  # doc id -> keys of its current parts
         self._cv = threading.Condition()
         self._busy = False
+        self._last_enqueue = 0.0
         self._worker: threading.Thread | None = None
         self._background = background
         self._closed = False
@@ -558,6 +563,7 @@ class TenantIndex:
     # ------------------------------------------------------------------ embedding
     def _enqueue(self, items: Iterable[tuple[bytes, str, str]]) -> None:
         with self._cv:
+            self._last_enqueue = time.monotonic()
             for k, text, doc_id in items:
                 entry = self._pending.get(k)
                 if entry is None:
@@ -604,6 +610,10 @@ class TenantIndex:
                             self._worker = None  # restarted by the next enqueue
                             return
                         continue
+                quiet = _QUIET_S - (time.monotonic() - self._last_enqueue)
+                if quiet > 0 and len(self._pending) < _BATCH:
+                    self._cv.wait(timeout=quiet)  # writes are still arriving
+                    continue
                 batch = list(itertools.islice(self._pending.items(), _BATCH))
                 self._busy = True
             try:
