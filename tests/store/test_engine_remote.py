@@ -9,7 +9,6 @@ import os
 import shutil
 from pathlib import Path
 
-import pytest
 
 from reckon import Engine, Principal
 
@@ -32,8 +31,7 @@ def test_two_nodes_share_a_tenant(backend: str, tmp_path: Path) -> None:
     cap = _cap(t1)
     t1.set_spend("meta", 34000)
     assert t1.get(cap.id).status["budgetStatus"] == "near_limit"
-    rows = t1.sparql("SELECT ?l WHERE { ?m rk:label ?l }") if False else t1.sparql(
-        "SELECT ?s WHERE { GRAPH <urn:reckon:graph:memories> { ?s a mk:BudgetConstraintMemory } }")
+    rows = t1.sparql("SELECT ?s WHERE { GRAPH <urn:reckon:graph:memories> { ?s a mk:BudgetConstraintMemory } }")
     assert [r["s"].value for r in rows] == [cap.iri]
     if backend == "embedded":
         return  # an embedded tenant lives in one data directory only
