@@ -247,10 +247,14 @@ def test_as_comes_from_the_environment_but_never_from_a_default(onboarded: tuple
 def _tree(root: Path) -> dict[str, tuple[int, int]]:
     """Size and mtime of every file, except the recall layer's vector cache: a ranking
     read may embed a memory that was not embedded yet and append its vector there (a
-    cache fill keyed by the text's hash, never data; see ``reckon.recall.vectors``)."""
+    cache fill keyed by the text's hash, never data; see ``reckon.recall.vectors``), and
+    then rewrite the recall snapshot so that the next process opens with that vector
+    (``docs.npz``, written under a temporary name: a cache of the store; see
+    ``reckon.recall.tenant_index``)."""
     return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns)
             for p in sorted(root.rglob("*"))
-            if p.is_file() and not (p.parent.name == "recall" and p.name.startswith("vectors-"))}
+            if p.is_file() and not (p.parent.name == "recall"
+                                    and (p.name.startswith(("vectors-", ".docs.npz.")) or p.name == "docs.npz"))}
 
 
 READ_VERBS: list[tuple[str, ...]] = [
@@ -287,3 +291,16 @@ def test_read_only_verbs_leave_an_existing_tenant_untouched(onboarded: tuple[Pat
         r = run_cli(d, *args)
         assert r.code == 0, (verb, r.err)
         assert _tree(d) == before, verb
+
+
+def test_a_setting_out_of_range_is_an_invalid_setting_not_a_memory(tmp_path: Path) -> None:
+    d = tmp_path / "d"
+    assert run_cli(d, "tenant", "create", "acme").code == 0
+    for value in ("1.5", "-0.2"):
+        r = run_cli(d, "tenant", "settings", "set", "acme", "near_limit_threshold", "--", value)
+        assert r.code == 1, r.err
+        msg = _msg(r)
+        assert msg.startswith("invalid setting: near_limit_threshold = "), msg
+        assert "memory" not in msg
+    r = run_cli(d, "tenant", "settings", "get", "acme", "near_limit_threshold")
+    assert r.code == 0 and "0.8" in r.out  # the refused values left the default in place

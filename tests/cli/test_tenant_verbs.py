@@ -187,10 +187,19 @@ def test_validate_checks_the_recall_index_against_the_store(tmp_path: Path) -> N
     assert r.code == 0, r.out + r.err
     rc = _json.loads(r.out)["recall"]
     assert rc["documents"] == 2 and rc["conforms"] and rc["missing"] == rc["extra"] == rc["stale"] == []
-    snap_path = tmp_path / "tenants" / "rx" / "recall" / SNAPSHOT
-    snap = _json.loads(snap_path.read_text())
-    snap["docs"] = [d for d in snap["docs"] if d["id"] != ids[0]]
-    snap_path.write_text(_json.dumps(snap))
+    # a snapshot that claims the current generation but lacks ids[0] (the version 1 form,
+    # which is still read)
+    from reckon.api import Engine
+    from reckon.recall.tenant_index import LEGACY_SNAPSHOT
+
+    t = Engine(tmp_path).tenant("rx")
+    kept = t.recall.document(t.get(ids[1]))
+    gen = t.store.generation()
+    t.store.release()
+    rdir = tmp_path / "tenants" / "rx" / "recall"
+    (rdir / SNAPSHOT).unlink()
+    (rdir / LEGACY_SNAPSHOT).write_text(_json.dumps({"version": 1, "tenant": "rx", "generation": gen,
+                                                     "docs": [{**kept, "time": kept["time"].isoformat()}]}))
     r = run_cli(tmp_path, "tenant", "validate", "rx")
     assert r.code == 1 and f"recall index missing: {ids[0]}" in r.err
     assert "1 missing, 0 extra and 0 stale" in r.out

@@ -17,7 +17,7 @@ IRIs (API.md): ``urn:reckon:<tenant>:company``, ``...:person:<id>``, ``...:team:
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 from decimal import Decimal
 from typing import Iterable
 from urllib.parse import quote
@@ -201,11 +201,16 @@ def write_spend(txn: Txn, tenant: str, *, platform: str, amount: Decimal, period
     ]
     if period_start is not None:
         triples.append((mk("periodStart"), Literal(period_start.isoformat(), datatype=X_DATE)))
+    when = as_of if as_of is not None else _clock_now(txn.view)
+    when = (when.replace(tzinfo=timezone.utc) if when.tzinfo is None else when).astimezone(timezone.utc)
+    # the instant the record's period ends (rules/marketing.srl rule:spend-period-elapsed: once
+    # the clock reaches it, the amount is a past period's spend and no cap is compared with it)
+    end = period_end(per_local, period_start if period_start is not None else when.date(),
+                     anchored=period_start is not None)
+    triples.append((mk("validUntil"), dt_literal(datetime(end.year, end.month, end.day, tzinfo=timezone.utc))))
     company = _company(txn.view, tenant)
     _replace_node(txn, node, BUSINESS, triples)
     txn.add(Quad(company, mk("currentSpendRecord"), node, BUSINESS))
-    when = as_of if as_of is not None else _clock_now(txn.view)
-    when = (when.replace(tzinfo=timezone.utc) if when.tzinfo is None else when).astimezone(timezone.utc)
     obs = NamedNode(f"{node.value}:{when.date().isoformat()}")
     # own properties only (not mk:amount / mk:platform): a query for spend records or amounts
     # does not meet the history
@@ -214,6 +219,36 @@ def write_spend(txn: Txn, tenant: str, *, platform: str, amount: Decimal, period
         (mk("observedAmount"), decimal_literal(amount)), (mk("observedAt"), dt_literal(when)),
     ])
     return node
+
+
+def _add_months(d: date, months: int) -> date:
+    y, m = divmod(d.month - 1 + months, 12)
+    year, month = d.year + y, m + 1
+    last = (date(year + (month == 12), month % 12 + 1, 1) - timedelta(days=1)).day
+    return date(year, month, min(d.day, last))
+
+
+def period_end(period: str, day: date, *, anchored: bool) -> date:
+    """The first day after the period (``daily`` / ``weekly`` / ``monthly`` /
+    ``quarterly`` / ``yearly``) that covers ``day``.
+
+    :param anchored: ``day`` is the period's first day as the caller stated it
+        (``period_start``): the period is one length from it (2026-03-15 monthly ends
+        2026-04-15). Otherwise the calendar period containing ``day`` (ISO week from
+        Monday, calendar month / quarter / year).
+    :raises InvalidInput: an unknown period.
+    """
+    if period == "daily":
+        return day + timedelta(days=1)
+    if period == "weekly":
+        return day + timedelta(days=7) if anchored else day + timedelta(days=7 - day.weekday())
+    months = {"monthly": 1, "quarterly": 3, "yearly": 12}.get(period)
+    if months is None:
+        raise InvalidInput(f"unknown period {period!r}", field="period")
+    if anchored:
+        return _add_months(day, months)
+    first_month = day.month if months == 1 else (1 if months == 12 else (day.month - 1) // 3 * 3 + 1)
+    return _add_months(date(day.year, first_month, 1), months)
 
 
 def _clock_now(view: StoreView) -> datetime:

@@ -420,6 +420,10 @@ _SHIPPED_NS = (
     "https://reckon.dev/ns/marketing#",
     "https://reckon.dev/ns/recruiting#",
     "https://reckon.dev/ns/agent#",
+    "https://reckon.dev/ns/notes#",
+    "https://reckon.dev/ns/events#",
+    "https://reckon.dev/ns/experience#",
+    "https://reckon.dev/ns/types#",
 )
 
 

@@ -13,6 +13,7 @@ from pyoxigraph import Literal, NamedNode, Triple
 
 from reckon._errors import InvalidInput
 from reckon.api import _business as B
+from reckon.api._neighbours import NeighboursMixin
 from reckon.api._models import (
     AccountInput,
     KpiInput,
@@ -30,7 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["Tenant"]
 
 
-class Tenant:
+class Tenant(NeighboursMixin):
     """One tenant of an :class:`~reckon.api.Engine` (obtain with ``engine.tenant(id)``).
 
     Every write below is one store transaction: serialized across threads and

@@ -148,7 +148,7 @@ def command() -> Any:
     (see :func:`polish`)."""
     from reckon.cli import _rules  # noqa: F401  (register verbs: import for side effects)
 
-    for mod in ("_tenant", "_memory", "_data", "_query", "_serve", "_demo", "_capture"):
+    for mod in ("_tenant", "_memory", "_data", "_query", "_serve", "_demo", "_capture", "_neighbours"):
         try:
             __import__(f"reckon.cli.{mod}")
         except ModuleNotFoundError as exc:  # verb module not present in this build
@@ -227,6 +227,9 @@ def run(argv: list[str]) -> int:
                 text = str(exc)
                 if text.startswith(prefix + ": "):  # "invalid memory: importance: ..." says it already
                     text = text[len(prefix) + 2:]
+                if isinstance(exc, ShapeViolation) and text.startswith("setting "):  # rk:SettingsShape refused it
+                    prefix = "invalid setting"
+                    text = text[len("setting "):]
                 err_console.print(f"[red]{prefix}:[/red] {escape(text)}", soft_wrap=True)
                 return code
         raise  # pragma: no cover - ReckonError is the last row

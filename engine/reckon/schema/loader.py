@@ -51,6 +51,9 @@ RK = rdflib.Namespace("https://reckon.dev/ns/core#")
 MK = rdflib.Namespace("https://reckon.dev/ns/marketing#")
 """The marketing module namespace, prefix ``mk:``."""
 RC = rdflib.Namespace("https://reckon.dev/ns/recruiting#")
+_NEIGHBOUR_PREFIXES = tuple((p, rdflib.Namespace(f"https://reckon.dev/ns/{m}#")) for p, m in (
+    ("nt", "notes"), ("ev", "events"), ("xp", "experience"), ("ty", "types")))
+"""Prefixes of the shipped modules of issue 15, bound like rk / mk / rc."""
 """The recruiting module namespace, prefix ``rc:``."""
 
 _TURTLE_SUFFIXES = {".ttl": "turtle", ".nt": "nt", ".n3": "n3"}
@@ -289,7 +292,7 @@ def split_shapes(graph: rdflib.Graph) -> tuple[rdflib.Graph, rdflib.Graph]:
 
 
 def _build(merged: rdflib.Graph, *, rules: tuple[Path, ...], sources: tuple[Path, ...]) -> Schema:
-    for prefix, ns in (("rk", RK), ("mk", MK), ("rc", RC)):
+    for prefix, ns in (("rk", RK), ("mk", MK), ("rc", RC), *_NEIGHBOUR_PREFIXES):
         merged.bind(prefix, ns, override=False)
     onto, shapes = split_shapes(merged)
     return Schema(

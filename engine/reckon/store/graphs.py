@@ -6,6 +6,9 @@ Every tenant dataset keeps triples apart by origin (DESIGN.md, "The store"):
 * :data:`MEMORIES` memory nodes, people, teams, the company (asserted)
 * :data:`BUSINESS` KPIs, spend, accounts, subscription, the clock (asserted)
 * :data:`TRANSCRIPTS` conversations and their turns (asserted; ontology/agent.ttl)
+* :data:`NOTES` keyed shared notes (asserted; ontology/notes.ttl)
+* :data:`EVENTS` the typed event graph: events, episodes, entities (asserted; ontology/events.ttl)
+* :data:`EXPERIENCE` experience records and strategies (asserted; ontology/experience.ttl)
 * :data:`INFERRED` derived triples only; never asserted, written by the reasoner
 
 Reasoning runs over the union of the asserted graphs (:data:`ASSERTED`) as one base
@@ -25,6 +28,9 @@ __all__ = [
     "INCARNATION",
     "INFERRED",
     "MEMORIES",
+    "EVENTS",
+    "EXPERIENCE",
+    "NOTES",
     "META",
     "PROGRAM",
     "PUBLIC",
@@ -38,14 +44,17 @@ SCHEMA = NamedNode("urn:reckon:graph:schema")
 MEMORIES = NamedNode("urn:reckon:graph:memories")
 BUSINESS = NamedNode("urn:reckon:graph:business")
 TRANSCRIPTS = NamedNode("urn:reckon:graph:transcripts")
+NOTES = NamedNode("urn:reckon:graph:notes")
+EVENTS = NamedNode("urn:reckon:graph:events")
+EXPERIENCE = NamedNode("urn:reckon:graph:experience")
 INFERRED = NamedNode("urn:reckon:graph:inferred")
 META = NamedNode("urn:reckon:graph:meta")
 PROGRAM = NamedNode("urn:reckon:graph:program")
 
-ASSERTED: tuple[NamedNode, ...] = (SCHEMA, MEMORIES, BUSINESS, TRANSCRIPTS)
+ASSERTED: tuple[NamedNode, ...] = (SCHEMA, MEMORIES, BUSINESS, TRANSCRIPTS, NOTES, EVENTS, EXPERIENCE)
 """Graphs whose union is the reasoner's base graph."""
 
-PUBLIC: tuple[NamedNode, ...] = (SCHEMA, MEMORIES, BUSINESS, TRANSCRIPTS, INFERRED)
+PUBLIC: tuple[NamedNode, ...] = (SCHEMA, MEMORIES, BUSINESS, TRANSCRIPTS, NOTES, EVENTS, EXPERIENCE, INFERRED)
 """Graphs visible to SPARQL (their union is the default graph)."""
 
 STORE_NODE = NamedNode("urn:reckon:store")

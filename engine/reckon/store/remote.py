@@ -99,16 +99,13 @@ from pyoxigraph import BlankNode, Literal, NamedNode, Quad, Triple
 from reckon._errors import StoreError, TenantExists
 from reckon.store.backends import BackendGone, BlockWriter, WriteConflict
 from reckon.store.graphs import (
-    BUSINESS,
+    ASSERTED,
     GENERATION,
     INCARNATION,
     INFERRED,
-    MEMORIES,
     META,
     PROGRAM,
-    SCHEMA,
     STORE_NODE,
-    TRANSCRIPTS,
 )
 from reckon.store.ids import validate_tenant_id
 from reckon.store.sparql import quads_to_data_block, term_to_sparql
@@ -116,7 +113,7 @@ from reckon.store.terms import canonical_term
 
 __all__ = ["Endpoint", "RemoteBackend", "JOURNAL_TEXT_MAX"]
 
-LOGICAL_GRAPHS: tuple[NamedNode, ...] = (SCHEMA, MEMORIES, BUSINESS, TRANSCRIPTS, INFERRED, META, PROGRAM)
+LOGICAL_GRAPHS: tuple[NamedNode, ...] = (*ASSERTED, INFERRED, META, PROGRAM)  # every asserted graph (notes, events ...)
 _DATA_GRAPHS = tuple(g for g in LOGICAL_GRAPHS if g != META)
 _XSD = "http://www.w3.org/2001/XMLSchema#"
 _XSD_INTEGER = NamedNode(_XSD + "integer")
