@@ -16,7 +16,9 @@ restates ``rules/core.srl`` and ``rules/marketing.srl`` in Python:
 * active: not deleted, not superseded, and no expiry or expiry > clock
   (rule:active-without-expiry, rule:active-before-expiry);
 * budget cap (platform p, period, currency, amount cap), active, with the company's
-  current spend record s for (p, period, currency): currentSpend s; utilisation s / cap
+  current spend record s for (p, period, currency) whose period has not ended (a monthly
+  record counts until the next calendar month begins, UTC; rule:spend-period-elapsed):
+  currentSpend s; utilisation s / cap
   when cap > 0; over_budget when s > cap; near_limit when s <= cap and s >= threshold x
   cap; within_budget when s < threshold x cap (rule:budget-*);
 * performance target (metric, target value, platform or none), active, with the current
@@ -162,10 +164,17 @@ class Oracle:
     clock: datetime | None = None
     threshold: Decimal = Decimal("0.8")
     memories: dict[str, OMemory] = field(default_factory=dict)
-    spend: dict[tuple[str, str, str], Decimal] = field(default_factory=dict)
+    spend: dict[tuple[str, str, str], tuple[Decimal, datetime]] = field(default_factory=dict)
     kpis: dict[tuple[str, str | None], Decimal] = field(default_factory=dict)
     accounts: set[tuple[str, str]] = field(default_factory=set)
     watch: bool = False
+
+    def set_spend(self, platform: str, amount: Decimal) -> None:
+        """A monthly USD spend observed now (the in-graph clock, else the wall clock): it
+        counts until the first instant of the next calendar month (UTC)."""
+        when = (self.clock or datetime.now(timezone.utc)).astimezone(timezone.utc)
+        end = datetime(when.year + (when.month == 12), when.month % 12 + 1, 1, tzinfo=timezone.utc)
+        self.spend[(platform, "monthly", "USD")] = (amount, end)
 
     def active(self, mid: str) -> bool:
         m = self.memories[mid]
@@ -179,9 +188,10 @@ class Oracle:
         if not self.active(mid):
             return out
         if m.kind == "budget":
-            s = self.spend.get((m.props["platform"], "monthly", "USD"))
-            if s is None:
-                return out
+            rec = self.spend.get((m.props["platform"], "monthly", "USD"))
+            if rec is None or (self.clock is not None and self.clock >= rec[1]):
+                return out  # no spend, or last period's
+            s = rec[0]
             cap = m.props["amount"]
             out["currentSpend"] = s
             if cap > 0:
@@ -394,7 +404,7 @@ class Run:
             o.kpis[(metric, platform)] = as_decimal(value)
         elif kind == "spend":
             t.set_spend(s[1], s[2])
-            o.spend[(s[1], "monthly", "USD")] = as_decimal(s[2])
+            o.set_spend(s[1], as_decimal(s[2]))
         elif kind == "bad_spend":
             self.refused(lambda: t.set_spend("meta", s[1]), InvalidInput)
         elif kind == "account":
@@ -442,7 +452,7 @@ class Run:
         if op == "spend":
             r = w.call(op="spend", tenant=self.tid, platform=platform, amount=str(amt))
             assert r["ok"], r
-            o.spend[(platform, "monthly", "USD")] = as_decimal(amt)
+            o.set_spend(platform, as_decimal(amt))
         elif op == "kpi":
             r = w.call(op="kpi", tenant=self.tid, metric="ROAS", value=str(amt), platform=None)
             assert r["ok"], r
@@ -479,7 +489,7 @@ class Run:
             self.t.store.release()
             r = w.recv()
             assert r["ok"], r
-            o.spend[(platform, "monthly", "USD")] = as_decimal(amt)
+            o.set_spend(platform, as_decimal(amt))
             o.kpis[("CPA", None)] = Decimal("12.5")
 
     # -- checks --------------------------------------------------------------------------

@@ -38,6 +38,9 @@ def serve_cmd(
     rate_burst: int = typer.Option(40, "--rate-burst", min=1, help="Requests a token may send at once."),
     max_body_bytes: int = typer.Option(4 << 20, "--max-body-bytes", min=1024,
                                        help="Largest request body, bytes (413)."),
+    wall_clock: bool = typer.Option(True, "--wall-clock/--no-wall-clock",
+                                    help="Move each tenant's in-graph clock to the wall clock before its requests "
+                                         "(default); --no-wall-clock leaves it to `reckon tick` (replays, demos)."),
 ) -> None:
     """Serve the memory inspector at / and the HTTP API: per-tenant SPARQL endpoint and
     REST routes (OpenAPI at /openapi.json).
@@ -60,7 +63,7 @@ def serve_cmd(
     eng.query_pool.start()  # warm workers: the first query does not pay for their start
     _load_model(eng)  # the embedder too: loaded before the server binds
     application = create_app(eng, rate_limit=rate_limit or None, rate_burst=rate_burst,
-                             max_body_bytes=max_body_bytes)
+                             max_body_bytes=max_body_bytes, wall_clock=wall_clock)
     warn(f"reckon: serving {state.data_dir} on http://{host}:{port} (inspector: /, OpenAPI: /openapi.json)")
     uvicorn.run(application, host=host, port=port, log_level=log_level, access_log=False)
 
@@ -71,6 +74,9 @@ def mcp_cmd(
     person: str = AS_OPT,
     member_of: list[str] = MEMBER_OF_OPT,
     operator: bool = OPERATOR_OPT,
+    wall_clock: bool = typer.Option(True, "--wall-clock/--no-wall-clock",
+                                    help="Move the tenant's in-graph clock to the wall clock before each tool call "
+                                         "(default); --no-wall-clock leaves it to `reckon tick`."),
 ) -> None:
     """Serve one tenant, as one person, over MCP stdio: the agent tools (remember, search,
     supersede, get_context), the resources reckon://T/bundle, reckon://T/memories/ID and
@@ -84,7 +90,7 @@ def mcp_cmd(
     t.recall.warm()  # the index open and the model loaded before the first tool call
     t.store.reasoner()  # and the write path: the mirror and the reasoner loaded
     t.memory.schema  # noqa: B018 - the schema view cached
-    run_stdio(t, p)
+    run_stdio(t, p, wall_clock=wall_clock)
 
 
 def _load_model(eng: object) -> None:

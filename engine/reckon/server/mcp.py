@@ -242,15 +242,16 @@ def _ontology_turtle(tenant: Any) -> str:
     return (serialize(triples, format=RdfFormat.TURTLE, prefixes=prefixes) or b"").decode("utf-8")
 
 
-def run_stdio(tenant: Any, principal: Any) -> None:
-    """Serve ``tenant`` as ``principal`` over stdio until the client closes stdin.
+def run_stdio(tenant: Any, principal: Any, *, wall_clock: bool = True) -> None:
+    """Serve ``tenant`` as ``principal`` over stdio until the client closes stdin
+    (``wall_clock``: see :func:`build_server`).
 
     While serving, the SDK points fd 1 at stderr so stray prints cannot corrupt the
     JSON-RPC stream.
     """
     from mcp.server.stdio import stdio_server
 
-    server = build_server(tenant, principal)
+    server = build_server(tenant, principal, wall_clock=wall_clock)
 
     async def main() -> None:
         async with stdio_server() as (read_stream, write_stream):
