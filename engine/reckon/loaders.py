@@ -1,7 +1,7 @@
 """Business-data loaders: CSV with a column mapping, JSON records, Turtle, and the daily
 replay that turns per-day ad-platform totals into the tenant's current spend records,
-KPIs and clock (DESIGN.md "Who uses it": data pipeline; /work/notes/memory-layout.md
-"Business data").
+KPIs and clock (DESIGN.md "Who uses it": data pipeline; the business-data classes of
+``ontology/marketing.ttl``).
 
 Pipeline::
 
@@ -543,7 +543,7 @@ def load_turtle(tenant: Any, path: str | Path) -> int:
                    for q in parse(data, format=RdfFormat.TURTLE, base_iri=p.resolve().as_uri())]
     except SyntaxError as e:
         raise InvalidInput(f"{p}: Turtle syntax error: {e}", field="path") from e
-    rdf_type = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
+    from reckon.vocab import A as rdf_type
     focus = sorted({t.subject for t in triples if t.predicate == rdf_type and isinstance(t.subject, NamedNode)},
                    key=str)
     with tenant.store.transaction() as txn:

@@ -39,6 +39,7 @@ from pyoxigraph import (
     serialize,
 )
 
+from reckon import vocab
 from reckon._errors import InvalidInput, ProgramMismatch, ShapeViolation
 from reckon.schema.program import SETTINGS, Module, ModuleFile, Program
 from reckon.store import MEMORIES, SCHEMA
@@ -49,11 +50,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["MigrationReport", "ModuleInfo", "adopt", "check_open", "migrate", "stored_program"]
 
-_RDF_TYPE = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
+_RDF_TYPE = vocab.A
 _NOT_SETTINGS = frozenset(NamedNode(x) for x in (
-    "http://www.w3.org/1999/02/22-rdf-syntax-ns#type", "http://www.w3.org/2000/01/rdf-schema#label",
-    "http://www.w3.org/2000/01/rdf-schema#comment", "http://www.w3.org/2000/01/rdf-schema#seeAlso",
-    "http://www.w3.org/2000/01/rdf-schema#isDefinedBy"))
+    vocab.RDF + "type", vocab.RDFS + "label", vocab.RDFS + "comment", vocab.RDFS + "seeAlso",
+    vocab.RDFS + "isDefinedBy"))
 LEGACY_MODULE = "legacy-schema"
 """Name of the module :func:`adopt` creates for schema triples no module produces."""
 
@@ -187,9 +187,9 @@ def _settings_delta(
 
 
 def _declared_classes(schema: set[Triple]) -> set[Any]:
-    owl_class = NamedNode("http://www.w3.org/2002/07/owl#Class")
-    rdfs_class = NamedNode("http://www.w3.org/2000/01/rdf-schema#Class")
-    sub = NamedNode("http://www.w3.org/2000/01/rdf-schema#subClassOf")
+    owl_class = NamedNode(vocab.OWL + "Class")
+    rdfs_class = NamedNode(vocab.RDFS + "Class")
+    sub = vocab.SUBCLASS
     out = set()
     for t in schema:
         if t.predicate == _RDF_TYPE and t.object in (owl_class, rdfs_class):
@@ -364,7 +364,7 @@ def check_open(tenant: "Tenant", opener: Program, explicit: bool) -> None:
         stored = stored_program(view)
         if stored is None:
             schema_now = {q.triple for q in view.quads(None, None, None, SCHEMA)}
-            inferred_preds = {q.predicate.value for q in view.quads(None, None, None, NamedNode("urn:reckon:graph:inferred"))}
+            inferred_preds = {q.predicate.value for q in view.quads(None, None, None, vocab.INFERRED)}
     if stored is not None:
         if explicit and stored.digest != opener.digest:
             diff = _differences(stored, opener)
@@ -405,7 +405,7 @@ def _legacy_mismatch(schema_now: set[Triple], inferred_preds: set[str], opener: 
         )
     derivable = _derived_predicates(opener)
     if derivable is not None:
-        strange = sorted(inferred_preds - derivable - {"http://www.w3.org/1999/02/22-rdf-syntax-ns#type"})
+        strange = sorted(inferred_preds - derivable - {vocab.RDF + "type"})
         if strange:
             problems.append(
                 "its inferred graph holds predicates no rule of the program derives ("
@@ -414,12 +414,7 @@ def _legacy_mismatch(schema_now: set[Triple], inferred_preds: set[str], opener: 
     return problems
 
 
-_SHIPPED_NS = (
-    "https://reckon.dev/ns/core#",
-    "https://reckon.dev/ns/marketing#",
-    "https://reckon.dev/ns/recruiting#",
-    "https://reckon.dev/ns/agent#",
-)
+_SHIPPED_NS = (vocab.RK, vocab.MK, vocab.RC, vocab.AG)
 
 
 def _grouped(triples: set[Triple]) -> list[set[Triple]]:
@@ -494,7 +489,7 @@ def adopt(tenant: "Tenant", program: Program, *, keep_unknown_schema: bool = Fal
             )
         schema_now = {q.triple for q in view.quads(None, None, None, SCHEMA)}
         inferred_preds = {q.predicate.value
-                          for q in view.quads(None, None, None, NamedNode("urn:reckon:graph:inferred"))}
+                          for q in view.quads(None, None, None, vocab.INFERRED)}
     settings = {t for t in schema_now if t.subject == SETTINGS and t.predicate not in _NOT_SETTINGS}
     unknown, _ = _unexplained(schema_now - settings, program.schema_triples())
     if unknown:

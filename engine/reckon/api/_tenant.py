@@ -368,7 +368,7 @@ class Tenant:
         self.memory.judge = judge
 
     def remember(self, **fields: Any) -> Any:
-        """Store a new memory; see ``MemoryService.remember`` (API.md for the fields).
+        """Store a new memory; see ``MemoryService.remember`` (the fields are :class:`reckon.memory.MemoryInput`'s).
         It is searchable by keyword at once; its embedding is computed after the write,
         off the caller's path. :returns: ``Memory``."""
         m = _checked(self.memory.remember, **fields)

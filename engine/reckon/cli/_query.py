@@ -23,6 +23,7 @@ from typing import Any
 
 import typer
 
+from reckon.vocab import PREFIXES as _VOCAB_PREFIXES
 from reckon.cli._app import app, console, fail, read_text_arg
 from reckon.cli._tenant import (
     AS_OPT,
@@ -36,16 +37,7 @@ from reckon.cli._tenant import (
     say,
 )
 
-PREFIXES = {
-    "rk": "https://reckon.dev/ns/core#",
-    "mk": "https://reckon.dev/ns/marketing#",
-    "rc": "https://reckon.dev/ns/recruiting#",
-    "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
-    "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
-    "xsd": "http://www.w3.org/2001/XMLSchema#",
-    "owl": "http://www.w3.org/2002/07/owl#",
-    "sh": "http://www.w3.org/ns/shacl#",
-}
+PREFIXES = dict(_VOCAB_PREFIXES)
 _XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
 
 

@@ -9,6 +9,7 @@ from typing import Iterator
 import typer
 from pyoxigraph import NamedNode
 
+from reckon.vocab import PREFIXES
 from reckon._errors import RuleError
 from reckon.cli._app import EXIT_INVALID, EXIT_OK, app, console, err_console, fail, rules_app
 
@@ -192,16 +193,7 @@ def explain(
         console.print(reasoner.explain(t).render(), markup=False, soft_wrap=True)
 
 
-_PREFIXES = {
-    "rk": "https://reckon.dev/ns/core#",
-    "mk": "https://reckon.dev/ns/marketing#",
-    "rc": "https://reckon.dev/ns/recruiting#",
-    "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
-    "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
-    "xsd": "http://www.w3.org/2001/XMLSchema#",
-    "owl": "http://www.w3.org/2002/07/owl#",
-    "sh": "http://www.w3.org/ns/shacl#",
-}
+_PREFIXES = dict(PREFIXES)
 
 
 def _prefixed(name: str) -> "NamedNode":

@@ -170,7 +170,7 @@ def validate_tenant(t: Any) -> dict[str, Any]:
     from reckon.schema import schema_from_graph, validate
     from reckon.store import ASSERTED, BUSINESS, MEMORIES, SCHEMA
 
-    rdf_type = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
+    from reckon.vocab import A as rdf_type
     asserted = t.store.asserted()
     schema_triples = [q.triple for q in asserted if q.graph_name == SCHEMA]
     data = [q.triple for q in asserted if q.graph_name in (MEMORIES, BUSINESS)]

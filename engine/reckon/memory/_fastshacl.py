@@ -24,12 +24,10 @@ from typing import Any, Iterable
 
 from pyoxigraph import BlankNode, Literal, NamedNode, Triple
 
+
+from reckon.vocab import RDF, RDFS, SH, XSD
 __all__ = ["FastShapes"]
 
-SH = "http://www.w3.org/ns/shacl#"
-RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
-RDFS = "http://www.w3.org/2000/01/rdf-schema#"
-XSD = "http://www.w3.org/2001/XMLSchema#"
 _A = NamedNode(RDF + "type")
 _SUB = NamedNode(RDFS + "subClassOf")
 _FIRST, _REST, _NIL = NamedNode(RDF + "first"), NamedNode(RDF + "rest"), NamedNode(RDF + "nil")

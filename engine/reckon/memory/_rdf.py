@@ -1,4 +1,4 @@
-"""Memory model <-> RDF terms (the exact triples of /work/notes/memory-layout.md).
+"""Memory model <-> RDF terms (the triples ``ontology/core.ttl`` and ``shapes/core.ttl`` describe).
 
 Nothing here builds SPARQL text from user values: data becomes pyoxigraph
 ``NamedNode`` / ``Literal`` terms whose constructors validate, and reads bind values
@@ -25,34 +25,31 @@ from reckon._errors import InvalidInput
 from reckon.store.terms import canonical_term, datetime_literal
 from reckon.store.terms import decimal_literal as _decimal_literal
 
-RK = "https://reckon.dev/ns/core#"
-MK = "https://reckon.dev/ns/marketing#"
-RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
-RDFS = "http://www.w3.org/2000/01/rdf-schema#"
-XSD = "http://www.w3.org/2001/XMLSchema#"
-SH = "http://www.w3.org/ns/shacl#"
-OWL = "http://www.w3.org/2002/07/owl#"
+from reckon.vocab import (  # noqa: F401  (re-exported for the memory layer)
+    BUSINESS,
+    INFERRED,
+    MEMORIES,
+    MK,
+    OWL,
+    RDF,
+    RDFS,
+    RK,
+    SCHEMA,
+    SH,
+    XSD,
+    local_name,
+    memory_iri,
+    memory_prefix,
+    person_iri,
+    python_value,
+    revision_iri,
+    rk,
+    slug_of,
+    team_iri,
+)
+from reckon.vocab import IRI_KIND, IRI_SCOPE, IRI_SOURCE, KIND_IRI, SCOPE_IRI, SOURCE_IRI
+from reckon.vocab import A, ACTIVE, LABEL, MEMORY, PERSON, SUBCLASS, TEAM
 
-try:  # the store helper owns the graph names; same values as API.md
-    from reckon.store.graphs import BUSINESS, INFERRED, MEMORIES, SCHEMA  # type: ignore
-except Exception:  # pragma: no cover - before reckon.store lands
-    SCHEMA = NamedNode("urn:reckon:graph:schema")
-    MEMORIES = NamedNode("urn:reckon:graph:memories")
-    BUSINESS = NamedNode("urn:reckon:graph:business")
-    INFERRED = NamedNode("urn:reckon:graph:inferred")
-
-
-def rk(local: str) -> NamedNode:
-    return NamedNode(RK + local)
-
-
-A = NamedNode(RDF + "type")
-LABEL = NamedNode(RDFS + "label")
-SUBCLASS = NamedNode(RDFS + "subClassOf")
-MEMORY = rk("Memory")
-ACTIVE = rk("ActiveMemory")
-PERSON = rk("Person")
-TEAM = rk("Team")
 P_CONTENT, P_KIND, P_SCOPE, P_OWNER, P_TEAM = rk("content"), rk("kind"), rk("scope"), rk("owner"), rk("team")
 P_IMPORTANCE, P_SOURCE, P_CONFIDENCE = rk("importance"), rk("source"), rk("confidence")
 P_CREATED, P_UPDATED, P_AUTHOR, P_EXPIRES = rk("createdAt"), rk("updatedAt"), rk("author"), rk("expiresAt")
@@ -65,14 +62,6 @@ X_STRING, X_INTEGER, X_DECIMAL = NamedNode(XSD + "string"), NamedNode(XSD + "int
 X_DATETIME, X_DATE, X_BOOLEAN = NamedNode(XSD + "dateTime"), NamedNode(XSD + "date"), NamedNode(XSD + "boolean")
 X_DOUBLE, X_FLOAT = NamedNode(XSD + "double"), NamedNode(XSD + "float")
 
-KIND_IRI = {k: rk(v) for k, v in {"preference": "Preference", "fact": "Fact", "objective": "Objective",
-                                   "context": "Context"}.items()}
-SCOPE_IRI = {k: rk(v) for k, v in {"user": "UserScope", "team": "TeamScope", "company": "CompanyScope"}.items()}
-SOURCE_IRI = {k: rk(v) for k, v in {"agent_tool": "AgentTool", "extraction": "Extraction", "operator": "Operator",
-                                     "onboarding": "Onboarding", "import": "Import"}.items()}
-IRI_KIND = {v: k for k, v in KIND_IRI.items()}
-IRI_SCOPE = {v: k for k, v in SCOPE_IRI.items()}
-IRI_SOURCE = {v: k for k, v in SOURCE_IRI.items()}
 
 #: Base properties of every memory: handled by the model, never by a subclass spec.
 BASE_PROPERTIES = frozenset(
@@ -80,50 +69,6 @@ BASE_PROPERTIES = frozenset(
                       P_CONFIDENCE, P_CREATED, P_UPDATED, P_AUTHOR, P_EXPIRES, P_SUPERSEDED_BY, P_SUPERSEDES,
                       P_DERIVED_FROM)
 )
-
-_SAFE = "-._~"
-
-
-# ---------------------------------------------------------------------------------------
-# IRIs
-# ---------------------------------------------------------------------------------------
-
-def memory_iri(tenant: str, hex_id: str) -> NamedNode:
-    return NamedNode(f"urn:reckon:{tenant}:memory:{hex_id}")
-
-
-def memory_prefix(tenant: str) -> str:
-    return f"urn:reckon:{tenant}:memory:"
-
-
-def revision_iri(tenant: str, hex_id: str) -> NamedNode:
-    """``urn:reckon:<tenant>:revision:<hex>``: a rk:Revision node (earlier label / content)."""
-    return NamedNode(f"urn:reckon:{tenant}:revision:{hex_id}")
-
-
-def person_iri(tenant: str, person: str) -> NamedNode:
-    """``urn:reckon:<tenant>:person:<pct-encoded id>``."""
-    return NamedNode(f"urn:reckon:{tenant}:person:{quote(person, safe=_SAFE)}")
-
-
-def team_iri(tenant: str, team: str) -> NamedNode:
-    """``urn:reckon:<tenant>:team:<pct-encoded id>``."""
-    return NamedNode(f"urn:reckon:{tenant}:team:{quote(team, safe=_SAFE)}")
-
-
-def slug_of(iri: str) -> str:
-    """Inverse of :func:`person_iri` / :func:`team_iri`: the id after the last ``:``."""
-    return unquote(iri.rsplit(":", 1)[-1])
-
-
-def local_name(iri: str) -> str:
-    for sep in ("#", "/", ":"):
-        if sep in iri:
-            iri = iri.rsplit(sep, 1)[-1]
-            if sep != ":":
-                break
-    return iri
-
 
 # ---------------------------------------------------------------------------------------
 # Literals
@@ -146,33 +91,6 @@ def decimal_literal(value: Any) -> Literal:
         fractional digits, beyond ~1.7e20, not finite, not a number).
     """
     return _decimal_literal(value)
-
-
-def python_value(term: Any) -> Any:
-    """A literal's Python value: int for xsd:integer, float for decimal/double, bool,
-    datetime (UTC), date, str otherwise; IRIs as their string."""
-    if isinstance(term, NamedNode):
-        return term.value
-    if isinstance(term, BlankNode):
-        return f"_:{term.value}"
-    if not isinstance(term, Literal):
-        return str(term)
-    dt = term.datatype
-    v = term.value
-    try:
-        if dt == X_INTEGER or dt.value.endswith(("#int", "#long", "#nonNegativeInteger", "#positiveInteger")):
-            return int(v)
-        if dt in (X_DECIMAL, X_DOUBLE, X_FLOAT):
-            return float(v)
-        if dt == X_BOOLEAN:
-            return v in ("true", "1")
-        if dt == X_DATETIME:
-            return datetime.fromisoformat(v.replace("Z", "+00:00")).astimezone(timezone.utc)
-        if dt == X_DATE:
-            return date.fromisoformat(v)
-    except ValueError:
-        return v
-    return v
 
 
 # ---------------------------------------------------------------------------------------

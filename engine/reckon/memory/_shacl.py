@@ -14,10 +14,12 @@ from typing import Any, Callable
 
 from pyoxigraph import BlankNode, NamedNode, Triple
 
+
+from reckon.vocab import SCHEMA, SH, SUBCLASS, A
 __all__ = ["TenantValidator", "default_validator"]
 
-_SH = "http://www.w3.org/ns/shacl#"
-_Q_SCHEMA = "SELECT ?s ?p ?o WHERE { GRAPH <urn:reckon:graph:schema> { ?s ?p ?o } }"
+_SH = SH
+_Q_SCHEMA = "SELECT ?s ?p ?o WHERE { GRAPH " + str(SCHEMA) + " { ?s ?p ?o } }"
 
 # Schemas built from SCHEMA graphs, by digest of their content: tenants with the same
 # modules share one (building one costs ~1-3 s of pySHACL / rdflib work).
@@ -101,8 +103,8 @@ class TenantValidator:
         check(triples, [focus], schema=self._for(chain))
 
 
-_TYPE = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
-_SUBCLASS = NamedNode("http://www.w3.org/2000/01/rdf-schema#subClassOf")
+_TYPE = A
+_SUBCLASS = SUBCLASS
 _TARGET = NamedNode(_SH + "targetClass")
 
 

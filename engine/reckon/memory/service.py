@@ -24,6 +24,7 @@ from typing import Any, Literal as TLiteral
 
 from pyoxigraph import Literal, NamedNode, Quad, Triple
 
+from reckon.vocab import MEMORIES, sparql_prefixes
 from reckon._errors import (
     ConflictPending,
     InvalidInput,
@@ -60,12 +61,9 @@ __all__ = ["MemoryService", "Validator"]
 #: (its triples plus the type triples of the nodes it links to); raises ShapeViolation.
 Validator = Callable[[NamedNode, list[Triple]], None]
 
-_PREFIXES = (
-    "PREFIX rk: <https://reckon.dev/ns/core#>\n"
-    "PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>\n"
-)
+_PREFIXES = sparql_prefixes("rk", "rdfs")
 _Q_ALL = _PREFIXES + (
-    "SELECT ?m ?g ?p ?o WHERE { GRAPH <urn:reckon:graph:memories> { ?m rk:kind ?k } GRAPH ?g { ?m ?p ?o } }"
+    "SELECT ?m ?g ?p ?o WHERE { GRAPH " + str(MEMORIES) + " { ?m rk:kind ?k } GRAPH ?g { ?m ?p ?o } }"
 )
 
 

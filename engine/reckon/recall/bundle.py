@@ -81,8 +81,9 @@ import numpy as np
 from pydantic import BaseModel, Field
 from pyoxigraph import NamedNode
 
+from reckon import vocab as R
+from reckon import vocab as V
 from reckon._errors import InvalidInput
-from reckon.memory import _rdf as R
 from reckon.memory.conflicts import tokens as lexical_tokens
 from reckon.memory.models import IMPORTANCE_NAMES, KINDS, SCOPES, Memory, Principal
 from reckon.recall.rank import ScoreExplanation
@@ -102,9 +103,10 @@ __all__ = [
 
 log = logging.getLogger("reckon.recall")
 
-MK = "https://reckon.dev/ns/marketing#"
-RC = "https://reckon.dev/ns/recruiting#"
+MK = V.MK
+RC = V.RC
 
+_P_KIND = R.rk("kind")
 _LIVE_CONTEXT = R.rk("liveContext")
 _LIVE_MEMBER = R.rk("liveMember")
 _SETTINGS = R.rk("settings")
@@ -134,15 +136,15 @@ _CONVERSATION_CHARS = 2000
 
 # Queries are built from constants and from pyoxigraph terms serialised by pyoxigraph
 # (``str(NamedNode)``: a validated IRI in N-Triples form, e.g. a person IRI whose id was
-# percent-encoded by ``reckon.memory._rdf.person_iri``) and validated integers; never from
+# percent-encoded by ``reckon.vocab.person_iri``) and validated integers; never from
 # raw strings. (pyoxigraph 0.5 ``substitutions`` are applied after evaluation: binding the
 # owner that way is ~10x slower than a constant; measured in bench/bundle.py's setup.)
-_PREFIX = "PREFIX rk: <https://reckon.dev/ns/core#>\n"
+_PREFIX = V.sparql_prefixes("rk")
 
 
 def _q_class(cls: NamedNode) -> str:
-    return ("SELECT ?m WHERE { ?m a " + str(NamedNode(cls.value)) + " . GRAPH <urn:reckon:graph:inferred> "
-            "{ ?m a <https://reckon.dev/ns/core#ActiveMemory> } }")
+    return ("SELECT ?m WHERE { ?m a " + str(NamedNode(cls.value)) + " . GRAPH " + str(V.INFERRED)
+            + " { ?m a " + str(V.rk("ActiveMemory")) + " } }")
 
 
 # ---------------------------------------------------------------------------------------
@@ -516,7 +518,7 @@ class TenantRecall:
             node = _Node()
             for q in view.quads(m, None, None, MEMORIES):
                 node.asserted[q.predicate].append(q.object)
-            if R.P_KIND not in node.asserted:
+            if _P_KIND not in node.asserted:
                 continue
             for q in view.quads(m, None, None, INFERRED):
                 node.inferred[q.predicate].append(q.object)

@@ -8,8 +8,8 @@
   class hierarchy; violation dicts with focus node, path, field, constraint, value, message.
 * :func:`check_schema` — every problem of a module set (the ontology author's check).
 
-Namespaces: ``rk:`` https://reckon.dev/ns/core#, ``mk:`` https://reckon.dev/ns/marketing#,
-``rc:`` https://reckon.dev/ns/recruiting#. The triples a writer creates for a memory
+Namespaces (``rk:``, ``mk:``, ``rc:``, ``ag:``) and graph names come from :mod:`reckon.vocab`.
+The triples a writer creates for a memory
 are listed in ``ontology/core.ttl`` and the shapes (``shapes/core.ttl``).
 """
 

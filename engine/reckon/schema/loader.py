@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import rdflib
 from rdflib.namespace import OWL, RDF, RDFS, SH
 
+from reckon import vocab
 from reckon._errors import SchemaError
 from reckon._resources import resource_dir
 
@@ -46,11 +47,11 @@ __all__ = [
     "split_shapes",
 ]
 
-RK = rdflib.Namespace("https://reckon.dev/ns/core#")
+RK = rdflib.Namespace(vocab.RK)
 """The core namespace, prefix ``rk:``."""
-MK = rdflib.Namespace("https://reckon.dev/ns/marketing#")
+MK = rdflib.Namespace(vocab.MK)
 """The marketing module namespace, prefix ``mk:``."""
-RC = rdflib.Namespace("https://reckon.dev/ns/recruiting#")
+RC = rdflib.Namespace(vocab.RC)
 """The recruiting module namespace, prefix ``rc:``."""
 
 _TURTLE_SUFFIXES = {".ttl": "turtle", ".nt": "nt", ".n3": "n3"}

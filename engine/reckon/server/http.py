@@ -84,6 +84,7 @@ from pyoxigraph import (
     serialize,
 )
 
+from reckon import vocab as _vocab
 from reckon._errors import (
     ConflictPending,
     InvalidInput,
@@ -348,9 +349,7 @@ def sparql_response(tenant: Any, query: str, accept: str | None) -> Response:
 # metrics
 # ---------------------------------------------------------------------------------------
 
-_Q_MEMORIES = """
-PREFIX rk: <https://reckon.dev/ns/core#>
-SELECT ?kind ?scope ?active (COUNT(DISTINCT ?m) AS ?n) WHERE {
+_Q_MEMORIES = _vocab.sparql_prefixes("rk") + """SELECT ?kind ?scope ?active (COUNT(DISTINCT ?m) AS ?n) WHERE {
   ?m a rk:Memory ; rk:kind ?kind ; rk:scope ?scope .
   BIND(EXISTS { ?m a rk:ActiveMemory } AS ?active)
 } GROUP BY ?kind ?scope ?active
@@ -400,7 +399,7 @@ class WriteTimes:
 def tenant_metrics(tenant: Any, writes: WriteTimes) -> MetricsOut:
     """Counts of memories per kind, scope and active state; the reasoner's last
     derivation (``Reasoner.stats``); write times of this process."""
-    from reckon.memory import _rdf as R
+    from reckon import vocab as R
 
     rows = tenant.store.query(_Q_MEMORIES)  # our own text: evaluated in-process
     mem = []

@@ -231,10 +231,7 @@ def _ontology_turtle(tenant: Any) -> str:
 
     triples = sorted((Triple(q.subject, q.predicate, q.object) for q in tenant.store.asserted()
                       if q.graph_name == SCHEMA), key=str)
-    prefixes = {"rk": "https://reckon.dev/ns/core#", "mk": "https://reckon.dev/ns/marketing#",
-                "rc": "https://reckon.dev/ns/recruiting#", "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
-                "rdfs": "http://www.w3.org/2000/01/rdf-schema#", "xsd": "http://www.w3.org/2001/XMLSchema#",
-                "owl": "http://www.w3.org/2002/07/owl#", "sh": "http://www.w3.org/ns/shacl#"}
+    from reckon.vocab import PREFIXES as prefixes
     return (serialize(triples, format=RdfFormat.TURTLE, prefixes=prefixes) or b"").decode("utf-8")
 
 

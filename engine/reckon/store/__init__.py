@@ -1,6 +1,6 @@
 """Per-tenant RDF storage: named graphs, write serialization, incremental reasoning.
 
-Public API (see /work/notes/API.md and DESIGN.md "The store")::
+Public API (DESIGN.md "The store")::
 
     validate_tenant_id(id) -> id         refuse bad ids before any path is built
     TenantStore(path, reasoner_factory=...)

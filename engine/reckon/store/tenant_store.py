@@ -84,6 +84,7 @@ from pyoxigraph import (
     serialize,
 )
 
+from reckon.vocab import PREFIXES
 from reckon._errors import InvalidInput, ReckonError, StoreError, TenantGone
 from reckon.store.graphs import (
     ASSERTED,
@@ -1106,16 +1107,7 @@ class TenantStore:
 EXPORT_VERSION = 2
 """Version 2 adds the program graph; version 1 files (asserted graphs only) are read too."""
 _READ_VERSIONS = (b"1", b"2")
-_EXPORT_PREFIXES = {
-    "rk": "https://reckon.dev/ns/core#",
-    "mk": "https://reckon.dev/ns/marketing#",
-    "rc": "https://reckon.dev/ns/recruiting#",
-    "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
-    "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
-    "owl": "http://www.w3.org/2002/07/owl#",
-    "sh": "http://www.w3.org/ns/shacl#",
-    "xsd": "http://www.w3.org/2001/XMLSchema#",
-}
+_EXPORT_PREFIXES = dict(PREFIXES)
 
 
 def read_export(source: str | Path | bytes) -> list[Quad]:

@@ -27,6 +27,7 @@ from typing import Any
 
 from pyoxigraph import NamedNode
 
+from reckon import vocab
 from reckon._errors import InvalidInput
 from reckon.memory.models import Principal
 from reckon.recall.rank import RankConfig
@@ -43,8 +44,8 @@ TURN_RANKING = RankConfig.model_validate(dict(
 """Ranking of turn search: RRF of BM25 (text), MiniLM (turn embedded with the one before)
 and BM25 (turn + the one before), depth 25, keyword pseudo-relevance feedback."""
 
-_Q_COUNT = ("PREFIX ag: <https://reckon.dev/ns/agent#>\n"
-            "SELECT (COUNT(?t) AS ?n) WHERE { GRAPH <urn:reckon:graph:transcripts> { ?t a ag:Turn } }")
+_Q_COUNT = (vocab.sparql_prefixes("ag")
+            + "SELECT (COUNT(?t) AS ?n) WHERE { GRAPH " + str(vocab.TRANSCRIPTS) + " { ?t a ag:Turn } }")
 
 
 def _line(t: Turn) -> str:

@@ -25,6 +25,7 @@ from urllib.parse import quote, unquote
 
 from pyoxigraph import Literal, NamedNode, Quad, Triple, Variable
 
+from reckon import vocab
 from reckon._errors import InvalidInput, NotAuthorized, UnknownMemory
 from reckon.memory import _rdf as R
 from reckon.memory.models import Principal
@@ -39,7 +40,7 @@ __all__ = [
     "turn_iri",
 ]
 
-AG = "https://reckon.dev/ns/agent#"
+AG = vocab.AG
 
 
 def ag(local: str) -> NamedNode:
@@ -56,14 +57,14 @@ _SAFE = "-._~"
 _BATCH = 2000
 
 _Q_TURNS = (
-    "PREFIX ag: <https://reckon.dev/ns/agent#>\n"
-    "SELECT ?c ?t ?o ?x ?text WHERE { GRAPH <urn:reckon:graph:transcripts> { ?t ag:conversation ?c ; ag:order ?o ; "
+    vocab.sparql_prefixes("ag")
+    + "SELECT ?c ?t ?o ?x ?text WHERE { GRAPH " + str(vocab.TRANSCRIPTS) + " { ?t ag:conversation ?c ; ag:order ?o ; "
     "ag:text ?text . OPTIONAL { ?t ag:externalId ?x } } }"
 )
 _Q_CONVERSATIONS = (
-    "PREFIX ag: <https://reckon.dev/ns/agent#>\n"
-    "SELECT ?c (COUNT(?t) AS ?n) (MAX(?o) AS ?last) (MAX(?at) AS ?lastAt) WHERE { "
-    "GRAPH <urn:reckon:graph:transcripts> { ?c a ag:Conversation . OPTIONAL { ?t ag:conversation ?c ; "
+    vocab.sparql_prefixes("ag")
+    + "SELECT ?c (COUNT(?t) AS ?n) (MAX(?o) AS ?last) (MAX(?at) AS ?lastAt) WHERE { "
+    "GRAPH " + str(vocab.TRANSCRIPTS) + " { ?c a ag:Conversation . OPTIONAL { ?t ag:conversation ?c ; "
     "ag:order ?o ; ag:at ?at } } } GROUP BY ?c"
 )
 

@@ -21,8 +21,9 @@ from typing import Any, Iterable
 
 from pyoxigraph import BlankNode, Literal, NamedNode, Quad, Triple
 
+from reckon.vocab import PREFIXES as _VOCAB_PREFIXES
 from reckon._errors import ExplainError, InvalidInput, ReadOnlyQuery, UnknownMemory
-from reckon.memory import _rdf as R
+from reckon import vocab as R
 from reckon.memory.models import IMPORTANCE_NAMES, KINDS, SCOPES, Memory, Principal
 from reckon.recall.bundle import block_label
 from reckon.store.graphs import INFERRED, MEMORIES
@@ -45,16 +46,7 @@ __all__ = [
     "visible",
 ]
 
-PREFIXES: dict[str, str] = {
-    "rk": "https://reckon.dev/ns/core#",
-    "mk": "https://reckon.dev/ns/marketing#",
-    "rc": "https://reckon.dev/ns/recruiting#",
-    "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
-    "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
-    "xsd": "http://www.w3.org/2001/XMLSchema#",
-    "owl": "http://www.w3.org/2002/07/owl#",
-    "sh": "http://www.w3.org/ns/shacl#",
-}
+PREFIXES: dict[str, str] = dict(_VOCAB_PREFIXES)
 _NS = sorted(PREFIXES.items(), key=lambda kv: -len(kv[1]))
 _LOCAL = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 _XSD = PREFIXES["xsd"]
@@ -187,10 +179,10 @@ def _select(tenant: Any, query: str) -> Any:
 
 _Q_PEOPLE = """
 SELECT ?p ?name ?team WHERE {
-  GRAPH <urn:reckon:graph:memories> {
-    ?p a <https://reckon.dev/ns/core#Person> .
-    OPTIONAL { ?p <http://www.w3.org/2000/01/rdf-schema#label> ?name }
-    OPTIONAL { ?team <https://reckon.dev/ns/core#member> ?p }
+  GRAPH """ + str(R.MEMORIES) + """ {
+    ?p a rk:Person .
+    OPTIONAL { ?p rdfs:label ?name }
+    OPTIONAL { ?team rk:member ?p }
   }
 }"""
 
@@ -274,7 +266,7 @@ def overview_page(tenant: Any, viewer: Principal) -> dict[str, Any]:
     counts = {k: {s: 0 for s in STATES} for k in KINDS}
     for m in ms:
         counts[m.kind][memory_state(m, now)] += 1
-    rows = _select(tenant, "SELECT ?name WHERE { GRAPH <urn:reckon:graph:memories> { ?c a rk:Company ; "
+    rows = _select(tenant, "SELECT ?name WHERE { GRAPH " + str(R.MEMORIES) + " { ?c a rk:Company ; "
                          "rdfs:label ?name } }")
     epoch = datetime.min.replace(tzinfo=timezone.utc)
     return {"clock": now, "counts": counts, "total": len(ms), "states": STATES, "kinds": KINDS,
@@ -493,34 +485,34 @@ def _asserted_about(tenant: Any, s: NamedNode) -> list[Quad]:
 
 _Q_KPIS = """
 SELECT ?k ?metric ?mlabel ?value ?asOf ?plabel WHERE {
-  GRAPH <urn:reckon:graph:business> { ?c mk:currentKpi ?k . ?k mk:metric ?metric ; mk:value ?value .
+  GRAPH """ + str(R.BUSINESS) + """ { ?c mk:currentKpi ?k . ?k mk:metric ?metric ; mk:value ?value .
     OPTIONAL { ?k mk:asOf ?asOf } }
   OPTIONAL { ?metric rdfs:label ?mlabel }
-  OPTIONAL { GRAPH <urn:reckon:graph:business> { ?k mk:platform ?p } OPTIONAL { ?p rdfs:label ?plabel } }
+  OPTIONAL { GRAPH """ + str(R.BUSINESS) + """ { ?k mk:platform ?p } OPTIONAL { ?p rdfs:label ?plabel } }
 } ORDER BY ?mlabel ?plabel"""
 
 _Q_SPEND = """
-SELECT ?r ?plabel ?perlabel ?amount ?currency ?start WHERE { GRAPH <urn:reckon:graph:business> {
+SELECT ?r ?plabel ?perlabel ?amount ?currency ?start WHERE { GRAPH """ + str(R.BUSINESS) + """ {
   ?c mk:currentSpendRecord ?r . ?r mk:platform ?p ; mk:period ?per ; mk:amount ?amount ; mk:currency ?currency .
   OPTIONAL { ?r mk:periodStart ?start } }
   OPTIONAL { ?p rdfs:label ?plabel } OPTIONAL { ?per rdfs:label ?perlabel }
 } ORDER BY ?plabel"""
 
 _Q_SERIES = """
-SELECT ?plabel ?currency ?amount ?asOf WHERE { GRAPH <urn:reckon:graph:business> {
+SELECT ?plabel ?currency ?amount ?asOf WHERE { GRAPH """ + str(R.BUSINESS) + """ {
   ?o a mk:SpendObservation ; mk:spendRecord ?r ; mk:observedAmount ?amount ; mk:observedAt ?asOf .
   ?r mk:platform ?p ; mk:currency ?currency . }
   OPTIONAL { ?p rdfs:label ?plabel }
 } ORDER BY ?asOf"""
 
 _Q_ACCOUNTS = """
-SELECT ?a ?plabel ?id ?name WHERE { GRAPH <urn:reckon:graph:business> {
+SELECT ?a ?plabel ?id ?name WHERE { GRAPH """ + str(R.BUSINESS) + """ {
   ?c mk:connectedAccount ?a . ?a mk:onPlatform ?p ; mk:accountId ?id . OPTIONAL { ?a rdfs:label ?name } }
   OPTIONAL { ?p rdfs:label ?plabel }
 } ORDER BY ?plabel ?id"""
 
 _Q_SUBSCRIPTION = """
-SELECT ?plan ?status ?seats WHERE { GRAPH <urn:reckon:graph:business> {
+SELECT ?plan ?status ?seats WHERE { GRAPH """ + str(R.BUSINESS) + """ {
   ?c mk:subscription ?s . ?s mk:plan ?plan ; mk:subscriptionStatus ?st . OPTIONAL { ?s mk:seats ?seats } }
   OPTIONAL { ?st rdfs:label ?status }
 }"""
@@ -628,12 +620,12 @@ SELECT ?p ?o ?label ?comment WHERE { rk:settings ?p ?o . FILTER(?p NOT IN (rdf:t
   OPTIONAL { ?p rdfs:label ?label } OPTIONAL { ?p rdfs:comment ?comment } } ORDER BY ?p"""
 
 _Q_ONTOLOGIES = """
-SELECT ?o ?label ?comment ?version WHERE { GRAPH <urn:reckon:graph:schema> { ?o a owl:Ontology .
+SELECT ?o ?label ?comment ?version WHERE { GRAPH """ + str(R.SCHEMA) + """ { ?o a owl:Ontology .
   OPTIONAL { ?o rdfs:label ?label } OPTIONAL { ?o rdfs:comment ?comment } OPTIONAL { ?o owl:versionInfo ?version } } }
 ORDER BY ?o"""
 
 _Q_CLASSES = """
-SELECT DISTINCT ?c ?label ?comment WHERE { GRAPH <urn:reckon:graph:schema> { ?c rdfs:subClassOf+ rk:Memory .
+SELECT DISTINCT ?c ?label ?comment WHERE { GRAPH """ + str(R.SCHEMA) + """ { ?c rdfs:subClassOf+ rk:Memory .
   OPTIONAL { ?c rdfs:label ?label } OPTIONAL { ?c rdfs:comment ?comment } } } ORDER BY ?c"""
 
 
