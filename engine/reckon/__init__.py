@@ -32,6 +32,14 @@ _LAZY = {
     "Engine": "reckon.api",
     "Tenant": "reckon.api",
     "Principal": "reckon.api",
+    # the result types the facade returns (documented classes users annotate with)
+    "BundleItem": "reckon.recall.bundle",
+    "Commit": "reckon.store",
+    "ContextBundle": "reckon.recall.bundle",
+    "HistoryEntry": "reckon.memory.models",
+    "Memory": "reckon.memory.models",
+    "SearchHit": "reckon.recall.bundle",
+    "UNSET": "reckon.api",
 }
 
 
@@ -51,12 +59,17 @@ def __dir__() -> list[str]:
 
 __all__ = sorted(
     [
+        "BundleItem",
+        "Commit",
         "ConflictPending",
+        "ContextBundle",
         "Engine",
         "EvaluationLimitExceeded",
         "ExplainError",
+        "HistoryEntry",
         "InvalidInput",
         "InvalidTenantId",
+        "Memory",
         "NotAuthorized",
         "Principal",
         "ProgramMismatch",
@@ -67,6 +80,7 @@ __all__ = sorted(
         "RuleError",
         "RuleSetInvalid",
         "RuleSyntaxError",
+        "SearchHit",
         "SchemaError",
         "ShapeViolation",
         "StoreError",
@@ -74,6 +88,7 @@ __all__ = sorted(
         "TenantExists",
         "TenantGone",
         "UnknownMemory",
+        "UNSET",
         "UnknownTenant",
         "__version__",
     ]

@@ -44,6 +44,7 @@ __all__ = [
     "ACTIVE",
     "AG",
     "ASSERTED",
+    "BASE_PROPERTIES",
     "BUSINESS",
     "INFERRED",
     "IRI_KIND",
@@ -137,6 +138,16 @@ ACTIVE = rk("ActiveMemory")
 """``rk:ActiveMemory``: derived by ``rules/core.srl`` (not superseded, not expired)."""
 PERSON = rk("Person")
 TEAM = rk("Team")
+
+BASE_PROPERTIES: frozenset[str] = frozenset(
+    [RDF + "type", RDFS + "label"]
+    + [RK + p for p in ("content", "kind", "scope", "owner", "team", "importance", "source", "confidence",
+                        "createdAt", "updatedAt", "author", "expiresAt", "supersededBy", "supersedes",
+                        "derivedFrom")]
+)
+"""IRIs of the properties every memory carries (``ontology/core.ttl``; ``rk:derivedFrom``
+from ``ontology/agent.ttl``): the memory model handles them; a subclass's own
+properties are the others."""
 
 KIND_IRI: dict[str, NamedNode] = {k: rk(v) for k, v in {"preference": "Preference", "fact": "Fact", "objective": "Objective",
                                    "context": "Context"}.items()}

@@ -1,9 +1,12 @@
 """Input models of the facade: who is acting (:class:`Principal`) and business data.
 
 ``Principal`` is the memory layer's model (``reckon.memory.models.Principal``),
-re-exported so that there is exactly one class. The business-data models normalise
-and check the pipeline's values before any triple is built (DESIGN.md, Architecture:
-"model (pydantic: parse, normalise, clear errors)").
+re-exported so that there is exactly one class. The business-data models parse and
+normalise the pipeline's values (types, decimals the store holds exactly, aware times)
+before any triple is built (DESIGN.md, Architecture: "model (pydantic: parse, normalise,
+clear errors)"); what a value must be -- spend >= 0, an ISO 4217 currency, seats >= 0 --
+is the shapes' to say (``shapes/marketing.ttl``), checked on the write by the tenant
+schema (:meth:`reckon.schema.TenantSchema.check_delta`), never copied here.
 """
 
 from __future__ import annotations
@@ -28,9 +31,6 @@ __all__ = [
     "TeamInput",
     "parse_model",
 ]
-
-_CURRENCY = re.compile(r"[A-Z]{3}")
-
 
 AMOUNT_LIMIT = Decimal("1e15")
 """Spend amounts, budget caps and KPI values must be below this in magnitude (in the
@@ -110,20 +110,6 @@ class SpendInput(_Model):
     _v = field_validator("amount", mode="before")(lambda cls, v: _decimal(v))
     _t = field_validator("as_of")(lambda cls, v: None if v is None else _utc(v))
 
-    @field_validator("amount")
-    @classmethod
-    def _non_negative(cls, v: Decimal) -> Decimal:
-        if v < 0:
-            raise ValueError("spend must be >= 0")
-        return v
-
-    @field_validator("currency")
-    @classmethod
-    def _iso4217(cls, v: str) -> str:
-        if _CURRENCY.fullmatch(v) is None:
-            raise ValueError("currency must be an ISO 4217 code of three upper-case letters, e.g. 'USD'")
-        return v
-
 
 class AccountInput(_Model):
     """A connected ad account: ``platform``, the platform's ``account_id``, optional ``name``."""
@@ -139,7 +125,7 @@ class SubscriptionInput(_Model):
 
     plan: str = Field(min_length=1)
     status: str = "active"
-    seats: int | None = Field(default=None, ge=0)
+    seats: int | None = None
 
 
 class PersonInput(_Model):

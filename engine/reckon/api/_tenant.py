@@ -7,7 +7,9 @@ import threading
 from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+from typing import Literal as TLiteral
 
 from pyoxigraph import Literal, NamedNode, Triple
 
@@ -22,12 +24,63 @@ from reckon.api._models import (
     TeamInput,
     parse_model,
 )
+from reckon.vocab import A
+from reckon.memory.models import HistoryEntry, Kind, Memory, Principal, PropertyValue, Scope, Source
 from reckon.store import Commit, QueryResult, TenantStore
 
 if TYPE_CHECKING:  # pragma: no cover
     from reckon.api._engine import Engine
+    from reckon.recall.bundle import ContextBundle, SearchHit
 
-__all__ = ["Tenant"]
+__all__ = ["UNSET", "Tenant", "Unset"]
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _arguments_checked(fn: Callable[_P, _R]) -> Callable[_P, _R]:
+    """A facade method whose missing or unknown argument raises :class:`InvalidInput`
+    naming it (every public call raises a ``ReckonError``), not a bare ``TypeError``;
+    the signature and types stay the method's own."""
+    import functools
+    import inspect
+    import re
+
+    sig = inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def checked(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            sig.bind(*args, **kwargs)
+        except TypeError as exc:
+            m = re.search(r"'(\w+)'", str(exc))
+            raise InvalidInput(f"{fn.__name__}(): {exc}", field=m.group(1) if m else None) from None
+        return fn(*args, **kwargs)
+
+    return checked
+
+
+class Unset:
+    """The type of :data:`UNSET`: "not given" in a three-state partial edit."""
+
+    _instance: Unset | None = None
+
+    def __new__(cls) -> Unset:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+UNSET = Unset()
+"""A field of :meth:`Tenant.update` left untouched (``None`` removes it)."""
+
+
 
 
 class Tenant:
@@ -49,6 +102,25 @@ class Tenant:
         self._transcripts: Any = None
         self._turn_index: Any = None
         self._mlock = threading.Lock()
+        # every asserted write of this tenant meets its shapes (issue 10: one validator)
+        store.validator = self._check_write
+
+    def _derived_predicates(self) -> frozenset[str]:
+        """IRIs the tenant's stored program derives (its rule heads; ``rdf:type`` aside):
+        handed to the memory layer, which refuses to assert them."""
+        key = self.store.program_key
+        cached = getattr(self, "_derived_cache", None)
+        if cached is not None and cached[0] == key and key is not None:
+            return cached[1]  # type: ignore[no-any-return]
+        rs = self.program().ruleset()
+        out = frozenset() if rs is None else frozenset(
+            tp.p.value for r in rs.rules for tp in r.head if isinstance(tp.p, NamedNode)
+        ) - {A.value}
+        self._derived_cache = (key, out)
+        return out
+
+    def _check_write(self, added: Any, removed: Any, view: Any) -> None:
+        self.memory.check_write(added, removed, view)
 
     def __repr__(self) -> str:
         return f"Tenant({self.id!r})"
@@ -353,7 +425,8 @@ class Tenant:
             if self._memory is None:
                 from reckon.memory.service import MemoryService
 
-                self._memory = MemoryService(self.store, judge=self.engine.judge_for(self))
+                self._memory = MemoryService(self.store, judge=self.engine.judge_for(self),
+                                             derived=self._derived_predicates)
             return self._memory
 
     def set_judge(self, judge: Any) -> None:
@@ -367,13 +440,60 @@ class Tenant:
             raise InvalidInput("judge: an object with a judge(new, candidates) method is required", field="judge")
         self.memory.judge = judge
 
-    def remember(self, **fields: Any) -> Any:
-        """Store a new memory; see ``MemoryService.remember`` (the fields are :class:`reckon.memory.MemoryInput`'s).
-        It is searchable by keyword at once; its embedding is computed after the write,
-        off the caller's path. :returns: ``Memory``."""
-        m = _checked(self.memory.remember, **fields)
+    @_arguments_checked
+    def remember(
+        self,
+        *,
+        principal: Principal,
+        kind: Kind,
+        scope: Scope,
+        importance: int,
+        source: Source,
+        label: str,
+        content: str,
+        subclass: str | None = None,
+        properties: Mapping[str, PropertyValue] | None = None,
+        confidence: float | None = None,
+        expires_at: datetime | None = None,
+        teams: list[str] | None = None,
+        owner: str | None = None,
+        derived_from: list[str] | None = None,
+        supersedes: Sequence[str] | None = None,
+        conflict_resolution: TLiteral["replace", "keep_both"] | None = None,
+        conflict_id: str | None = None,
+    ) -> Memory:
+        """Store a new memory, or update the same-label memory (dedup); see
+        ``MemoryService.remember`` for dedup, conflicts and supersession.
+
+        The fields are :class:`~reckon.memory.MemoryInput`'s: ``kind`` (preference | fact |
+        objective | context), ``scope`` (user | team | company), ``importance`` 1-5,
+        ``source`` (agent_tool | extraction | operator | onboarding | import), ``label``
+        (1-500 characters), ``content`` (1-20,000 characters), ``subclass`` (a class under
+        rk:Memory by local name or IRI) with its ``properties`` (by ``sh:name`` or local
+        name), ``confidence`` 0-1 (default 1 for human sources), ``expires_at`` (aware),
+        ``teams`` (team scope), ``owner`` (user scope; default the principal),
+        ``derived_from`` (turn ids). It is searchable by keyword at once; its embedding is
+        computed after the write, off the caller's path.
+
+        :param supersedes: ids this memory explicitly replaces (their owner only).
+        :param conflict_resolution: ``"replace"`` / ``"keep_both"``, with the ``conflict_id``
+            of a :class:`~reckon.ConflictPending`.
+        :raises InvalidInput: a missing, unknown or bad field (``.field`` names it).
+        :raises ShapeViolation: the memory does not conform to its class's shapes.
+        :raises ConflictPending: it would replace memories a human may want to keep.
+        :raises NotAuthorized: the principal may not write this memory.
+        :raises UnknownMemory: a ``supersedes`` id that is absent or not readable.
+        """
+        fields: dict[str, Any] = {
+            "kind": kind, "scope": scope, "importance": importance, "source": source, "label": label,
+            "content": content, "subclass": subclass, "properties": properties, "confidence": confidence,
+            "expires_at": expires_at, "teams": teams, "owner": owner, "derived_from": derived_from,
+        }
+        fields = {k: v for k, v in fields.items() if v is not None}
+        m = self.memory.remember(principal=principal, supersedes=supersedes,
+                                 conflict_resolution=conflict_resolution, conflict_id=conflict_id, **fields)
         self._indexed()
-        return m
+        return m  # type: ignore[no-any-return]
 
     def remember_many(self, items: Any, *, principal: Any, conflicts: str = "raise") -> list[Any]:
         """Store many memories in one transaction (one commit, one reasoning pass, one
@@ -486,42 +606,96 @@ class Tenant:
         return _checked(self.turn_index.search, query, principal=principal, k=k,
                         conversations=conversations, roles=roles)
 
-    def update(self, memory_id: str, *, principal: Any, **changes: Any) -> Any:
-        """Three-state partial edit (absent = untouched, ``None`` = remove, value = set);
-        see ``MemoryService.update``. :returns: ``Memory``."""
-        m = _checked(self.memory.update, memory_id, principal=principal, **changes)
-        self._indexed()
-        return m
+    @_arguments_checked
+    def update(
+        self,
+        memory_id: str,
+        *,
+        principal: Principal,
+        kind: Kind | Unset = UNSET,
+        importance: int | Unset = UNSET,
+        label: str | Unset = UNSET,
+        content: str | Unset = UNSET,
+        confidence: float | None | Unset = UNSET,
+        expires_at: datetime | None | Unset = UNSET,
+        properties: Mapping[str, PropertyValue | None] | None | Unset = UNSET,
+        teams: list[str] | None | Unset = UNSET,
+    ) -> Memory:
+        """Three-state partial edit of :class:`~reckon.memory.MemoryPatch`'s fields: a
+        field not given is untouched, ``None`` removes it, a value sets it; see
+        ``MemoryService.update``.
 
-    def supersede(self, old_id: str, new: Any, *, principal: Any) -> Any:
-        """Replace ``old_id`` by a new memory (dict of fields) or an existing one (id);
-        see ``MemoryService.supersede``. :returns: the new ``Memory``."""
+        :raises InvalidInput: an unknown or bad field, or a required field set to ``None``.
+        :raises NotAuthorized: the principal may not edit this memory.
+        :raises UnknownMemory: absent, or not readable by ``principal``.
+        """
+        given = {"kind": kind, "importance": importance, "label": label, "content": content,
+                 "confidence": confidence, "expires_at": expires_at, "properties": properties, "teams": teams}
+        changes = {k: v for k, v in given.items() if v is not UNSET}
+        m = self.memory.update(memory_id, principal=principal, **changes)
+        self._indexed()
+        return m  # type: ignore[no-any-return]
+
+    @_arguments_checked
+    def supersede(self, old_id: str, new: Mapping[str, Any] | str, *, principal: Principal) -> Memory:
+        """Replace ``old_id`` by a new memory (a mapping of :meth:`remember` fields) or by
+        an existing one (its id); see ``MemoryService.supersede``.
+
+        :returns: the new (or given) memory.
+        :raises NotAuthorized: the principal does not own ``old_id``.
+        :raises UnknownMemory: either memory absent or not readable by ``principal``."""
+        if isinstance(new, Mapping):
+            new = dict(new)
         m = self.memory.supersede(old_id, new, principal=principal)
         self._indexed()
-        return m
+        return m  # type: ignore[no-any-return]
 
-    def restore(self, memory_id: str, *, principal: Any) -> Any:
-        """Operator only: undo a supersession; see ``MemoryService.restore``."""
+    @_arguments_checked
+    def restore(self, memory_id: str, *, principal: Principal) -> Memory:
+        """Operator only: undo a supersession; see ``MemoryService.restore``.
+
+        :raises RestoreRefused: a live memory would contradict it."""
         m = self.memory.restore(memory_id, principal=principal)
         self._indexed()
-        return m
+        return m  # type: ignore[no-any-return]
 
-    def delete(self, memory_id: str, *, principal: Any) -> None:
+    @_arguments_checked
+    def delete(self, memory_id: str, *, principal: Principal) -> None:
         """Operator only: delete a memory; see ``MemoryService.delete``."""
         self.memory.delete(memory_id, principal=principal)
         self._indexed()
 
-    def get(self, memory_id: str) -> Any:
-        """One memory by id (``UnknownMemory`` if absent)."""
-        return self.memory.get(memory_id)
+    def get(self, memory_id: str, *, principal: Principal | None = None) -> Memory:
+        """One memory by id.
 
-    def history(self, memory_id: str) -> Any:
-        """The supersession chain and lineage of a memory."""
-        return self.memory.history(memory_id)
+        :param principal: who reads (``None``: the tenant's own code, no read policy); a
+            memory they may not read (:func:`reckon.memory.authz.can_read`) is reported
+            exactly as an absent one.
+        :raises UnknownMemory: when absent, or not readable by ``principal``."""
+        return self.memory.get(memory_id, principal=principal)  # type: ignore[no-any-return]
 
-    def memories(self, **filters: Any) -> Any:
-        """Memories of the tenant (``active_only``, ``kind``, ``scope``, ``subclass``)."""
-        return _checked(self.memory.memories, **filters)
+    def history(self, memory_id: str, *, principal: Principal | None = None) -> list[HistoryEntry]:
+        """The supersession chain and lineage of a memory, oldest first.
+
+        :param principal: who reads: the memory must be readable by them (else
+            ``UnknownMemory``, as when absent); entries they may not read are left out.
+        :raises UnknownMemory: when absent, or not readable by ``principal``."""
+        return self.memory.history(memory_id, principal=principal)  # type: ignore[no-any-return]
+
+    @_arguments_checked
+    def memories(
+        self,
+        *,
+        active_only: bool = True,
+        kind: Kind | None = None,
+        scope: Scope | None = None,
+        subclass: str | None = None,
+    ) -> list[Memory]:
+        """Memories of the tenant, filtered (``subclass``: instances of that class or any
+        class below it), sorted by creation time then id. No read policy: filter with
+        :func:`reckon.memory.authz.can_read_memory` for a principal."""
+        return self.memory.memories(  # type: ignore[no-any-return]
+            active_only=active_only, kind=kind, scope=scope, subclass=subclass)
 
     # ------------------------------------------------------------------ recall (reckon.recall.bundle)
     @property
@@ -548,9 +722,10 @@ class Tenant:
         del ms
         self._indexed()
 
-    def context(self, principal: Any, conversation: Any = "", budget_chars: int = 6000) -> Any:
+    def context(self, principal: Principal, conversation: str | Sequence[str] = "",
+                budget_chars: int = 6000) -> ContextBundle:
         """The context bundle for a new turn; see ``TenantRecall.context``.
-        :returns: ``ContextBundle`` (``.render()`` is the prompt text).
+        :returns: :class:`~reckon.recall.bundle.ContextBundle` (``.render()`` is the prompt text).
         :raises InvalidInput: when ``conversation`` is longer than
             ``reckon.api._limits.MAX_CONVERSATION_CHARS`` (100,000) characters."""
         from reckon.api._limits import MAX_CONVERSATION_CHARS
@@ -560,16 +735,37 @@ class Tenant:
                                field="conversation")
         return self.recall.context(principal, conversation, budget_chars)
 
-    def search(self, query: str, *, principal: Any, **options: Any) -> Any:
-        """Hybrid search over active visible memories (importance 2-3 by default); see
-        ``TenantRecall.search``. :returns: list of ``SearchHit``.
+    @_arguments_checked
+    def search(
+        self,
+        query: str,
+        *,
+        principal: Principal,
+        k: int = 10,
+        kinds: Collection[str] | None = None,
+        scopes: Collection[str] | None = None,
+        subclasses: Collection[str] | None = None,
+        importance: tuple[int, int] | Collection[int] | str = (2, 3),
+        explain: bool = False,
+        now: datetime | None = None,
+    ) -> list[SearchHit]:
+        """Hybrid search (BM25 + embeddings, RRF, recency, MMR) over the active memories
+        that are readable by and addressed to ``principal`` (company, their teams', their
+        own), importance 2-3 by default; see ``TenantRecall.search``.
+
+        :param k: number of hits (1-100).
+        :param importance: tiers: ``(lo, hi)``, a collection, or ``"all"``.
+        :param explain: attach each hit's score explanation.
+        :returns: :class:`~reckon.recall.bundle.SearchHit` list, best first.
         :raises InvalidInput: when ``query`` is longer than
-            ``reckon.api._limits.MAX_SEARCH_CHARS`` (2,000) characters."""
+            ``reckon.api._limits.MAX_SEARCH_CHARS`` (2,000) characters, or an option is bad."""
         from reckon.api._limits import MAX_SEARCH_CHARS
 
         if isinstance(query, str) and len(query) > MAX_SEARCH_CHARS:
             raise InvalidInput(f"query: at most {MAX_SEARCH_CHARS} characters, got {len(query)}", field="query")
-        return _checked(self.recall.search, query, principal=principal, **options)
+        return self.recall.search(query, principal=principal, k=k, kinds=kinds,  # type: ignore[no-any-return]
+                                  scopes=scopes, subclasses=subclasses, importance=importance,
+                                  explain=explain, now=now)
 
     def tool_definitions(self, format: str = "openai") -> Any:
         """LLM tool definitions (remember, search, supersede, get_context); see

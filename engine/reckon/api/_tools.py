@@ -301,9 +301,7 @@ def tool_definitions(tenant: Tenant, format: Literal["openai", "anthropic", "bot
 def tenant_catalogue(tenant: Tenant) -> Catalogue:
     """The catalogue of the tenant's own SCHEMA graph (shipped + its modules); the parsed
     schema is shared by tenants with the same schema content."""
-    from reckon.memory._shacl import TenantValidator, read_schema
-
-    return TenantValidator(lambda: read_schema(tenant.store.query)).schema.catalogue()  # type: ignore[no-any-return]
+    return tenant.memory.schema.catalogue()
 
 
 # ---------------------------------------------------------------------------------------

@@ -123,6 +123,8 @@ def memory_write() -> Iterator[None]:
     try:
         yield
     except InvalidInput as exc:
+        if isinstance(exc, ShapeViolation):
+            raise
         if (exc.field or "").split(".", 1)[0].split("[", 1)[0] in MEMORY_FIELDS:
             raise InvalidMemory(exc) from exc
         raise

@@ -36,6 +36,8 @@ from reckon._errors import (
 from reckon.memory import _rdf as R
 from reckon.store.graphs import ASSERTED
 from reckon.memory import authz
+from reckon.memory.protocols import MemoryStore
+from reckon.schema.tenant import TenantSchema
 from reckon.memory.conflicts import (
     ConflictJudge,
     ContradictionJudge,
@@ -67,9 +69,6 @@ _Q_ALL = _PREFIXES + (
 )
 
 
-#: SchemaViews by SCHEMA-graph digest, shared by tenants with the same modules.
-_VIEWS: dict[str, R.SchemaView] = {}
-_VIEWS_LOCK = threading.Lock()
 
 
 def _now() -> datetime:
@@ -254,19 +253,20 @@ class MemoryService:
 
     def __init__(
         self,
-        store: Any,
+        store: MemoryStore,
         *,
         judge: ConflictJudge | None = None,
         validator: Validator | None = None,
         clock: Callable[[], datetime] = _now,
+        derived: Callable[[], frozenset[str]] | None = None,
     ) -> None:
-        self.store = store
+        self.store: MemoryStore = store
+        self._derived = derived
         self.tenant = store.tenant_id
         self.judge: ConflictJudge = judge or ContradictionJudge()
         self._validator = validator
         self._clock = clock
-        self._schema: R.SchemaView | None = None
-        self._schema_rows: tuple[str, list[Triple]] | None = None
+        self._schema: TenantSchema | None = None
         self._tl = threading.local()
         self._peer_index: _PeerIndex | None = None
         self._commits: dict[int, Any] = {}  # generation -> Commit of this service's writes
@@ -312,44 +312,45 @@ class MemoryService:
         migration, in this process or another one)."""
         key = getattr(self.store, "program_key", None)
         if key != getattr(self, "_program_key", None):
-            if getattr(self, "_program_key", None) is not None or self._schema_rows is not None:
+            if getattr(self, "_program_key", None) is not None or self._schema is not None:
                 self.reload_schema()
             self._program_key = key
 
-    def _schema_triples(self) -> tuple[str, list[Triple]]:
-        self._schema_fresh()
-        if self._schema_rows is None:
-            from reckon.memory._shacl import read_schema
-
-            self._schema_rows = read_schema(self._query)
-        return self._schema_rows
-
     @property
-    def schema(self) -> R.SchemaView:
-        """The tenant's memory classes and property specs (cached; see :meth:`reload_schema`)."""
+    def schema(self) -> TenantSchema:
+        """The tenant's :class:`~reckon.schema.TenantSchema` (cached; see :meth:`reload_schema`)."""
+        return self.schema_for(self._query)
+
+    def schema_for(self, query: Callable[..., Any]) -> TenantSchema:
+        """:attr:`schema`, read through ``query`` when not cached (the store's write check
+        runs inside the store's lock and reads through the transaction's view)."""
         self._schema_fresh()
-        if self._schema is None:
-            key, triples = self._schema_triples()
-            with _VIEWS_LOCK:
-                if key not in _VIEWS:
-                    _VIEWS[key] = R.SchemaView(triples)
-                self._schema = _VIEWS[key]
-        return self._schema
+        schema = self._schema
+        if schema is None:
+            schema = self._schema = TenantSchema.read(query)
+        return schema
 
     def reload_schema(self) -> None:
         """Forget the cached schema (after the tenant's SCHEMA graph changed)."""
         self._schema = None
-        self._schema_rows = None
         self._peer_index = None
         if hasattr(self._validator, "reset"):
             self._validator.reset()  # type: ignore[union-attr]
 
     def _validate(self, focus: NamedNode, triples: list[Triple]) -> None:
-        if self._validator is None:
-            from reckon.memory._shacl import default_validator
+        if self._validator is not None:
+            self._validator(focus, triples)
+        else:
+            self.schema.validate(focus, triples)
 
-            self._validator = default_validator(self._schema_triples)
-        self._validator(focus, triples)
+    def check_write(self, added: Sequence[Quad], removed: Sequence[Quad], view: Any) -> None:
+        """The store's write check (``TenantStore.validator``): every node an asserted
+        write changes must conform to the tenant's shapes
+        (:meth:`reckon.schema.TenantSchema.check_delta`).
+
+        :raises ShapeViolation: for a node that does not conform; nothing is written.
+        """
+        self.schema_for(view.query).check_delta(added, removed, view)
 
     # ------------------------------------------------------------------------------
     # ids and reads
@@ -452,12 +453,56 @@ class MemoryService:
             derived_from=sorted(o.value for o in asserted.get(R.P_DERIVED_FROM, [])),
         )
 
-    def get(self, memory_id: str) -> Memory:
+    def _absent(self, memory_id: object) -> UnknownMemory:
+        """The one answer for a memory that is absent or that the reader may not see."""
+        return UnknownMemory(f"no memory {memory_id!r} in tenant {self.tenant!r}")
+
+    @staticmethod
+    def _audience(asserted: dict[Any, list[Any]]) -> dict[str, Any]:
+        """``scope``, ``owner`` and ``teams`` of a memory's asserted triples (the read
+        policy's inputs, :func:`reckon.memory.authz.can_read`)."""
+        scope = asserted.get(R.P_SCOPE)
+        owner = asserted.get(R.P_OWNER)
+        return {
+            "scope": R.IRI_SCOPE.get(scope[0], "user") if scope else "user",
+            "owner": R.slug_of(owner[0].value) if owner else None,
+            "teams": sorted(R.slug_of(t.value) for t in asserted.get(R.P_TEAM, [])),
+        }
+
+    def _load_for(
+        self, memory_id: str, principal: Principal | None
+    ) -> tuple[NamedNode, dict[Any, list[Any]], dict[Any, list[Any]]]:
+        """:meth:`_load` under the read policy: a memory ``principal`` may not read is
+        reported exactly like an absent one (no owner, no existence leaks); a deleted
+        memory's tombstone is an operator's to see. ``principal=None``: no policy (the
+        caller is the tenant's own code)."""
+        try:
+            loaded = self._load(memory_id)
+        except UnknownMemory:
+            if principal is not None and not principal.is_operator:
+                raise self._absent(memory_id) from None
+            raise
+        if principal is not None and not authz.can_read(principal, **self._audience(loaded[1])):
+            raise self._absent(memory_id)
+        return loaded
+
+    def readable(self, memory_id: str, principal: Principal) -> bool:
+        """Whether ``principal`` may read memory ``memory_id`` (``False`` when absent)."""
+        try:
+            self._load_for(memory_id, principal)
+        except UnknownMemory:
+            return False
+        return True
+
+    def get(self, memory_id: str, *, principal: Principal | None = None) -> Memory:
         """One memory with its derived state (``active``, ``status``, ``supersedes``).
 
-        :raises UnknownMemory: when there is no such memory in this tenant.
+        :param principal: who reads; a memory they may not read
+            (:func:`reckon.memory.authz.can_read`) is reported as absent.
+        :raises UnknownMemory: when there is no such memory in this tenant (or none
+            ``principal`` may read: the same message).
         """
-        m, asserted, inferred = self._load(memory_id)
+        m, asserted, inferred = self._load_for(memory_id, principal)
         return self._to_memory(m, asserted, inferred)
 
     def memories(
@@ -525,8 +570,12 @@ class MemoryService:
 
     def _derived_predicates(self) -> frozenset[str]:
         """IRIs of predicates some rule of the tenant's program derives (rule heads):
-        a writer never asserts them (memory-layout: derived triples live only in the
-        inferred graph), else a stored "status" could contradict the derived one."""
+        a writer never asserts them (derived triples live only in the inferred graph),
+        else a stored "status" could contradict the derived one. From the ``derived``
+        callable the service was built with (the facade hands it the tenant's program),
+        else from the store's reasoner."""
+        if self._derived is not None:
+            return self._derived()
         try:
             rs = getattr(self.store.reasoner(), "ruleset", None)
         except Exception:  # noqa: BLE001 - no reasoner: nothing is derived
@@ -836,7 +885,7 @@ class MemoryService:
         replaced: list[NamedNode] = []
         if supersedes:
             for sid in supersedes:
-                old, oa, _ = self._load(sid)
+                old, oa, _ = self._load_for(sid, principal)
                 self._check_supersedable(principal, old, oa)
                 replaced.append(old)
         else:
@@ -1018,11 +1067,9 @@ class MemoryService:
                     out[pid] = (e.node(pid, view), None)
             return out
         judge = self.judge
-        # both judges need a shared word token for a similarity above their threshold
-        # (the contradiction judge without an encoder ranks candidates by the same cosine)
-        lexical = (type(judge) is LexicalJudge and judge.threshold > 0) or (
-            type(judge) is ContradictionJudge and judge.encoder is None and judge.candidate_threshold > 0)
-        if lexical:
+        # a judge that never matches texts without a shared word token is offered only the
+        # candidates that share one (ConflictJudge.needs_shared_word)
+        if bool(getattr(judge, "needs_shared_word", False)):
             pool: set[NamedNode] = set()
             for tok in set(tokens(f"{data.label} {data.content}")):
                 pool |= idx.by_token.get((gkey, tok), set())
@@ -1212,7 +1259,7 @@ class MemoryService:
         """
         patch = parse_patch(changes)
         with self._transaction() as txn:
-            m, asserted, _ = self._load(memory_id)
+            m, asserted, _ = self._load_for(memory_id, principal)
             owner = asserted.get(R.P_OWNER)
             authz.check_update(
                 principal, memory_id=m.value.rsplit(":", 1)[-1],
@@ -1318,8 +1365,8 @@ class MemoryService:
             fields.pop("principal", None)
             return self.remember(principal=principal, supersedes=[old_id], **fields)
         with self._transaction() as txn:
-            old, oa, _ = self._load(old_id)
-            target, ta, _ = self._load(new)
+            old, oa, _ = self._load_for(old_id, principal)
+            target, ta, _ = self._load_for(new, principal)
             if old == target:
                 raise InvalidInput("supersedes: a memory cannot supersede itself", field="supersedes")
             self._check_supersedable(principal, old, oa)
@@ -1449,7 +1496,7 @@ class MemoryService:
     # ------------------------------------------------------------------------------
     # history
     # ------------------------------------------------------------------------------
-    def history(self, memory_id: str) -> list[HistoryEntry]:
+    def history(self, memory_id: str, *, principal: Principal | None = None) -> list[HistoryEntry]:
         """The lineage of a memory through the supersession chain in both directions
         (older memories it replaced, newer ones that replaced it), oldest first; each
         entry has source, times, author and whether it was updated after creation.
@@ -1458,11 +1505,16 @@ class MemoryService:
         each entry lists the earlier label / content of its in-place updates
         (``revisions``).
 
+        :param principal: who reads: the memory must be one they may read (else it is
+            reported as absent); entries of memories they may not read, and tombstones
+            unless they are an operator, are left out.
         :raises UnknownMemory: no such memory and no tombstone of one.
         """
+        if principal is not None and not principal.is_operator:
+            self._load_for(memory_id, principal)
         start = self._history_entry(memory_id)
         if start is None:
-            raise UnknownMemory(f"no memory {memory_id!r} in tenant {self.tenant!r}")
+            raise self._absent(memory_id)
         seen: dict[str, HistoryEntry] = {start.id: start}
         todo = [start]
         while todo:
@@ -1476,6 +1528,8 @@ class MemoryService:
                 seen[nid] = entry
                 todo.append(entry)
         out = list(seen.values())
+        if principal is not None and not principal.is_operator:
+            out = [e for e in out if e.id == start.id or self.readable(e.id, principal)]
         far = datetime.min.replace(tzinfo=timezone.utc)
         out.sort(key=lambda e: (e.created_at or e.deleted_at or far, e.id))
         return out

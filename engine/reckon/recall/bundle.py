@@ -84,8 +84,10 @@ from pyoxigraph import NamedNode
 from reckon import vocab as R
 from reckon import vocab as V
 from reckon._errors import InvalidInput
-from reckon.memory.conflicts import tokens as lexical_tokens
+from reckon.memory import authz
+from reckon.memory.conflicts import SIMILARITY_THRESHOLD, cosine_matrix
 from reckon.memory.models import IMPORTANCE_NAMES, KINDS, SCOPES, Memory, Principal
+from reckon.recall import render
 from reckon.recall.rank import ScoreExplanation
 from reckon.store.graphs import BUSINESS, INFERRED, MEMORIES, SCHEMA
 
@@ -353,23 +355,6 @@ def block_label(class_label: str | None, local_name: str) -> str:
     return out[:1].upper() + out[1:]
 
 
-def _money(amount: Any, currency: str | None) -> str:
-    try:
-        v = float(amount)
-    except (TypeError, ValueError):
-        return str(amount)
-    num = f"{v:,.0f}" if v == int(v) else f"{v:,.2f}"
-    symbol = {"USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥"}.get(currency or "")
-    return f"{symbol}{num}" if symbol else f"{num} {currency}".strip()
-
-
-def _num(v: Any) -> str:
-    if isinstance(v, (int, float, Decimal)):
-        f = float(v)
-        return f"{f:g}" if f != int(f) else f"{f:.1f}" if abs(f) < 100 else f"{f:,.0f}"
-    return str(v)
-
-
 def _utc(t: datetime | None) -> datetime | None:
     if t is None:
         return None
@@ -574,7 +559,6 @@ class TenantRecall:
             tiers = list(range(max(1, floor_imp), 6))
             cands = idx.candidates(importance=tiers, scopes=["user", "team"],
                                    visible_to=(principal.person, principal.teams))
-            my_teams = set(principal.teams)
             read: dict[str, Memory] = {}
             for scope in ("user", "team"):
                 # the rule's order (importance, newest, IRI) on the index's columns; then
@@ -586,8 +570,8 @@ class TenantRecall:
                     chunk = ok[k:k + max(cap, 1)]
                     for m in self._memories(view, [R.memory_iri(self.tenant, d.id) for d in chunk]):
                         fits = (m.active and floor_imp <= m.importance <= 5 and m.confidence >= floor_conf
-                                and ((scope == "user" and m.scope == "user" and m.owner == principal.person)
-                                     or (scope == "team" and m.scope == "team" and bool(my_teams.intersection(m.teams)))))
+                                and m.scope == scope and authz.can_read_memory(principal, m)
+                                and authz.in_audience(principal, scope=m.scope, owner=m.owner, teams=m.teams))
                         if fits and len(kept) < cap:
                             kept.append(m.id)
                             read[m.id] = m
@@ -602,8 +586,8 @@ class TenantRecall:
             memories_by_id = {m.id: m for m in self._memories(view, live)}
             memories_by_id.update(read)
             memories = [memories_by_id[i] for i in chosen if i in memories_by_id]
-            memories = [m for m in memories if m.active]
-            business = _business_lines(view)
+            memories = [m for m in memories if m.active and authz.can_read_memory(principal, m)]
+            business = _business_lines(view, self.memory.schema.templates("lineTemplate"))
             ranking, sims = self._similarities(view, text, [m.id for m in memories])
             items = [self._item(view, m, sims.get(m.id)) for m in memories]
         conflicts = self._conflicts(items)
@@ -645,7 +629,7 @@ class TenantRecall:
             importance=m.importance, importance_name=IMPORTANCE_NAMES.get(m.importance, str(m.importance)),
             confidence=m.confidence, owner=m.owner, teams=list(m.teams), author=m.author,
             subclass=m.subclass, subclass_iri=m.subclass_iri, properties=dict(m.properties), status=dict(m.status),
-            status_text=_status_text(view, m), similarity=sim, created_at=m.created_at,
+            status_text=_status_text(view, m, schema), similarity=sim, created_at=m.created_at,
             updated_at=m.updated_at, expires_at=m.expires_at,
         )
 
@@ -668,16 +652,7 @@ class TenantRecall:
         # one matrix: all pairwise cosines in one product
         texty = [it for it in items if not it.subclass or not keys.get(it.id)]
         row = {it.id: r for r, it in enumerate(texty)}
-        counts = [Counter(lexical_tokens(f"{it.label} {it.content}")) for it in texty]
-        vocab = {t: j for j, t in enumerate(sorted({t for c in counts for t in c}))}
-        mat = np.zeros((len(texty), max(1, len(vocab))), dtype=np.float64)
-        for r, c in enumerate(counts):
-            for t, v in c.items():
-                mat[r, vocab[t]] = v
-        norms = np.linalg.norm(mat, axis=1)
-        norms[norms == 0] = 1.0
-        mat /= norms[:, None]
-        cos = mat @ mat.T
+        cos = cosine_matrix([f"{it.label} {it.content}" for it in texty])
 
         def similar(a: BundleItem, b: BundleItem) -> float:
             return float(cos[row[a.id], row[b.id]])
@@ -696,7 +671,8 @@ class TenantRecall:
             if spec_item.subclass:
                 cands = [g for g in by_class[spec_item.subclass] if _SCOPE_RANK[g.scope] < rank]
             else:
-                close = np.nonzero(cos[row[spec_item.id], plain_rows] >= 0.5)[0] if len(plain) else []
+                close = (np.nonzero(cos[row[spec_item.id], plain_rows] >= SIMILARITY_THRESHOLD)[0]
+                         if len(plain) else [])
                 cands = [plain[j] for j in close if _SCOPE_RANK[plain[j].scope] < rank]
             for gen in sorted(cands, key=lambda g: g.id):
                 if (spec_item.id, gen.id) in seen:
@@ -774,13 +750,9 @@ class TenantRecall:
         me, my_teams = principal.person, set(principal.teams)
 
         def visible(scope: str | None, owner: str | None, teams: Collection[str]) -> bool:
-            if scope not in want_scopes:
-                return False
-            if scope == "company":
-                return True
-            if scope == "user":
-                return owner == me
-            return scope == "team" and bool(my_teams.intersection(teams))
+            # the read policy, then the audience (what speaks to this principal)
+            return (scope in want_scopes and authz.can_read(principal, scope=scope, owner=owner, teams=teams)
+                    and authz.in_audience(principal, scope=scope, owner=owner, teams=teams))
 
         idx = self.index
         idx.sync()
@@ -881,11 +853,11 @@ def _conflict_key(spec: BundleItem, gen: BundleItem, keys: dict[str, dict[str, A
             return None
         if not a and not b:  # a subclass without identifying properties: compare text
             c = similar(spec, gen)
-            return f"{spec.subclass}, similar text (cosine {c:.2f})" if c >= 0.5 else None
+            return f"{spec.subclass}, similar text (cosine {c:.2f})" if c >= SIMILARITY_THRESHOLD else None
         return None
     if not spec.subclass and not gen.subclass:
         c = similar(spec, gen)
-        return f"similar text (cosine {c:.2f})" if c >= 0.5 else None
+        return f"similar text (cosine {c:.2f})" if c >= SIMILARITY_THRESHOLD else None
     return None
 
 
@@ -899,91 +871,65 @@ def _deliberate(spec: BundleItem, gen: BundleItem) -> tuple[TLiteral["deliberate
     return "accidental", "no sign the override was intended"
 
 
-def _status_text(view: Any, m: Memory) -> str | None:
-    st = m.status
-    p = m.properties
-    if "budgetStatus" in st:
-        s = str(st["budgetStatus"])
-        if "utilisation" in st and "currentSpend" in st:
-            pct = float(st["utilisation"]) * 100
-            pct_s = f"{pct:.0f}" if abs(pct - round(pct)) < 0.05 else f"{pct:.1f}"
-            return (f"{s} — {pct_s} % ({_money(st['currentSpend'], p.get('currency'))} of "
-                    f"{_money(p.get('amount'), p.get('currency'))}"
-                    + (f" {str(p['period']).lower()}" if p.get("period") else "") + ")")
-        return s
-    if "targetStatus" in st:
-        s = str(st["targetStatus"])
-        metric = p.get("metric", "value")
-        direction = _direction(view, m)
-        tail = f" ({direction})" if direction else ""
-        if "currentValue" in st:
-            return f"{s} — {metric} {_num(st['currentValue'])} vs target {_num(p.get('targetValue'))}{tail}"
-        return s
-    if "timeToFillStatus" in st:
-        s = str(st["timeToFillStatus"])
-        if "currentDaysOpen" in st:
-            tgt = p.get("targetDaysToFill")
-            return f"{s} — {_num(st['currentDaysOpen'])} days open" + (f" (target {tgt})" if tgt is not None else "")
-        return s
-    rest = {k: v for k, v in st.items() if not k.startswith("compared")}
-    if not rest:
-        return None
-    return "; ".join(f"{k}: {_num(v) if not isinstance(v, list) else ', '.join(map(str, v))}" for k, v in sorted(rest.items()))
-
-
-def _direction(view: Any, m: Memory) -> str | None:
+def _status_text(view: Any, m: Memory, schema: Any) -> str | None:
+    """The memory's derived statuses through the modules' ``rk:statusTemplate``
+    annotations (:mod:`reckon.recall.render`)."""
     mem = NamedNode(m.iri)
-    for metric in view.objects(mem, NamedNode(MK + "metric"), MEMORIES):
-        for d in view.objects(metric, NamedNode(MK + "direction"), SCHEMA):
-            labels = view.objects(d, R.LABEL, SCHEMA)
-            text = labels[0].value if labels else R.local_name(d.value)
-            return text.replace("_", " ")
-    return None
+    specs: dict[str, Any] | None = None
+
+    def lookup(prop: str, predicate: str) -> str | None:
+        nonlocal specs
+        if specs is None:
+            specs = {sp.local: sp for sp in schema.properties(NamedNode(m.subclass_iri or R.MEMORY.value)).values()}
+        spec = specs.get(prop)
+        if spec is None:
+            return None
+        for o in view.objects(mem, NamedNode(spec.iri), MEMORIES):
+            if isinstance(o, NamedNode):
+                fact = schema.fact(o, predicate)
+                if isinstance(fact, NamedNode):
+                    return str(schema.label_of(fact) or R.local_name(fact.value))
+                if fact is not None:
+                    return str(R.python_value(fact))
+        return None
+
+    return render.status_line(m.status, m.properties, schema.templates("statusTemplate"), lookup)
 
 
-def _business_lines(view: Any) -> list[BusinessLine]:
+def _business_lines(view: Any, templates: dict[str, str]) -> list[BusinessLine]:
+    """One line per live business node (``rk:liveContext ?p ?node``): through the
+    ``rk:lineTemplate`` of ``?p`` (:mod:`reckon.recall.render`); a property without one
+    lists the node's properties."""
     out: list[BusinessLine] = []
 
-    def obj(s: Any, local: str, ns: str = MK) -> Any:
-        v = view.objects(s, NamedNode(ns + local), BUSINESS)
-        return v[0] if v else None
-
-    def label(term: Any) -> str:
+    def label(term: Any) -> Any:
         if term is None:
             return ""
         if isinstance(term, NamedNode):
             ls = view.objects(term, R.LABEL, None)
             return ls[0].value if ls else R.local_name(term.value)
-        return str(R.python_value(term))
+        return R.python_value(term)
 
     for q in sorted(view.quads(_LIVE_CONTEXT, None, None, INFERRED), key=lambda q: (q.predicate.value, str(q.object))):
         p, o = q.predicate.value, q.object
         if q.predicate == _LIVE_MEMBER or not isinstance(o, NamedNode):
             continue
-        if p == MK + "liveKpi":
-            plat, per, as_of = obj(o, "platform"), obj(o, "period"), obj(o, "asOf")
-            where = ", ".join(x for x in (label(plat), label(per)) if x)
-            when = f"as of {str(R.python_value(as_of))[:16].replace('T', ' ')}" if as_of is not None else ""
-            extra = "; ".join(x for x in (where, when) if x)
-            out.append(BusinessLine(kind="kpi", iri=o.value,
-                                    text=f"KPI {label(obj(o, 'metric'))} = {_num(R.python_value(obj(o, 'value')))}"
-                                    + (f" ({extra})" if extra else "")))
-        elif p == MK + "liveAccount":
-            name = view.objects(o, R.LABEL, BUSINESS)
-            out.append(BusinessLine(kind="account", iri=o.value,
-                                    text=f"Connected account: {label(obj(o, 'onPlatform'))} {label(obj(o, 'accountId'))}"
-                                    + (f" ({name[0].value})" if name else "")))
-        elif p == MK + "liveSubscription":
-            seats = obj(o, "seats")
-            out.append(BusinessLine(kind="subscription", iri=o.value,
-                                    text=f"Subscription: plan {label(obj(o, 'plan'))}, "
-                                    f"{label(obj(o, 'subscriptionStatus'))}"
-                                    + (f", {label(seats)} seats" if seats is not None else "")))
-        else:  # a module's own live data: type and literal properties
-            props = [f"{R.local_name(x.predicate.value)}={label(x.object)}" for x in view.quads(o, None, None, BUSINESS)
-                     if x.predicate != R.A]
-            out.append(BusinessLine(kind=R.local_name(p), iri=o.value,
-                                    text=f"{R.local_name(p)}: " + ", ".join(sorted(props))))
+        local = R.local_name(p)
+        facts = [x for x in view.quads(o, None, None, BUSINESS) if x.predicate != R.A]
+        text = templates.get(local)
+        line = None
+        if text is not None:
+            ctx: dict[str, Any] = {}
+            for x in facts:
+                key = "label" if x.predicate == R.LABEL else R.local_name(x.predicate.value)
+                ctx.setdefault(key, label(x.object))
+            line = render.render(text, ctx)
+        if line is not None:
+            kind = local[4].lower() + local[5:] if local.startswith("live") and len(local) > 4 else local
+            out.append(BusinessLine(kind=kind, iri=o.value, text=line))
+        else:  # a module's own live data without a template: its literal properties
+            props = [f"{R.local_name(x.predicate.value)}={label(x.object)}" for x in facts]
+            out.append(BusinessLine(kind=local, iri=o.value, text=f"{local}: " + ", ".join(sorted(props))))
     return out
 
 

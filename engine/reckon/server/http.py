@@ -552,9 +552,9 @@ def _nothing() -> Iterator[None]:
 def _visible(m: Memory, p: Any) -> bool:
     """Whether principal ``p`` may read memory ``m`` (:func:`reckon.memory.authz.can_read`:
     operators all; members company memories, their teams' and their own)."""
-    from reckon.memory.authz import can_read
+    from reckon.memory.authz import can_read_memory
 
-    return can_read(p, scope=m.scope, owner=m.owner, teams=m.teams)
+    return can_read_memory(p, m)
 
 
 _bearer = HTTPBearer(auto_error=False, description="A Reckon API token of the tenant in the URL "
@@ -911,10 +911,7 @@ def create_app(
     @app.get("/tenants/{tenant_id}/memories/{memory_id}", summary="Get a memory", tags=["memories"],
              response_model=Memory, responses=_ERRORS)
     def get_memory(memory_id: str, c: Ctx = Depends(ctx)) -> Memory:
-        m = c.tenant.get(memory_id)
-        if not _visible(m, c.principal):
-            raise UnknownMemory(f"no memory {memory_id!r} visible to {c.principal.person!r} in tenant {c.tenant.id!r}")
-        return m  # type: ignore[no-any-return]
+        return c.tenant.get(memory_id, principal=c.principal)
 
     @app.patch("/tenants/{tenant_id}/memories/{memory_id}", summary="Update a memory (three-state)",
                tags=["memories"], response_model=Memory,
@@ -947,8 +944,7 @@ def create_app(
     @app.get("/tenants/{tenant_id}/memories/{memory_id}/history", summary="Supersession chain of a memory",
              tags=["memories"], response_model=list[HistoryEntry], responses=_ERRORS)
     def memory_history(memory_id: str, c: Ctx = Depends(ctx)) -> list[HistoryEntry]:
-        get_memory(memory_id, c)  # 404 unless visible
-        return c.tenant.history(memory_id)  # type: ignore[no-any-return]
+        return c.tenant.history(memory_id, principal=c.principal)
 
     @app.post("/tenants/{tenant_id}/memories/{memory_id}/restore", summary="Restore a superseded memory "
               "(operator)", tags=["memories"], response_model=Memory,

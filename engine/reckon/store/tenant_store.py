@@ -413,6 +413,10 @@ class TenantStore:
         self._tl = threading.local()
         self.last_commit: Commit | None = None
         self._recent_commits: dict[int, Commit] = {}  # this process's last commits, by generation
+        self.validator: ValidateHook | None = None
+        """Run on every write's net asserted changes before anything is written (the
+        facade installs the tenant schema's check, ``reckon.schema.TenantSchema.check_delta``);
+        raise to abort the write."""
 
     # ------------------------------------------------------------------ creation
     @classmethod
@@ -743,6 +747,8 @@ class TenantStore:
         removed = [_desk_quad(q) for q in removed_sk]
         if validate is not None:
             validate(added, removed, txn.view)
+        if self.validator is not None:
+            self.validator(added, removed, txn.view)
 
         # triple-level delta of the base graph (a triple counts once over the asserted graphs)
         removed_set = set(removed_sk)

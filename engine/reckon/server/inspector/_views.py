@@ -68,9 +68,9 @@ MAX_SPARQL_ROWS = 1000
 
 def visible(m: Memory, p: Principal) -> bool:
     """The read policy of every surface (:func:`reckon.memory.authz.can_read`)."""
-    from reckon.memory.authz import can_read
+    from reckon.memory.authz import can_read_memory
 
-    return can_read(p, scope=m.scope, owner=m.owner, teams=m.teams)
+    return can_read_memory(p, m)
 
 
 # ---------------------------------------------------------------------------------------
