@@ -33,6 +33,7 @@ from __future__ import annotations
 import csv
 import functools
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -50,6 +51,9 @@ __all__ = [
     "to_rdflib_graph",
     "base_triples",
     "csv_triples",
+    "lubm_triples",
+    "relabel",
+    "write_ntriples",
     "default_lubm_dir",
     "entity_iri",
     "ontology_triples",
@@ -110,13 +114,31 @@ def _in_slice(token: str, prefixes: tuple[str, ...] | None) -> bool:
     return any(token == p or token.startswith(p + "-") for p in prefixes)
 
 
-def csv_triples(lubm_dir: Path, *, subjects: Iterable[str] | None = None) -> list[Triple]:
+UNIVERSITIES = 1000
+"""UBA 1.7 draws the universities a person's degrees come from among University0 ..
+University999 (the LUBM(1) data references 979 of them)."""
+
+_UNIV = re.compile(r"University([0-9]+)")
+
+
+def relabel(text: str, copy: int) -> str:
+    """``text`` with every university number X replaced by (X + copy) mod 1000 (LUBM(n),
+    see :func:`lubm_triples`)."""
+    if not copy:
+        return text
+    return _UNIV.sub(lambda m: f"University{(int(m.group(1)) + copy) % UNIVERSITIES}", text)
+
+
+def csv_triples(lubm_dir: Path, *, subjects: Iterable[str] | None = None, copy: int = 0) -> list[Triple]:
     """The LUBM(1) instance as triples, in file order (files sorted by name).
 
     :param lubm_dir: the ``data/lubm`` folder.
     :param subjects: keep only facts whose subject token equals one of these prefixes or
         starts with ``prefix + "-"`` (e.g. ``["Department0-University0"]`` = one
         department's slice); ``None`` keeps everything (100,543 facts).
+    :param copy: relabel every university number X as (X + copy) mod 1000, in IRIs and
+        in literals (e-mail addresses): copy k of LUBM(1) is university k's data
+        (:func:`lubm_triples`). ``subjects`` are matched before relabelling.
     :raises FileNotFoundError: when the CSV folder is missing.
     """
     folder = lubm_dir.joinpath(*_DATA)
@@ -125,6 +147,14 @@ def csv_triples(lubm_dir: Path, *, subjects: Iterable[str] | None = None) -> lis
         raise FileNotFoundError(f"no src_*.csv under {folder}")
     prefixes = tuple(subjects) if subjects is not None else None
     out: list[Triple] = []
+    iris: dict[str, NamedNode] = {}
+
+    def iri(token: str) -> NamedNode:
+        got = iris.get(token)
+        if got is None:
+            got = iris[token] = entity_iri(relabel(token, copy))
+        return got
+
     for f in files:
         name = f.stem[len("src_") :]
         pred = NamedNode(UB + name)
@@ -135,12 +165,50 @@ def csv_triples(lubm_dir: Path, *, subjects: Iterable[str] | None = None) -> lis
                 if not _in_slice(row[0], prefixes):
                     continue
                 if len(row) == 1:
-                    out.append(Triple(entity_iri(row[0]), RDF_TYPE, NamedNode(UB + name)))
+                    out.append(Triple(iri(row[0]), RDF_TYPE, NamedNode(UB + name)))
                 elif name in LITERAL_PROPERTIES:
-                    out.append(Triple(entity_iri(row[0]), pred, Literal(row[1])))
+                    out.append(Triple(iri(row[0]), pred, Literal(relabel(row[1], copy))))
                 else:
-                    out.append(Triple(entity_iri(row[0]), pred, entity_iri(row[1])))
+                    out.append(Triple(iri(row[0]), pred, iri(row[1])))
     return out
+
+
+@functools.lru_cache(maxsize=2)
+def _lubm_cached(path: str, n: int) -> tuple[Triple, ...]:
+    d = Path(path)
+    out: list[Triple] = list(ontology_triples(d))
+    for k in range(n):
+        out.extend(csv_triples(d, copy=k))
+    return tuple(dict.fromkeys(out))
+
+
+def lubm_triples(lubm_dir: Path, n: int) -> tuple[Triple, ...]:
+    """LUBM(n): the univ-bench ontology plus n relabelled copies of the LUBM(1) instance.
+
+    Mapping (documented in ``bench/reasoning.py``): copy k (k = 0 .. n-1) is the LUBM(1)
+    instance with every university number X replaced by (X + k) mod 1000 — in entity
+    IRIs (``http://www.Department3.University0.edu/Lecturer2`` becomes
+    ``...University{k}.edu/Lecturer2``) and in literals (e-mail addresses). So copy k is
+    university k's departments, people, courses and publications, exactly as LUBM(1) is
+    university 0's, and the degree-from references to the 1000 universities of UBA keep
+    their distribution: a reference that lands on a university in 0 .. n-1 is a
+    cross-university link, as in the original generator's LUBM(n) (e.g. Q13's
+    ``hasAlumnus University0`` gains the alumni of other copies). Copy 0 is LUBM(1), so
+    LUBM(1) = ``lubm_triples(d, 1)`` = :func:`base_triples`. Deduplicated, order kept;
+    cached per process.
+    """
+    if n < 1:
+        raise ValueError("LUBM(n) needs n >= 1")
+    return _lubm_cached(str(lubm_dir), n)
+
+
+def write_ntriples(triples: Iterable[Triple], path: Path) -> Path:
+    """Write triples as N-Triples (the input format every peer of bench/reasoning.py reads)."""
+    from pyoxigraph import serialize
+
+    with path.open("wb") as fh:
+        serialize(triples, fh, format=RdfFormat.N_TRIPLES)
+    return path
 
 
 @functools.lru_cache(maxsize=4)

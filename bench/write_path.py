@@ -87,19 +87,26 @@ def memory_triples(tenant: str, i: int, persons: int) -> list[Triple]:
     return ts
 
 
-def create_populated(engine: Engine, tenant_id: str, n: int, persons: int) -> tuple[object, float]:
-    """A tenant created with ``n`` background memories (+ their people) in its initial
-    data: one materialization from scratch at creation. Returns (tenant, seconds)."""
+def create_populated_quads(engine: Engine, tenant_id: str, n: int, persons: int) -> list[Quad]:
+    """The initial quads of a tenant with ``n`` background memories: schema, company,
+    clock, people and the memories' triples."""
     from reckon.api._business import initial_quads
-    from reckon.store import TenantStore, tenant_dir
 
-    t0 = time.perf_counter()
     quads = [Quad(R.person_iri(tenant_id, f"person{p}"), R.A, R.PERSON, MEMORIES) for p in range(persons)]
     for i in range(n):
         quads += [Quad(t.subject, t.predicate, t.object, MEMORIES) for t in memory_triples(tenant_id, i, persons)]
+    return engine.schema_quads() + initial_quads(tenant_id, "Bench") + quads
+
+
+def create_populated(engine: Engine, tenant_id: str, n: int, persons: int) -> tuple[object, float]:
+    """A tenant created with ``n`` background memories (+ their people) in its initial
+    data: one materialization from scratch at creation. Returns (tenant, seconds)."""
+    from reckon.store import TenantStore, tenant_dir
+
+    t0 = time.perf_counter()
     TenantStore.create(
         tenant_dir(engine.data_dir, tenant_id), tenant_id,
-        initial=engine.schema_quads() + initial_quads(tenant_id, "Bench") + quads,
+        initial=create_populated_quads(engine, tenant_id, n, persons),
         reasoner_factory=engine.reasoner_factory(),
         program=engine.program.to_quads(PROGRAM),  # the tenant stores its program, as create_tenant does
     ).close()

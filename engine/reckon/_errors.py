@@ -8,6 +8,8 @@ specific class you can act on::
     │   ├── RuleSyntaxError          (+ SyntaxError) text does not parse; has file:line:column
     │   └── RuleSetInvalid           (+ ValueError) parsed, but not well-formed / not stratifiable
     ├── EvaluationLimitExceeded      a runaway program hit a documented limit
+    │   └── ResourceLimit            ... a memory / fact / round budget (names the limit and the rule)
+    ├── InconsistentGraph            the rules derive an inconsistency (owl:Nothing) and the write was refused
     ├── ExplainError                 (+ LookupError) explain() asked about a triple that is not inferred
     ├── SchemaError                  ontology / shapes files cannot be loaded
     ├── InvalidInput                 (+ ValueError) a request is malformed (bad field, bad value)
@@ -40,6 +42,7 @@ __all__ = [
     "ConflictPending",
     "EvaluationLimitExceeded",
     "ExplainError",
+    "InconsistentGraph",
     "InvalidInput",
     "InvalidTenantId",
     "NotAuthorized",
@@ -47,6 +50,7 @@ __all__ = [
     "QueryLimitExceeded",
     "ReadOnlyQuery",
     "ReckonError",
+    "ResourceLimit",
     "RestoreRefused",
     "RuleError",
     "RuleSetInvalid",
@@ -93,6 +97,45 @@ class EvaluationLimitExceeded(ReckonError):
     """Materialization stopped at a documented limit (e.g. ``max_derived`` facts or
     ``max_rounds`` semi-naive rounds), typically a rule minting fresh blank nodes
     forever. The store is left as it was before the call."""
+
+
+class ResourceLimit(EvaluationLimitExceeded):
+    """Materialization stopped before it exhausted a resource: the process's memory
+    (``Limits.max_bytes``: the resident-memory budget, checked every round and, for a
+    round that grows too fast, inside it), the number of derived facts
+    (``max_derived``), the rounds of one stratum (``max_rounds``) or the nesting depth of
+    a triple term (``max_term_depth``). Raised while the process is still healthy, so it
+    can be caught; the reasoner (and the store) keep their previous state.
+
+    :ivar limit: the name of the :class:`~reckon.datalog.evaluate.Limits` field that
+        was hit (``"max_bytes"``, ``"max_derived"``, ``"max_rounds"``, ``"max_term_depth"``).
+    :ivar value: the limit's value (bytes, facts, rounds or levels).
+    :ivar observed: what was measured when evaluation stopped, in the same unit.
+    :ivar rule: the name of the rule that was deriving when evaluation stopped.
+    """
+
+    def __init__(self, message: str, *, limit: str, value: int, observed: int, rule: str = "") -> None:
+        self.limit = limit
+        self.value = value
+        self.observed = observed
+        self.rule = rule
+        super().__init__(message)
+
+
+class InconsistentGraph(ReckonError):
+    """The rules derive an inconsistency — some ``?x rdf:type owl:Nothing`` (the RDFox
+    convention for an OWL 2 RL rule whose head is ``false``) — and the reasoner was
+    built to refuse such a change (``Reasoner(..., refuse_inconsistent=True)``). The
+    change was not applied: the reasoner, and the store that asked, are as before.
+
+    :ivar inconsistencies: the new inconsistencies
+        (:class:`~reckon.datalog.evaluate.Inconsistency`: the node, the rule, the
+        clashing facts and the explanation).
+    """
+
+    def __init__(self, message: str, inconsistencies: list[Any] | None = None) -> None:
+        self.inconsistencies = list(inconsistencies or [])
+        super().__init__(message)
 
 
 class ExplainError(ReckonError, LookupError):

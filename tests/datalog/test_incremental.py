@@ -94,7 +94,10 @@ def rule_text(draw: st.DrawFn, level: dict[str, int], head: str) -> str:
         head_o_choices = ["?n"]
     hs = draw(st.sampled_from(bound + [":d"]))
     ho = draw(st.sampled_from(head_o_choices))
-    return f"RULE {{ {hs} :{head} {ho} }} WHERE {{ {' '.join(elems)} }}"
+    # WHERE DATA: the body reads the base graph only (maintained from its deltas when
+    # it has no NOT / AGGREGATE, re-evaluated in full otherwise)
+    where = "WHERE DATA" if draw(st.integers(0, 4)) == 0 else "WHERE"
+    return f"RULE {{ {hs} :{head} {ho} }} {where} {{ {' '.join(elems)} }}"
 
 
 @st.composite
@@ -108,6 +111,11 @@ def programs(draw: st.DrawFn) -> str:
         src = draw(st.sampled_from([p for p in PREDS if level[p] <= level[h]]))
         rules.append(f"RULE {{ ?x :{h} ?y }} WHERE {{ ?x :{src} ?y }}")
         rules.append(f"RULE {{ ?x :{h} ?z }} WHERE {{ ?x :{h} ?y . ?y :{h} ?z }}")
+    if draw(st.booleans()):  # generalized RDF: heads with a literal subject stay internal
+        rules.append("DATA { <urn:reckon:internal:program> <urn:reckon:internal:generalizedTriples> true }")
+        h = draw(st.sampled_from(PREDS[2:]))
+        src = draw(st.sampled_from([p for p in PREDS if level[p] <= level[h]]))
+        rules.append(f"RULE {{ ?y :{h} ?x }} WHERE {{ ?x :{src} ?y }}")
     return f"PREFIX : <{EX}>\n" + "\n".join(rules)
 
 

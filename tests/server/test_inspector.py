@@ -301,8 +301,14 @@ def test_business_page_charts_spend_over_time_with_the_cap(insp):
 def test_settings_page_lists_settings_rule_files_and_classes(insp):
     r = insp.browsers["acme_lee"].get("/ui/settings")
     assert r.status_code == 200
-    for s in ("rk:nearLimitThreshold", "rk:liveContextCap", "core.srl", "marketing.srl", "mk:BudgetConstraintMemory"):
+    for s in ("rk:nearLimitThreshold", "rk:liveContextCap", "core: core.srl", "marketing: marketing.srl",
+              "mk:BudgetConstraintMemory"):
         assert s in r.text, s
+    # the modules panel shows the program the tenant stores (not the engine's default)
+    program = insp.engine.tenant("acme").program()
+    assert program.digest.removeprefix("sha256:")[:12] in r.text
+    panel = r.text[r.text.index("Installed modules"):r.text.index("Ontologies in the schema graph")]
+    assert re.findall(r"<tr><td><code>([\w-]+)</code></td>", panel) == [m.name for m in program.modules]
 
 
 def test_sparql_console_needs_the_grant_and_is_read_only(insp):

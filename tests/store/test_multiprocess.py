@@ -23,9 +23,15 @@ CHILD = Path(__file__).with_name("mp_child.py")
 LABEL = NamedNode("urn:t:label")
 
 
-def _new_store(tmp_path: Path) -> TenantStore:
-    return TenantStore.create(
-        tmp_path / "tenants" / "acme",
+@pytest.fixture()
+def new_store(create_store):  # type: ignore[no-untyped-def]
+    """On every backend (tests/store/conftest.py): with a remote one the processes share
+    the tenant through the server (lease + generation compare-and-set)."""
+    return lambda: _new_store(create_store)
+
+
+def _new_store(create_store) -> TenantStore:  # type: ignore[no-untyped-def]
+    return create_store(
         "acme",
         initial=[
             Quad(NamedNode("urn:x:A"), SUB, NamedNode("urn:x:B"), SCHEMA),
@@ -60,8 +66,8 @@ def _check_consistent(store: TenantStore) -> None:
     assert store.reasoner().inferred() == closure(base)
 
 
-def test_four_processes_times_200_writes(tmp_path: Path) -> None:
-    store = _new_store(tmp_path)
+def test_four_processes_times_200_writes(new_store) -> None:  # type: ignore[no-untyped-def]
+    store = new_store()
     store.release()
     procs = [_spawn(store, f"p{k}", 200) for k in range(4)]
     outs = []
@@ -78,8 +84,8 @@ def test_four_processes_times_200_writes(tmp_path: Path) -> None:
     _check_consistent(store)
 
 
-def test_sigkill_mid_stream_loses_no_acknowledged_write(tmp_path: Path) -> None:
-    store = _new_store(tmp_path)
+def test_sigkill_mid_stream_loses_no_acknowledged_write(new_store) -> None:  # type: ignore[no-untyped-def]
+    store = new_store()
     store.release()
     victim = _spawn(store, "v", 100000)
     other = _spawn(store, "o", 40)

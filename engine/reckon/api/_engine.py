@@ -15,6 +15,7 @@ import os
 import shutil
 import threading
 import uuid
+from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -76,6 +77,11 @@ class Engine:
     :param embedder: the recall embedder of every tenant: an
         :class:`~reckon.recall.embed.Embedder`, a name (``"minilm"``, ``"openai"``,
         ``"hashing"``; see :mod:`reckon.recall.embed`) or ``None`` = ``$RECKON_EMBEDDER``.
+    :param refuse_inconsistent: a write (memory or business data) after which a tenant's
+        rules derive a new ``?x rdf:type owl:Nothing`` (``rules/owl2rl.srl``: disjoint
+        classes, irreflexive properties, ...) raises
+        :class:`~reckon._errors.InconsistentGraph` and leaves the store unchanged.
+        Default off: the inconsistency is stored and reported by ``tenant validate``.
     :raises StoreError: when ``data_dir`` cannot be created (on the first write).
 
     >>> import tempfile
@@ -97,8 +103,12 @@ class Engine:
         jobs: Any = None,
         query_limits: QueryLimits | None = None,
         embedder: Any = None,
+        refuse_inconsistent: bool = False,
     ) -> None:
         self.data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
+        self.refuse_inconsistent = bool(refuse_inconsistent)
+        """Every tenant's store refuses a write after which its rules derive a new
+        inconsistency (see :meth:`reasoner_factory`)."""
         modules = [Path(m) for m in (modules or [])]
         for m in modules:
             if not m.is_dir() and m.suffix not in _RULE_SUFFIXES + (".ttl", ".nt"):
@@ -113,7 +123,10 @@ class Engine:
         self._jobs = jobs
         self.embedder = embedder
         self._lock = threading.RLock()
-        self._tenants: dict[str, "Tenant"] = {}
+        self._tenants: "OrderedDict[str, Tenant]" = OrderedDict()
+        self.max_open_tenants: int = max(1, int(os.environ.get("RECKON_MAX_OPEN_TENANTS", "128")))
+        """Tenants kept open (mirror, reasoner, lock files) at once; the least recently
+        used beyond this is suspended (``TenantStore.suspend``) and reopens on demand."""
         if query_limits is not None and not isinstance(query_limits, QueryLimits):
             raise InvalidInput("query_limits must be a reckon.store.QueryLimits", field="query_limits")
         self.query_limits: QueryLimits = query_limits or QueryLimits()
@@ -134,7 +147,7 @@ class Engine:
         again: workers and tenants reopen on demand)."""
         with self._lock:
             pool, self._query_pool = self._query_pool, None
-            tenants, self._tenants = list(self._tenants.values()), {}
+            tenants, self._tenants = list(self._tenants.values()), OrderedDict()
         if pool is not None:
             pool.close()
         for t in tenants:
@@ -164,9 +177,16 @@ class Engine:
         """
         return self.program.ruleset()
 
-    def reasoner_factory(self) -> ReasonerFactory | None:
-        """A factory of empty reasoners for :attr:`program` (``None`` without rules)."""
-        return self.program.reasoner_factory()  # type: ignore[no-any-return]
+    def reasoner_factory(self, *, refuse_inconsistent: bool | None = None) -> ReasonerFactory | None:
+        """A factory of empty reasoners for :attr:`program` (``None`` without rules).
+
+        :param refuse_inconsistent: the reasoners refuse a change after which the rules
+            derive a new inconsistency (``?x rdf:type owl:Nothing``): the store's write
+            raises :class:`~reckon._errors.InconsistentGraph` and nothing is written.
+            ``None``: the engine's ``refuse_inconsistent``.
+        """
+        refuse = self.refuse_inconsistent if refuse_inconsistent is None else refuse_inconsistent
+        return self.program.reasoner_factory(refuse_inconsistent=refuse)  # type: ignore[no-any-return]
 
     def schema_quads(self) -> list[Quad]:
         """Quads of the SCHEMA graph of a new tenant: the program's ontology and shapes
@@ -189,7 +209,7 @@ class Engine:
         stored = Program.from_quads(quads)
         if stored is None:
             return self.reasoner_factory()
-        return stored.reasoner_factory()  # type: ignore[no-any-return]
+        return stored.reasoner_factory(refuse_inconsistent=self.refuse_inconsistent)  # type: ignore[no-any-return]
 
     def judge_for(self, tenant: "Tenant") -> Any:
         """The conflict judge for ``tenant``'s write path (``None`` = the default)."""
@@ -256,6 +276,7 @@ class Engine:
                     return self.tenant(tenant_id)
                 raise TenantExists(f"tenant {tenant_id!r} already exists")
             self._make_data_dir()
+            remote = self._new_tenant_endpoint()
             store = TenantStore.create(
                 path,
                 tenant_id,
@@ -263,10 +284,36 @@ class Engine:
                 reasoner_factory=self.reasoner_factory(),
                 program=self.program.to_quads(PROGRAM),
                 program_resolver=self._resolve,
+                remote=remote,
             )
+            if remote is not None:
+                from reckon.store.shards import set_placement
+
+                set_placement(self.data_dir, tenant_id, remote.name)
             t = Tenant(self, store)
-            self._tenants[tenant_id] = t
+            self._cache(tenant_id, t)
             return t
+
+    def _shards(self) -> Any:
+        from reckon.store.shards import ShardMap
+
+        return ShardMap.load(self.data_dir)
+
+    def _new_tenant_endpoint(self) -> Any:
+        """The endpoint new tenants go to (the shard map's ``default``), or None: embedded."""
+        from reckon.store.shards import EMBEDDED
+
+        m = self._shards()
+        return None if m.default == EMBEDDED else m.endpoint(m.default)
+
+    def _cache(self, tenant_id: str, t: "Tenant") -> None:
+        """Remember ``t`` as most recently used; suspend the least recently used beyond
+        :attr:`max_open_tenants` (bounded file descriptors and memory)."""
+        self._tenants[tenant_id] = t
+        self._tenants.move_to_end(tenant_id)
+        while len(self._tenants) > self.max_open_tenants:
+            _, old = self._tenants.popitem(last=False)
+            old.store.suspend()
 
     def tenant(self, tenant_id: str) -> "Tenant":
         """An existing tenant (one :class:`Tenant` object per id per engine).
@@ -284,9 +331,33 @@ class Engine:
         with self._lock:
             t = self._tenants.get(tenant_id)
             path = tenant_dir(self.data_dir, tenant_id)
-            if not (path / "meta.json").is_file():
+            moved = self._moved_here(tenant_id, path)
+            if moved:
                 self._tenants.pop(tenant_id, None)
-                raise UnknownTenant(f"no tenant {tenant_id!r} in {self.data_dir}")
+                if t is not None:
+                    t.store.mark_gone()
+                    t.store.close()
+                    t = None
+                from reckon.store.shards import EMBEDDED
+
+                shards = self._shards()
+                where = shards.placement(tenant_id)
+                if where == EMBEDDED:
+                    raise UnknownTenant(f"no tenant {tenant_id!r} in {self.data_dir} (the shard map says it is "
+                                        "embedded, and this node's directory points elsewhere)")
+                TenantStore.attach(path, tenant_id, shards.endpoint(where), replace=True,
+                                   program_resolver=self._resolve).close()
+            if not (path / "meta.json").is_file():
+                from reckon.store.shards import EMBEDDED
+
+                shards = self._shards()
+                where = shards.placement(tenant_id)
+                if where == EMBEDDED:
+                    self._tenants.pop(tenant_id, None)
+                    raise UnknownTenant(f"no tenant {tenant_id!r} in {self.data_dir}")
+                # on a SPARQL server and new to this node: build its local directory
+                self._make_data_dir()
+                TenantStore.attach(path, tenant_id, shards.endpoint(where), program_resolver=self._resolve).close()
             if t is not None and not t.store.is_current():
                 # deleted (and maybe re-created) by another process: never serve the dead one
                 self._tenants.pop(tenant_id, None)
@@ -302,15 +373,56 @@ class Engine:
                     )
                 t = Tenant(self, store)
                 check_open(t, self.program, self.explicit_program)
-                self._tenants[tenant_id] = t
+            self._cache(tenant_id, t)
             return t
+
+    def _moved_here(self, tenant_id: str, path: Path) -> bool:
+        """True when this node's directory of a tenant names another place than the
+        shard map (another node moved the tenant)."""
+        import json
+
+        from reckon.store.shards import EMBEDDED
+
+        try:
+            meta = json.loads((path / "meta.json").read_text())
+        except (OSError, ValueError):
+            return False
+        spec = meta.get("backend") or {}
+        local = spec.get("endpoint") if spec.get("kind") == "sparql" else EMBEDDED
+        where = self._shards().placement(tenant_id)
+        if where == EMBEDDED and local == EMBEDDED:
+            return False
+        return bool(where != local)
+
+    def move_tenant(self, tenant_id: str, to: str) -> "Tenant":
+        """Move a tenant to endpoint ``to`` of the shard map (or ``"embedded"``): export,
+        import on the target, verify, switch (writes wait only now), delete the source
+        (:mod:`reckon.store.move`).
+
+        :raises InvalidInput: when it is already there; StoreError when the copy does not
+            verify (nothing switched).
+        """
+        from reckon.api._tenant import Tenant
+        from reckon.store.move import move_tenant
+
+        t = self.tenant(tenant_id)
+        with self._lock:
+            store = move_tenant(self.data_dir, t.store, to, program_resolver=self._resolve,
+                                lock_timeout=self._lock_timeout)
+            recall = getattr(t, "_recall", None)
+            if recall is not None and recall.loaded:
+                recall.index.close(save=False)
+            self._tenants.pop(tenant_id, None)
+            nt = Tenant(self, store)
+            self._cache(tenant_id, nt)
+            return nt
 
     def list_tenants(self) -> list[str]:
         """Ids of the existing tenants, sorted."""
-        out = []
+        out: list[str] = []
         root = self.data_dir / "tenants"
         if not root.is_dir():
-            return []
+            return sorted(self._shards().remote_tenants())
         for p in root.iterdir():
             try:
                 validate_tenant_id(p.name)
@@ -318,7 +430,7 @@ class Engine:
                 continue
             if not p.is_symlink() and (p / "meta.json").is_file():
                 out.append(p.name)
-        return sorted(out)
+        return sorted(set(out) | set(self._shards().remote_tenants()))
 
     def delete_tenant(self, tenant_id: str) -> None:
         """Delete a tenant and all its data (waits for a write in progress).
@@ -339,7 +451,13 @@ class Engine:
                     self._tenants.pop(tenant_id, None)
                     continue  # another process replaced it meanwhile: delete the current one
                 t.store.mark_gone()
+                destroy = getattr(t.store.backend, "destroy", None)
                 t.store.close()
+                if destroy is not None:  # on a SPARQL server: drop its graphs, forget its place
+                    from reckon.store.shards import set_placement
+
+                    destroy()
+                    set_placement(self.data_dir, tenant_id, None)
                 recall = getattr(t, "_recall", None)
                 if recall is not None and recall.loaded:
                     recall.index.close(save=False)  # its thread must not write into the grave
@@ -400,16 +518,22 @@ class Engine:
                 raise TenantExists(f"tenant {tenant_id!r} already exists")
             self._make_data_dir()
             # built beside the tenant directory and renamed into place: all or nothing
+            remote = self._new_tenant_endpoint()
             store = TenantStore.create(
-                path, tenant_id, initial=quads, reasoner_factory=program.reasoner_factory(),
+                path, tenant_id, initial=quads, reasoner_factory=program.reasoner_factory(refuse_inconsistent=self.refuse_inconsistent),
                 program=program.to_quads(PROGRAM) if stored is not None else (), program_resolver=self._resolve,
+                remote=remote,
             )
+            if remote is not None:
+                from reckon.store.shards import set_placement
+
+                set_placement(self.data_dir, tenant_id, remote.name)
             t = Tenant(self, store)
             if stored is None:
                 from reckon.api._program import migrate
 
                 migrate(t, program, action="adopt", validate=False)
-            self._tenants[tenant_id] = t
+            self._cache(tenant_id, t)
         return t
 
 

@@ -259,7 +259,8 @@ def migrate(
     :raises InvalidInput: settings conflict, or a class still used by memories would go.
     :raises ShapeViolation: memories / business nodes / settings would not conform.
     """
-    factory = new.reasoner_factory()  # parses and checks the rules before anything is written
+    # parses and checks the rules before anything is written
+    factory = new.reasoner_factory(refuse_inconsistent=tenant.engine.refuse_inconsistent)
     store = tenant.store
     with store.transaction() as txn:
         view = txn.view

@@ -75,13 +75,16 @@ def _read_triples(paths: list[Path]) -> Iterator["object"]:
             raise fail(f"cannot read {p}: {exc.strerror or exc}") from exc
 
 
-def _load(rules: list[Path], data: list[Path]):  # type: ignore[no-untyped-def]
+def _load(rules: list[Path], data: list[Path], axiomatic: bool = False):  # type: ignore[no-untyped-def]
     from reckon.datalog.evaluate import Reasoner
     from reckon.datalog.loader import load_rules
 
     if not rules:
         raise fail("give at least one --rules file")
-    rs = load_rules(*rules)
+    files: list[Path | str] = list(rules)
+    if axiomatic:
+        files.append("rdfs-axioms.srl")
+    rs = load_rules(*files)
     reasoner = Reasoner(rs)
     reasoner.load(_read_triples(data))
     return rs, reasoner
@@ -93,14 +96,25 @@ def infer(
     rules: list[Path] = typer.Option([], "--rules", "-r", help="Rule file(s); repeat the option."),
     fmt: str = typer.Option("nt", "--format", "-f", help="Output: turtle, ntriples, nquads, trig, rdfxml, jsonld."),
     output: Path = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
+    axiomatic: bool = typer.Option(
+        False, "--axiomatic",
+        help="RDFS completeness: add rdfs-axioms.srl (RDF/RDFS axiomatic triples, rdfs1, rdfD1 with blank nodes; "
+             "RDF 1.1 Semantics §7-9).",
+    ),
 ) -> None:
-    """Materialize RULES over DATA and write the inferred graph (derived triples not in DATA)."""
+    """Materialize RULES over DATA and write the inferred graph (derived triples not in DATA).
+
+    If the rules derive an inconsistency (some node in owl:Nothing: an OWL 2 RL rule whose
+    head is false, an ill-typed literal ...), each is printed to stderr with its rule, the
+    clashing facts and the explanation tree, the inferred graph is still written, and the
+    exit code is 1.
+    """
     from pyoxigraph import Quad, RdfFormat, serialize
 
     ext = _FORMATS.get(fmt.lower().replace("-", "").replace("_", ""))
     if ext is None:
         raise fail(f"unknown format {fmt!r}; choose one of {sorted(set(_FORMATS))}")
-    rs, reasoner = _load(rules, data)
+    rs, reasoner = _load(rules, data, axiomatic)
     inferred = sorted(reasoner.inferred(), key=str)
     rdf_format = RdfFormat.from_extension(ext)
     assert rdf_format is not None
@@ -114,8 +128,20 @@ def infer(
     if output is not None:
         output.write_bytes(out)
         err_console.print(f"{len(inferred)} inferred triples written to {output}")
-    else:
+    elif hasattr(sys.stdout, "buffer"):
         sys.stdout.buffer.write(out)
+        sys.stdout.flush()
+    else:  # pragma: no cover - a text-only stdout (tests capture into StringIO)
+        sys.stdout.write(out.decode("utf-8"))
+    found = reasoner.inconsistencies()
+    if found:
+        err_console.print(f"inconsistent: {len(found)} node{'s' if len(found) != 1 else ''} in owl:Nothing", markup=False)
+        for i in found:
+            err_console.print(f"- {i.node} (rule {i.rule})", markup=False, soft_wrap=True)
+            for f in i.facts:
+                err_console.print(f"    clashing fact: {f}", markup=False, soft_wrap=True)
+            err_console.print("\n".join("    " + line for line in i.render().splitlines()), markup=False, soft_wrap=True)
+        raise typer.Exit(EXIT_INVALID)
 
 
 def parse_triple_arg(text: str, prefixes: dict[str, str] | None = None) -> "object":

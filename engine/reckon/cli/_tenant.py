@@ -1,4 +1,4 @@
-"""Tenant verbs: `reckon tenant create|list|delete|export|import|validate` and
+"""Tenant verbs: `reckon tenant create|list|delete|move|export|import|validate` and
 `reckon onboard FILE.yaml`; shared helpers of the verb modules (engine, tenant option,
 principal).
 
@@ -108,6 +108,18 @@ def tenant_delete(
     say(f"deleted tenant {tenant_id}")
 
 
+@tenant_app.command("move")
+def tenant_move(
+    tenant_id: str = typer.Argument(...),
+    to: str = typer.Option(..., "--to", help="Endpoint of the shard map (or 'embedded')."),
+) -> None:
+    """Move a tenant to another SPARQL endpoint of the shard map: export, import, verify,
+    switch (writes wait only during the switch), delete the source."""
+    eng = engine()
+    t = eng.move_tenant(tenant_id, to)
+    say(f"moved tenant {tenant_id} to {to} (generation {t.store.generation()})")
+
+
 @tenant_app.command("export")
 def tenant_export(
     tenant_id: str = typer.Argument(...),
@@ -161,7 +173,9 @@ def validate_tenant(t: Any) -> dict[str, Any]:
 
     :returns: `{"memories": n, "nodes": n, "violations": [dicts], "program": digest,
         "schema_missing": [triples as text], "inferred_missing": [triples as text],
-        "inferred_extra": [...], "recall": {...}, "conforms": bool}`.
+        "inferred_extra": [...], "inconsistencies": [{"node", "rule", "facts",
+        "explanation"}] (the tenant's rules derive `?x rdf:type owl:Nothing`),
+        "recall": {...}, "conforms": bool}`.
     """
     from pyoxigraph import NamedNode
 
@@ -191,10 +205,15 @@ def validate_tenant(t: Any) -> dict[str, Any]:
     ruleset = program.ruleset()
     base = [q.triple for q in asserted if q.graph_name in ASSERTED]
     expected: set[Any] = set()
+    inconsistencies: list[dict[str, Any]] = []
     if ruleset is not None:
         r = Reasoner(ruleset, canonical=canonical_term)
         r.load(base)
         expected = r.inferred()
+        inconsistencies = [
+            {"node": str(i.node), "rule": i.rule, "facts": [str(f) for f in i.facts], "explanation": i.render()}
+            for i in r.inconsistencies()
+        ]
     inferred = t.store.inferred()
     missing = sorted(str(x) for x in expected - inferred)
     extra = sorted(str(x) for x in inferred - expected)
@@ -210,8 +229,10 @@ def validate_tenant(t: Any) -> dict[str, Any]:
         "inferred": len(inferred),
         "inferred_missing": missing,
         "inferred_extra": extra,
+        "inconsistencies": inconsistencies,
         "recall": recall,
-        "conforms": not violations and not missing and not extra and not schema_missing and recall["conforms"],
+        "conforms": not violations and not missing and not extra and not schema_missing and not inconsistencies
+        and recall["conforms"],
     }
 
 
@@ -220,8 +241,10 @@ def tenant_validate(
     tenant_id: str = typer.Argument(...),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
-    """SHACL-validate every memory (and typed business node) and check that the inferred
-    graph equals recomputation from scratch. Exit 1 when not conformant."""
+    """SHACL-validate every memory (and typed business node), check that the inferred
+    graph equals recomputation from scratch, and report every inconsistency the tenant's
+    rules derive (a node in owl:Nothing, with rule and explanation). Exit 1 when not
+    conformant."""
     from reckon.schema import format_violations
 
     report = validate_tenant(open_tenant(tenant_id))
@@ -241,6 +264,8 @@ def tenant_validate(
             warn(f"missing inferred: {line}", markup=False)
         for line in report["inferred_extra"][:20]:
             warn(f"extra inferred: {line}", markup=False)
+        for inc in report["inconsistencies"][:20]:
+            warn(f"inconsistent: {inc['node']} (rule {inc['rule']})\n{inc['explanation']}", markup=False)
         rc = report["recall"]
         say(f"recall index: {rc['documents']} documents, {rc['vectors']} with vectors ({rc['embedder']}), "
             f"{len(rc['missing'])} missing, {len(rc['extra'])} extra and {len(rc['stale'])} stale vs the store")

@@ -55,7 +55,15 @@ _SPEC = [
     ("PUNCT", "|".join(re.escape(p) for p in _PUNCT)),
     ("ERROR", r"[\s\S]"),
 ]
-_MASTER = re.compile("|".join(f"(?P<{name}>{rx})" for name, rx in _SPEC))
+_MASTER_RE: re.Pattern[str] | None = None
+
+
+def _master() -> re.Pattern[str]:
+    """The token regular expression, compiled on first use (~50 ms: Unicode classes)."""
+    global _MASTER_RE
+    if _MASTER_RE is None:
+        _MASTER_RE = re.compile("|".join(f"(?P<{name}>{rx})" for name, rx in _SPEC))
+    return _MASTER_RE
 
 
 @dataclass(slots=True)
@@ -82,7 +90,7 @@ def tokenize(text: str) -> list[Token]:
     out: list[Token] = []
     append = out.append
     n = len(text)
-    for m in _MASTER.finditer(text):  # ERROR matches any character: the matches are contiguous
+    for m in _master().finditer(text):  # ERROR matches any character: the matches are contiguous
         kind = m.lastgroup
         if kind == "WS":
             continue

@@ -24,7 +24,10 @@ Modes (the innermost statement of the generated loops):
 * ``"all"``: add every head instance to ``NEW``;
 * ``"exists"``: head template bound to a given fact; return whether the body has a
   solution (DRed rederivation);
-* ``"rows"``: head template bound; yield each body solution (explanations).
+* ``"rows"``: head template bound; yield each body solution (explanations);
+* ``"safe"``: head template bound; whether some body solution's supports (its positive
+  atoms' facts) are each asserted, or of rank below ``RF`` and not in ``UNSAFE`` (the
+  well-founded check of maintenance, inlined).
 
 Aggregates (Reckon extension, :class:`~reckon.datalog.model.Aggregate`) compile to a
 nested function called per outer solution. When no inner triple pattern reads an outer
@@ -182,12 +185,23 @@ class RuleInfo:
 
     @property
     def nonmonotone(self) -> bool:
-        """Reads a negation, aggregate or the base graph only, or mints blank nodes."""
+        """Reads a negation or aggregate, mints blank nodes, or reads the base graph only
+        without being :attr:`base_monotone`."""
         r = self.rule
         return bool(
-            r.data
+            (r.data and not self.base_monotone)
             or self.head_bnodes
             or any(isinstance(e, (Negation, Aggregate)) for e in r.body)
+        )
+
+    @property
+    def base_monotone(self) -> bool:
+        """A ``WHERE DATA`` rule with only triple patterns, filters and assignments (no
+        negation, aggregate or head blank node): monotone in the base graph, so it is
+        maintained from the base graph's deltas like any rule from its body's."""
+        r = self.rule
+        return bool(
+            r.data and not self.head_bnodes and not any(isinstance(e, (Negation, Aggregate)) for e in r.body)
         )
 
 
@@ -235,6 +249,10 @@ class Plan:
     source: str
     order: list[int]
     row_vars: tuple[Variable, ...] = ()
+    cost: float = 0.0
+    """Estimated work of one call (index statistics at compile time): the fan-out of the
+    joins, plus the size of each object index a lookup would have to build first.
+    Maintenance tries the cheapest justification of a fact first."""
 
 
 class _Writer:
@@ -263,6 +281,20 @@ class PlanCompiler:
     :param mint: ``mint(rule_index, key, n) -> tuple of n blank-node ids`` for head
         blank nodes (memoised per solution by the caller).
     :param ctx: the expression context (``NOW()`` fixed per reasoner).
+    :param generalized: heads may build generalized RDF triples (a literal or triple
+        term as subject, a blank node or literal as predicate; RDF 1.1 Concepts §7),
+        kept in the evaluation graph (see :attr:`reckon.datalog.model.RuleSet.generalized`);
+        otherwise a head instance that is not an RDF triple is not produced.
+    :param hidden: ids of helper-vocabulary IRIs (:data:`reckon.datalog.model.INTERNAL`),
+        kept current by the caller: a head template whose predicate is a variable never
+        produces a fact with one of these as predicate (see
+        :func:`reckon.datalog.stratify.matches`).
+    :param program_cache: a :class:`~reckon.datalog._cache.ProgramCache`: the generated
+        plans are compiled through it (once per source text, shared by processes).
+    :param guard: the runaway guard (:class:`~reckon.datalog._guard.Guard`): the join
+        loops that produce facts stop through ``guard.hit`` once the round collected more
+        than ``guard.cap`` new facts, and head triple terms are built through
+        ``guard.triple_term`` (nesting depth); ``None``: no checks.
     """
 
     def __init__(
@@ -271,11 +303,19 @@ class PlanCompiler:
         full: FactStore,
         mint: Callable[[int, tuple[int, ...], int], tuple[int, ...]],
         ctx: _expr.EvalContext,
+        guard: Any = None,
+        generalized: bool = False,
+        hidden: set[int] | None = None,
+        program_cache: Any = None,
     ) -> None:
+        self.program_cache = program_cache
+        self.generalized = generalized
+        self.hidden = hidden if hidden is not None else set()
         self.dic = dic
         self.full = full
         self.mint = mint
         self.ctx = ctx
+        self.guard = guard
         self.cache: dict[tuple[int, int | None, str, int | None], Plan | None] = {}
 
     # -- statistics -------------------------------------------------------------
@@ -343,7 +383,9 @@ class PlanCompiler:
             "K": self.dic.kinds,
             "TID": self.dic.triple_ids,
             "PARTS": self.dic.parts,
-            "TT": self.dic.triple_term,
+            "TT": self.dic.triple_term if self.guard is None else self.guard.triple_term,
+            "G": self.guard,
+            "HIDDEN": self.hidden,
             "INTERN": self.dic.intern,
             "LOOKUP": self.dic.lookup,
             "EBV": _expr.ebv,
@@ -359,7 +401,7 @@ class PlanCompiler:
         self._iri: set[Variable] = set()  # variables bound from a predicate position
         vn = {v: f"v{i}" for v, i in slots.items()}
         bound: set[Variable] = set()
-        check_mode = mode in ("exists", "rows")
+        check_mode = mode in ("exists", "rows", "safe")
         stores = {"F"}
         body_src = "B" if rule.data else "F"
         if check_mode:
@@ -367,7 +409,9 @@ class PlanCompiler:
             tpl = rule.head[head]
             if any(isinstance(t, BlankNode) for t in _flat(tpl)):
                 return None
-            header = "def _plan(F, B, HS, HP, HO):"
+            header = (
+                "def _plan(F, B, HS, HP, HO, UNSAFE, RANK, RF):" if mode == "safe" else "def _plan(F, B, HS, HP, HO):"
+            )
             for t, val in ((tpl.s, "HS"), (tpl.p, "HP"), (tpl.o, "HO")):
                 self._bind(w, t, val, bound, vn)
         else:
@@ -483,7 +527,7 @@ class PlanCompiler:
                 fi = fresh_fn(_expr.compile_expr(inner_e, {v: i for i, v in enumerate(needed)}))
                 key_col = needed.index(e.expr) if isinstance(e.expr, Variable) else None
                 build = f"{cell}.append(ORDER_INDEX({cell}[0], {fi}, {op!r}, {key_col!r}, {e.distinct!r}, T, CTX))"
-                if mode in ("exists", "rows", "old", "new1"):
+                if mode in ("exists", "rows", "safe", "old", "new1"):
                     w.open(f"elif len({cell}) == 1:")
                 else:
                     w.ind += 1
@@ -592,6 +636,17 @@ class PlanCompiler:
         # innermost: head
         if mode == "exists":
             w.emit("return True")
+        elif mode == "safe":
+            # a derivation whose supports are asserted, or of rank below RF and not unsafe
+            if not rule.data:  # a WHERE DATA body matched the base graph: asserted supports
+                stores.add("B")
+                for k in info.atoms:
+                    tp = rule.body[k]
+                    parts = [self._known(w, t, bound, vn) for t in (tp.s, tp.p, tp.o)]  # type: ignore[attr-defined]
+                    g = w.tmp("g")
+                    w.emit(f"{g} = ({parts[0]}, {parts[1]}, {parts[2]})")
+                    w.open(f"if {g} not in UNSAFE and ({g} in BFACTS or RANK.get({g}, 0) < RF):")
+            w.emit("return True")
         elif mode == "rows":
             outs = sorted(bound, key=lambda v: slots[v])
             ns["ROW_VARS"] = tuple(outs)
@@ -604,18 +659,47 @@ class PlanCompiler:
             prologue.append(f"    {s}_spo = {s}.spo")
             prologue.append(f"    {s}_pos = {s}.pos")
         prologue.append("    FACTS = F.facts")
+        if mode == "safe" and "B" in stores:
+            prologue.append("    BFACTS = B.facts")
         if not check_mode:
             prologue.append("    NEWADD = NEW.add")
         body_lines = w.lines
-        tail = ["    return False"] if mode == "exists" else []
+        if not check_mode and self.guard is not None:
+            body_lines = _cap_checks(body_lines, rule.name)
+        tail = ["    return False"] if mode in ("exists", "safe") else []
         src = "\n".join([header, *prologue, *hoist, *body_lines, *tail]) + "\n"
         if mode == "rows" and "yield" not in src:
             src += "    yield from ()\n"
+        filename = f"<plan {rule.name} d={delta} {mode} h={head}>"
         try:
-            exec(compile(src, f"<plan {rule.name} d={delta} {mode} h={head}>", "exec"), ns)
+            code = self.program_cache.compile(src, filename) if self.program_cache is not None else compile(src, filename, "exec")
+            exec(code, ns)
         except SyntaxError as exc:  # pragma: no cover - a bug in the generator
             raise RuntimeError(f"plan generation failed for {rule.name}:\n{src}") from exc
-        return Plan(ns["_plan"], src, order, ns.get("ROW_VARS", ()))
+        return Plan(ns["_plan"], src, order, ns.get("ROW_VARS", ()), self._plan_cost(rule, order, prebound))
+
+    def _plan_cost(self, rule: Rule, order: list[int], prebound: set[Variable]) -> float:
+        full = self.full
+        bound = set(prebound)
+        fan, total = 1.0, 0.0
+        for k in order:
+            e = rule.body[k]
+            if not isinstance(e, TriplePattern):
+                continue
+            c = self._cost(e, bound)
+            total += fan * max(c, 1.0)
+            s_known = not isinstance(e.s, Variable) or e.s in bound
+            o_known = not isinstance(e.o, Variable) or e.o in bound
+            if o_known and not s_known:
+                if isinstance(e.p, Variable):
+                    total += float(len(full.facts)) / max(1, len(full.count))
+                else:
+                    pid = self.dic.lookup(e.p)
+                    if pid is not None and pid not in full.pos and not full.pos_all:
+                        total += float(full.count.get(pid, 0))
+            fan *= max(c, 1.0)
+            bound |= e.variables()
+        return total
 
     # -- pieces -----------------------------------------------------------------
 
@@ -715,33 +799,53 @@ class PlanCompiler:
 
         p = tp.p
         by_object = s_val is None and o_val is not None
+        # the outermost atom over a semi-naive delta, object bound: scan the delta's
+        # subjects instead of indexing the whole delta by object (an index costs as
+        # much as the scan, and the delta is used once)
+        scan = by_object and src == "D" and not bound and not isinstance(p, (Variable, TripleTermPattern))
         if not isinstance(p, (Variable, TripleTermPattern)):
             pid = self._const(p)
             sp, ps = w.tmp("SP"), w.tmp("PS")
             hoist.append(f"    {sp} = {src}_spo.get({pid}, _ED)")
-            if by_object:
+            if by_object and not scan:
                 hoist.append(f"    {src}.need_pos({pid})")
                 hoist.append(f"    {ps} = {src}_pos.get({pid}, _ED)")
         else:
             p_val = self._known(w, p, bound, vn)
             sp, ps = w.tmp("sp"), w.tmp("ps")
-            if by_object:
-                hoist.append(f"    {src}.need_pos_all()")
+
+            def object_index(pred: str) -> None:
+                # built on first use, per predicate: a variable-predicate pattern that
+                # is only reached for rare bindings (eq-rep-o after a non-reflexive
+                # owl:sameAs) never indexes every predicate by object
+                w.emit(f"{ps} = {src}_pos.get({pred})")
+                w.open(f"if {ps} is None:")
+                w.emit(f"{src}.need_pos({pred})")
+                w.emit(f"{ps} = {src}_pos.get({pred}, _ED)")
+                w.ind -= 1
+
             if p_val is not None:
                 w.emit(f"{sp} = {src}_spo.get({p_val})")
                 w.open(f"if {sp} is not None:")
                 if s_val is None and o_val is not None:
-                    w.emit(f"{ps} = {src}_pos[{p_val}]")
+                    object_index(p_val)
             else:
                 pt = target(p, "p")
                 w.open(f"for {pt}, {sp} in {src}_spo.items():")
+                # helper vocabulary is invisible to a variable predicate (model.INTERNAL)
+                w.emit(f"if {pt} in HIDDEN: continue")
                 if s_val is None and o_val is not None:
-                    w.emit(f"{ps} = {src}_pos[{pt}]")
+                    object_index(pt)
         if s_val is not None and o_val is not None:
             w.open(f"if {o_val} in {sp}.get({s_val}, _E):")
         elif s_val is not None:
             ot = target(tp.o)
             w.open(f"for {ot} in {sp}.get({s_val}, _E):")
+        elif o_val is not None and scan:
+            st = target(tp.s, "s")
+            os_ = w.tmp("os")
+            w.open(f"for {st}, {os_} in {sp}.items():")
+            w.open(f"if {o_val} in {os_}:")
         elif o_val is not None:
             st = target(tp.s, "s")
             w.open(f"for {st} in {ps}.get({o_val}, _E):")
@@ -789,18 +893,24 @@ class PlanCompiler:
                 w.ind = base_ind
                 continue
             conds = []
-            if s.isdigit():
+            if self.generalized:
+                pass
+            elif s.isdigit():
                 if kinds[int(s)] > BNODE:
                     w.ind = base_ind
                     continue
             elif not (isinstance(tpl.s, Variable) and tpl.s in self._subj) and not s.startswith("_bn"):
                 conds.append(f"K[{s}] < 2")
-            if p.isdigit():
+            if self.generalized:
+                pass
+            elif p.isdigit():
                 if kinds[int(p)] != IRI:
                     w.ind = base_ind
                     continue
             elif not (isinstance(tpl.p, Variable) and tpl.p in self._iri):
                 conds.append(f"K[{p}] == 0")
+            if not p.isdigit():
+                conds.append(f"{p} not in HIDDEN")
             if conds:
                 w.open(f"if {' and '.join(conds)}:")
             w.emit(f"_f = ({s}, {p}, {o})")
@@ -813,6 +923,30 @@ class PlanCompiler:
             else:
                 w.emit("NEWADD(_f)")
             w.ind = base_ind
+
+
+def _cap_checks(lines: list[str], name: str) -> list[str]:
+    """Insert the round's fact-cap check (``Guard.cap``) as the first statement of every
+    ``for`` loop that has another loop inside it: the innermost loop, where the work is,
+    stays untouched, and a runaway product is still stopped after at most one pass of
+    its innermost loop."""
+    out = list(lines)
+    indents = [len(x) - len(x.lstrip(" ")) for x in lines]
+    check = f"if len(NEW) > G.cap: G.hit({name!r}, len(NEW))"
+    for i in range(len(lines) - 1, -1, -1):
+        if not lines[i].lstrip().startswith("for "):
+            continue
+        ind = indents[i]
+        j = i + 1
+        nested = False
+        while j < len(lines) and indents[j] > ind:
+            if lines[j].lstrip().startswith("for "):
+                nested = True
+                break
+            j += 1
+        if nested:
+            out.insert(i + 1, " " * (ind + 4) + check)
+    return out
 
 
 def _flat(tp: TriplePattern) -> Iterable[object]:

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Context, Decimal, InvalidOperation
 from typing import Final
 
-import numpy as np
 
 XSD: Final = "http://www.w3.org/2001/XMLSchema#"
 RDF: Final = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
@@ -165,6 +164,8 @@ def format_decimal(d: Decimal) -> str:
 
 
 def _shortest(x: float, single: bool) -> str:
+    import numpy as np  # lazily: importing numpy costs ~0.1 s of every CLI start
+
     s: str = np.format_float_positional(np.float32(x) if single else x, unique=True, trim="-")
     # numpy breaks a tie between two equally short round-tripping digit strings
     # half-even; Rust (Oxigraph) rounds the last digit half-up: 131072.625f32 -> "131072.63"

@@ -53,36 +53,60 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pyoxigraph import Literal, Triple
+from pyoxigraph import Literal, NamedNode, Triple
 
-from reckon._errors import EvaluationLimitExceeded
+from reckon.datalog import _cache
 from reckon.datalog import expr as _expr
-from reckon.datalog._factstore import Fact, FactStore, TermDictionary
+from reckon.datalog._factstore import BNODE, IRI, Fact, FactStore, TermDictionary
+from reckon.datalog._guard import Guard
 from reckon.datalog._plan import PlanCompiler, RuleInfo, prepare_rule
-from reckon.datalog.model import Aggregate, Negation, RuleSet, TriplePattern
-from reckon.datalog.stratify import check_program, matches
+from reckon.datalog.model import INTERNAL, Aggregate, Negation, RuleSet, TriplePattern
+from reckon.datalog.stratify import matches
 
 if TYPE_CHECKING:  # pragma: no cover
     from reckon.datalog.explain import Explanation
 
-__all__ = ["Delta", "Limits", "Reasoner", "materialize"]
+__all__ = ["NOTHING", "Delta", "Inconsistency", "Limits", "Reasoner", "materialize"]
+
+RDF_TYPE = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
+NOTHING = NamedNode("http://www.w3.org/2002/07/owl#Nothing")
+"""``owl:Nothing``: ``?x rdf:type owl:Nothing`` is how a rule program states an
+inconsistency (the RDFox convention; ``rules/owl2rl.srl``, ``rules/rdfs.srl``)."""
 
 
 @dataclass(frozen=True)
 class Limits:
-    """Documented limits of one evaluation (``load`` or ``apply``).
+    """Documented limits of one evaluation (``load`` or ``apply``), and what they cost.
 
     :ivar max_derived: most facts the evaluation graph may hold beyond the base graph
-        (counted over the whole state, ``DATA`` triples included).
+        (counted over the whole state, ``DATA`` triples included). Default 20,000,000;
+        at ~0.5 KB per fact (:data:`~reckon.datalog._guard.BYTES_PER_FACT`) that is
+        ~10 GB, so on most machines the byte budget stops a runaway first.
     :ivar max_rounds: most evaluation rounds of one stratum (one round = one pass of
-        the run-once rules, or one semi-naive iteration of the general rules).
+        the run-once rules, or one semi-naive iteration of the general rules). Default
+        100,000; a round of a small program costs microseconds to milliseconds.
+    :ivar max_bytes: most bytes one evaluation may add to the process's resident memory
+        (RSS). ``None`` (default): 4 GiB (:data:`~reckon.datalog._guard.DEFAULT_MAX_BYTES`,
+        ~8M derived facts; LUBM(10) needs ~1.2 GB), and at most 75 % of what the process
+        can still take when the evaluation starts (available memory, cgroup limit,
+        ``RLIMIT_RSS`` / ``RLIMIT_DATA``; under ``RLIMIT_AS`` the virtual size must also
+        stay under 75 % of it). Checked after every round, with a growth check (the next
+        round, as large as this one, must fit), and inside a round that collects more
+        facts than the budget leaves room for. Reading the RSS costs ~5 µs per round.
+    :ivar max_term_depth: most levels of triple-term nesting that rule heads may build
+        (``<<( ?x :p <<( ... )>> )>>``), counted from the terms of the data. Default 256.
 
-    A program whose heads build ever-deeper triple terms (or otherwise grows without
-    bound) stops with :class:`~reckon._errors.EvaluationLimitExceeded` naming the rule.
+    A program that grows without bound — heads building ever-deeper triple terms, a
+    cross product of millions of facts, blank nodes minted forever — stops with
+    :class:`~reckon._errors.ResourceLimit` (an
+    :class:`~reckon._errors.EvaluationLimitExceeded`) naming the limit and the rule,
+    while the process is healthy; the reasoner keeps its previous state.
     """
 
     max_derived: int = 20_000_000
     max_rounds: int = 100_000
+    max_bytes: int | None = None
+    max_term_depth: int = 256
 
 
 @dataclass(frozen=True)
@@ -98,6 +122,35 @@ class Delta:
 
     def __bool__(self) -> bool:
         return bool(self.added or self.removed)
+
+
+@dataclass(frozen=True)
+class Inconsistency:
+    """A clash the rules found: the node that is an instance of ``owl:Nothing``.
+
+    :ivar node: the term x of the fact ``x rdf:type owl:Nothing``.
+    :ivar rule: the rule that concluded it (its IRI, e.g.
+        ``<urn:reckon:rule:cax-dw>``), or ``"asserted"`` when the base graph states it.
+    :ivar facts: the clashing facts: the body facts of that rule's derivation (e.g.
+        ``:A owl:disjointWith :B``, ``:x rdf:type :A``, ``:x rdf:type :B``).
+    :ivar explanation: the derivation tree (``None`` when asserted).
+    """
+
+    node: object
+    rule: str
+    facts: tuple[object, ...] = ()
+    explanation: Any = None
+
+    @property
+    def triple(self) -> Triple:
+        """``node rdf:type owl:Nothing``."""
+        return Triple(self.node, RDF_TYPE, NOTHING)  # type: ignore[arg-type]
+
+    def render(self) -> str:
+        """Rule, clashing facts and explanation tree as indented text."""
+        if self.explanation is None:
+            return f"{self.node} rdf:type owl:Nothing\n  asserted in the base graph"
+        return self.explanation.render()
 
 
 @dataclass
@@ -130,6 +183,9 @@ class _StratumInfo:
         match a head of a general rule of the same stratum (semi-naive variants).
     :ivar atoms: (rule, body index, predicate id) of every positive atom over the
         evaluation graph (maintenance deltas).
+    :ivar base_atoms: the same for the atoms of :attr:`~reckon.datalog._plan.RuleInfo.base_monotone`
+        ``WHERE DATA`` rules, which read the base graph (maintained from its deltas).
+    :ivar base_atom_preds: predicates of ``base_atoms`` (``None`` = any).
     """
 
     rules: list[RuleInfo]
@@ -139,6 +195,8 @@ class _StratumInfo:
     base_reads: dict[int, set[int] | None]
     delta_atoms: dict[int, list[tuple[int, int | None]]]
     atoms: list[tuple[RuleInfo, int, int | None]]
+    base_atoms: list[tuple[RuleInfo, int, int | None]] = field(default_factory=list)
+    base_atom_preds: set[int] | None = field(default_factory=set)
 
 
 class Reasoner:
@@ -150,6 +208,11 @@ class Reasoner:
     :param now: the ``xsd:dateTime`` literal ``NOW()`` returns, fixed for the life of the
         reasoner so that incremental results equal a fresh evaluation (default: the time
         of construction).
+    :param refuse_inconsistent: when true, :meth:`apply` refuses a change after which the
+        rules derive a new inconsistency (:meth:`inconsistencies`): it raises
+        :class:`~reckon._errors.InconsistentGraph` and the reasoner is left exactly as
+        before. :meth:`load` never refuses (an inconsistent base graph is reported, not
+        rejected). Default off.
     :param canonical: the identity of literals (term -> term), e.g.
         :func:`reckon.store.terms.canonical_term` for a reasoner kept equal to a tenant
         store: every spelling of one value is one term, computed literals and rule
@@ -173,13 +236,20 @@ class Reasoner:
         *,
         limits: Limits = Limits(),
         now: Literal | None = None,
+        refuse_inconsistent: bool = False,
         canonical: Callable[[object], object] | None = None,
     ) -> None:
-        strata = check_program(ruleset)
+        strata = _cache.check_program_cached(ruleset)
+        self._program = _cache.program_cache(ruleset)
         self.ruleset = ruleset
         self.limits = limits
+        self.refuse_inconsistent = refuse_inconsistent
+        self.generalized = ruleset.generalized
+        self._hidden_ids: set[int] = set()
+        self._hidden_upto = 0
         self._ctx = _expr.EvalContext(now=now, base=ruleset.base)
         self._dic = TermDictionary(canonical)
+        _intern_constants(self._dic, ruleset)  # stable ids: the generated plans (and their cache) do not depend on the data
         self._rules: list[RuleInfo] = []
         self._strata: list[list[RuleInfo]] = []
         order = {id(r): i for i, r in enumerate(ruleset.rules)}
@@ -197,9 +267,23 @@ class Reasoner:
         self._memo_rev: dict[int, tuple[int, tuple[int, ...]]] = {}
         self._data_ids = {self._dic.encode(t) for t in ruleset.data}
         self._sinfo = [self._stratum_info(st) for st in self._strata]
+        from reckon.datalog._plan import pattern_predicate
+
+        self._const_atoms: dict[int, list[tuple[int, int]]] = {
+            info.index: [
+                (k, self._dic.intern(p))
+                for k in info.atoms
+                if (p := pattern_predicate(info.rule.body[k])) is not None  # type: ignore[arg-type]
+            ]
+            for info in self._rules
+        }
         self.stats: dict[str, Any] = {}
         self._state = _State(FactStore(), FactStore(indexed=self._needs_base_index()), set())
-        self._compiler = PlanCompiler(self._dic, self._state.full, self._mint, self._ctx)
+        self._guard = Guard(limits, self._dic)
+        self._compiler = PlanCompiler(
+            self._dic, self._state.full, self._mint, self._ctx, self._guard, self.generalized, self._hidden_ids,
+            self._program,
+        )
         self.load(())
 
     # -- public API -------------------------------------------------------------
@@ -208,8 +292,8 @@ class Reasoner:
         """Replace the base graph and materialize from scratch.
 
         :param base: the asserted triples (``G0``).
-        :raises EvaluationLimitExceeded: when a limit is hit; the reasoner keeps its
-            previous state.
+        :raises ResourceLimit: when a limit is hit (:class:`Limits`); the reasoner keeps
+            its previous state.
         """
         t0 = time.perf_counter()
         dic = self._dic
@@ -225,8 +309,13 @@ class Reasoner:
         state.clock += 1
         saved = (self._memo, self._memo_rev, self._compiler)
         self._memo, self._memo_rev = {}, {}
-        self._compiler = PlanCompiler(dic, full, self._mint, self._ctx)
+        self._compiler = PlanCompiler(
+            dic, full, self._mint, self._ctx, self._guard, self.generalized, self._hidden_ids, self._program
+        )
         stats = self._new_stats()
+        self._hidden()
+        self._guard.start()
+        self._guard.before_round(len(full) - len(bstore))
         try:
             for si in range(len(self._strata)):
                 self._run_stratum(state, si, stats)
@@ -234,6 +323,7 @@ class Reasoner:
             self._memo, self._memo_rev, self._compiler = saved
             raise
         self._state = state
+        self._program.save()
         stats["derived"] = len(full) - len(bstore)
         stats["seconds"] = time.perf_counter() - t0
         self.stats = stats
@@ -245,18 +335,89 @@ class Reasoner:
         See :mod:`reckon.datalog.maintain` for exactly what is re-evaluated.
 
         :returns: the change of the inference graph.
-        :raises EvaluationLimitExceeded: when a limit is hit; nothing changes.
+        :raises ResourceLimit: when a limit is hit (:class:`Limits`); nothing changes.
         """
         from reckon.datalog.maintain import apply_changes
 
-        return apply_changes(self, list(insert), list(delete))
+        try:
+            return apply_changes(self, list(insert), list(delete))
+        finally:
+            self._program.save()
 
     def inferred(self) -> set[Triple]:
-        """The SRL inference graph: triples of the evaluation graph not in the base graph."""
+        """The SRL inference graph: triples of the evaluation graph not in the base graph.
+
+        Facts that are not RDF triples (generalized triples, :attr:`RuleSet.generalized
+        <reckon.datalog.model.RuleSet.generalized>`) and facts that mention helper
+        vocabulary (:data:`reckon.datalog.model.INTERNAL`) stay internal: they are not
+        returned here, nor in deltas."""
         st = self._state
         base = st.base.facts
         decode = self._dic.decode
-        return {decode(f) for f in st.full.facts if f not in base}
+        visible = self._visible_filter()
+        if visible is None:
+            return {decode(f) for f in st.full.facts if f not in base}
+        return {decode(f) for f in st.full.facts if f not in base and visible(f)}
+
+    def _visible_filter(self) -> Any:
+        """``f -> bool`` telling facts that belong in the inference graph, or ``None``
+        when every fact does (no helper vocabulary, no generalized triples)."""
+        hidden = self._hidden()
+        if not hidden and not self.generalized:
+            return None
+        kinds = self._dic.kinds
+
+        def visible(f: Fact) -> bool:
+            s, p, o = f
+            return not (s in hidden or p in hidden or o in hidden) and kinds[s] <= BNODE and kinds[p] == IRI
+
+        return visible
+
+    def _hidden(self) -> set[int]:
+        """Ids of the helper-vocabulary IRIs interned so far (scanned incrementally: the
+        dictionary only grows)."""
+        dic = self._dic
+        n = len(dic.terms)
+        if self._hidden_upto < n:
+            kinds, terms = dic.kinds, dic.terms
+            for i in range(self._hidden_upto, n):
+                if kinds[i] == IRI and terms[i].value.startswith(INTERNAL):  # type: ignore[attr-defined]
+                    self._hidden_ids.add(i)
+            self._hidden_upto = n
+        return self._hidden_ids
+
+    def inconsistencies(self) -> list[Inconsistency]:
+        """The inconsistencies of the evaluation graph: every node x with
+        ``x rdf:type owl:Nothing`` (asserted, or derived by a rule whose head is ``false``
+        in OWL 2 RL, RDFox convention), with the rule, the clashing facts and the
+        explanation; sorted by node. Literals in ``owl:Nothing`` (an ill-typed literal)
+        are reported through the nodes that hold them (``rr:rdfD-holder``). Empty for a
+        consistent graph."""
+        return self._inconsistencies(None)
+
+    def _inconsistencies(self, only: set[Fact] | None) -> list[Inconsistency]:
+        dic, st = self._dic, self._state
+        t, n = dic.lookup(RDF_TYPE), dic.lookup(NOTHING)
+        if t is None or n is None:
+            return []
+        pos = st.full.pos.get(t)
+        if pos is not None:
+            nodes = set(pos.get(n, ()))
+        else:
+            nodes = {f[0] for f in st.full.facts if f[1] == t and f[2] == n}
+        kinds = dic.kinds
+        out: list[Inconsistency] = []
+        for x in sorted(nodes, key=lambda i: str(dic.terms[i])):
+            f = (x, t, n)
+            if kinds[x] > BNODE or (only is not None and f not in only):
+                continue
+            node = dic.terms[x]
+            if f in st.base.facts:
+                out.append(Inconsistency(node, "asserted", (dic.decode(f),)))
+                continue
+            e = self.explain(dic.decode(f))
+            out.append(Inconsistency(node, e.rule, tuple(s.triple for s in e.supports), e))
+        return out
 
     def base(self) -> set[Triple]:
         """The base graph ``G0`` (asserted triples)."""
@@ -317,13 +478,18 @@ class Reasoner:
         closed: dict[int, set[int] | None] = {}
         base_reads: dict[int, set[int] | None] = {}
         atoms: list[tuple[RuleInfo, int, int | None]] = []
+        base_atoms: list[tuple[RuleInfo, int, int | None]] = []
+        base_atom_preds: set[int] | None = set()
         for info in rules:
             r = info.rule
             for tp in r.head:
                 heads = add(heads, tp)
             for k, e in enumerate(r.body):
                 if isinstance(e, TriplePattern):
-                    if r.data:
+                    if r.data and info.base_monotone:
+                        base_atoms.append((info, k, self._pid(pattern_predicate(e))))
+                        base_atom_preds = add(base_atom_preds, e)
+                    elif r.data:
                         base_reads[info.index] = add(base_reads.get(info.index, set()), e)
                     else:
                         reads = add(reads, e)
@@ -337,37 +503,41 @@ class Reasoner:
                     target.setdefault(info.index, set())
         general_heads = [tp for info in rules if not info.once for tp in info.rule.head]
         delta_atoms: dict[int, list[tuple[int, int | None]]] = {}
+        known = self._program.get_static("delta_atoms") or {}
+        computed: dict[int, list[int]] = {}
         for info in rules:
             if info.once or info.rule.data:
                 continue
-            delta_atoms[info.index] = [
-                (k, self._pid(pattern_predicate(info.rule.body[k])))  # type: ignore[arg-type]
-                for k in info.atoms
-                if any(matches(info.rule.body[k], h) for h in general_heads)  # type: ignore[arg-type]
-            ]
-        return _StratumInfo(rules, reads, heads, closed, base_reads, delta_atoms, atoms)
+            ks = known.get(info.index)
+            if ks is None:
+                ks = [
+                    k for k in info.atoms
+                    if any(matches(info.rule.body[k], h) for h in general_heads)  # type: ignore[arg-type]
+                ]
+                computed[info.index] = ks
+            delta_atoms[info.index] = [(k, self._pid(pattern_predicate(info.rule.body[k]))) for k in ks]  # type: ignore[arg-type]
+        if computed:
+            self._program.put_static("delta_atoms", {**known, **computed})
+        return _StratumInfo(rules, reads, heads, closed, base_reads, delta_atoms, atoms, base_atoms, base_atom_preds)
 
-    def _check_limits(self, state: _State, rounds: int, culprit: str) -> None:
-        lim = self.limits
-        derived = len(state.full) - len(state.base)
-        if derived > lim.max_derived:
-            raise EvaluationLimitExceeded(
-                f"evaluation stopped: more than max_derived={lim.max_derived} derived facts "
-                f"(last growth from rule {culprit})"
-            )
-        if rounds > lim.max_rounds:
-            raise EvaluationLimitExceeded(
-                f"evaluation stopped: more than max_rounds={lim.max_rounds} rounds in one stratum "
-                f"(still deriving: rule {culprit})"
-            )
+    def _starved(self, info: RuleInfo, full: FactStore, base: FactStore, skip: int | None = None) -> bool:
+        """Whether a positive body atom of ``info`` (other than atom ``skip``, the delta
+        atom) has a constant predicate with no fact: the body has no solution, so its plan
+        is neither compiled nor run (most OWL 2 RL rules, on data without their vocabulary)."""
+        store = base if info.rule.data else full
+        spo = store.spo
+        for k, pid in self._const_atoms[info.index]:
+            if k != skip and pid not in spo:
+                return True
+        return False
+
+    def _check_limits(self, state: _State, rounds: int, culprit: str, new: int = 0) -> None:
+        self._guard.after_round(len(state.full) - len(state.base), new, rounds, culprit)
 
     def _add(self, state: _State, facts: Iterable[Fact], net: Any = None) -> list[Fact]:
         added = state.full.add_all(facts)
         if added:
-            clock = state.clock
-            rank = state.rank
-            for f in added:
-                rank[f] = clock
+            state.rank.update(dict.fromkeys(added, state.clock))
             if net is not None:
                 for f in added:
                     net.added(f)
@@ -394,6 +564,10 @@ class Reasoner:
             best = 0
             for info in once:
                 before = len(new)
+                if self._starved(info, full, base):
+                    if info.nonmonotone:
+                        state.outputs[info.index] = set()
+                    continue
                 if info.nonmonotone:
                     out: set[Fact] = set()
                     comp.plan(info, None, "all").fn(full, None, base, out)  # type: ignore[union-attr]
@@ -403,16 +577,22 @@ class Reasoner:
                     comp.plan(info, None, mode).fn(full, None, base, new)  # type: ignore[union-attr]
                 if len(new) - before >= best:
                     best, culprit = len(new) - before, info.rule.name
-            self._add(state, new, net)
-            rounds += 1
-            self._check_limits(state, rounds, culprit)
-        if general:
-            new = set()
-            for info in general:
-                comp.plan(info, None, mode).fn(full, None, base, new)  # type: ignore[union-attr]
             added = self._add(state, new, net)
             rounds += 1
-            self._check_limits(state, rounds, general[0].rule.name)
+            self._check_limits(state, rounds, culprit, len(added))
+        if general:
+            new = set()
+            best = 0
+            for info in general:
+                if self._starved(info, full, base):
+                    continue
+                before = len(new)
+                comp.plan(info, None, mode).fn(full, None, base, new)  # type: ignore[union-attr]
+                if len(new) - before > best:
+                    best, culprit = len(new) - before, info.rule.name
+            added = self._add(state, new, net)
+            rounds += 1
+            self._check_limits(state, rounds, culprit, len(added))
             while added:
                 delta = FactStore(added)
                 dpreds = delta.spo
@@ -421,25 +601,58 @@ class Reasoner:
                 for info in general:
                     before = len(new)
                     for k, pid in sinfo.delta_atoms.get(info.index, ()):
-                        if pid is not None and pid not in dpreds:
+                        if (pid is not None and pid not in dpreds) or self._starved(info, full, base, k):
                             continue
                         comp.plan(info, k, mode).fn(full, delta, base, new)  # type: ignore[union-attr]
                     if len(new) - before > best:
                         best, culprit = len(new) - before, info.rule.name
                 added = self._add(state, new, net)
                 rounds += 1
-                self._check_limits(state, rounds, culprit)
+                self._check_limits(state, rounds, culprit, len(added))
         stats["facts_per_stratum"][si] += len(full) - n0
         stats["rounds_per_stratum"][si] += rounds
         stats["seconds_per_stratum"][si] += time.perf_counter() - t0
         stats["rounds"] += rounds
 
 
+def _intern_constants(dic: TermDictionary, ruleset: RuleSet) -> None:
+    """Intern every constant term of the rules, in rule order, before any data."""
+    from pyoxigraph import Variable
+
+    from reckon.datalog.model import Assignment, Call, Filter, TripleTermPattern
+
+    def term(t: object) -> None:
+        if isinstance(t, TripleTermPattern):
+            term(t.s), term(t.p), term(t.o)
+        elif isinstance(t, Call):
+            if not isinstance(t.name, str):
+                term(t.name)
+            for a in t.args:
+                term(a)
+        elif t is not None and not isinstance(t, Variable):
+            dic.intern(t)
+
+    def elements(es: Iterable[object]) -> None:
+        for e in es:
+            if isinstance(e, TriplePattern):
+                term(e.s), term(e.p), term(e.o)
+            elif isinstance(e, (Filter, Assignment)):
+                term(e.expr)
+            elif isinstance(e, (Negation, Aggregate)):
+                elements(e.elements)
+                if isinstance(e, Aggregate):
+                    term(e.expr)
+
+    for rule in ruleset.rules:
+        elements(rule.head)
+        elements(rule.body)
+
+
 def materialize(ruleset: RuleSet, base: Iterable[Triple], *, limits: Limits = Limits()) -> set[Triple]:
     """The SRL inference graph of ``ruleset`` over ``base``, evaluated from scratch.
 
     :raises RuleSetInvalid: when the rule set is not well-formed or not stratifiable.
-    :raises EvaluationLimitExceeded: when a limit is hit.
+    :raises ResourceLimit: when a limit is hit (:class:`Limits`).
     """
     r = Reasoner(ruleset, limits=limits)
     r.load(base)

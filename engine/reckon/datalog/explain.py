@@ -40,11 +40,34 @@ if TYPE_CHECKING:  # pragma: no cover
     from reckon.datalog._factstore import Fact
     from reckon.datalog.evaluate import Reasoner
 
-__all__ = ["Explanation", "Support", "explain"]
+__all__ = ["Explanation", "GeneralizedTriple", "Support", "explain"]
 
 _XSD = "http://www.w3.org/2001/XMLSchema#"
 _PLAIN = {_XSD + "integer", _XSD + "decimal", _XSD + "boolean", _XSD + "double"}
 _LOCAL = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$|^$")
+
+
+@dataclass(frozen=True)
+class GeneralizedTriple:
+    """A fact of a generalized-RDF program that is not an RDF triple (a literal subject,
+    a blank-node predicate ...: :attr:`reckon.datalog.model.RuleSet.generalized`), as it
+    appears among the supports of an explanation. Same attribute names as
+    ``pyoxigraph.Triple``."""
+
+    subject: object
+    predicate: object
+    object: object
+
+    def __str__(self) -> str:
+        return f"{self.subject} {self.predicate} {self.object}"
+
+
+def _decode(dic: object, f: Fact) -> Triple | GeneralizedTriple:
+    try:
+        return dic.decode(f)  # type: ignore[attr-defined, no-any-return]
+    except TypeError:
+        t = dic.terms  # type: ignore[attr-defined]
+        return GeneralizedTriple(t[f[0]], t[f[1]], t[f[2]])
 
 
 @dataclass(frozen=True)
@@ -194,7 +217,11 @@ class _Explainer:
         if got is not None:
             return got
         st = self.st
-        decode = self.dic.decode
+        dic = self.dic
+
+        def decode(g: Fact) -> Triple | GeneralizedTriple:
+            return _decode(dic, g)
+
         if f in st.data:
             e = Explanation(decode(f), "DATA", prefixes=self.prefixes)
             self.memo[f] = e
@@ -283,7 +310,7 @@ class _Explainer:
                 g = instantiate_fact(e, binding, dic)
                 if g is None:  # pragma: no cover
                     continue
-                t = dic.decode(g)
+                t = _decode(dic, g)
                 if g in st.base.facts:
                     supports.append(Support(t, "asserted"))
                 elif g in st.data:
@@ -306,7 +333,7 @@ class _Explainer:
             (v, terms[i]) for v, i in sorted(binding.items(), key=lambda kv: kv[0].value) if not v.value.startswith("__")
         )
         return Explanation(
-            dic.decode(f),
+            _decode(dic, f),
             rule.name,
             rule.loc,
             shown,

@@ -66,6 +66,7 @@ from typing import Any, Optional
 
 from pyoxigraph import BaseDirection, BlankNode, Literal, NamedNode, Triple, Variable
 
+from reckon.datalog import _datatypes as _DTS
 from reckon.datalog import _xsd as X
 from reckon.datalog.model import Call, Expr, GroundTerm, TripleTermPattern
 
@@ -787,7 +788,10 @@ def _compile_call(call: Call, slots: Mapping[Variable, int]) -> Compiled:
     if isinstance(name, NamedNode):
         fn = _CASTS.get(name.value)
         if fn is None:
-            return _raiser(f"unknown function <{name.value}>")
+            ext = _EXTENSIONS.get(name.value)
+            if ext is None:
+                return _raiser(f"unknown function <{name.value}>")
+            return _compile_extension(name.value, ext, args, slots)
         if len(args) != 1:
             return _raiser(f"<{name.value}> takes exactly one argument")
         (a,) = (_compile(x, slots) for x in args)
@@ -868,6 +872,119 @@ def _compile_call(call: Call, slots: Mapping[Variable, int]) -> Compiled:
 
 
 _PY_ERRORS = (ValueError, ArithmeticError, TypeError, IndexError, KeyError)
+
+
+# ---------------------------------------------------------------------------
+# Reckon extension functions (``rkf:`` = ``urn:reckon:fn:``): OWL 2 / RDF 1.1 datatype
+# reasoning over data values (reckon.datalog._datatypes), used by the datatype rules of
+# rules/owl2rl.srl and rules/rdfs.srl. Each raises an evaluation error (the FILTER is
+# false, the SET drops the solution) when it cannot decide: an argument of the wrong
+# kind, or a datatype it does not know.
+
+RKF = "urn:reckon:fn:"
+"""Namespace of the Reckon extension functions."""
+
+
+def _lit_arg(a: GroundTerm, fn: str) -> Literal:
+    if type(a) is not Literal:
+        raise _err(f"{fn}: not a literal: {a}")
+    return a
+
+
+def _dt_arg(a: GroundTerm, fn: str) -> str:
+    if type(a) is not NamedNode:
+        raise _err(f"{fn}: not a datatype IRI: {a}")
+    return a.value
+
+
+def _decided(x: Optional[bool], fn: str) -> Literal:
+    if x is None:
+        raise _err(f"{fn}: unknown datatype")
+    return TRUE if x else FALSE
+
+
+def _x_canonical(a: GroundTerm) -> GroundTerm:
+    c = _DTS.canonical(_lit_arg(a, "canonicalLiteral"))
+    if c is None:
+        raise _err(f"canonicalLiteral: no canonical literal for {a}")
+    return c
+
+
+def _x_canonical_form(a: GroundTerm) -> GroundTerm:
+    c = _DTS.canonical_form(_lit_arg(a, "canonicalForm"))
+    if c is None:
+        raise _err(f"canonicalForm: no other canonical form for {a}")
+    return c
+
+
+def _x_in_value_space(a: GroundTerm, dt: GroundTerm) -> Literal:
+    return _decided(_DTS.in_value_space(_lit_arg(a, "inValueSpace"), _dt_arg(dt, "inValueSpace")), "inValueSpace")
+
+
+def _x_different(a: GroundTerm, b: GroundTerm) -> Literal:
+    return _decided(_DTS.different_values(_lit_arg(a, "differentValues"), _lit_arg(b, "differentValues")),
+                    "differentValues")
+
+
+def _x_disjoint(a: GroundTerm, b: GroundTerm) -> Literal:
+    return _decided(_DTS.disjoint(_dt_arg(a, "disjointDatatypes"), _dt_arg(b, "disjointDatatypes")),
+                    "disjointDatatypes")
+
+
+def _x_subsumes(a: GroundTerm, b: GroundTerm) -> Literal:
+    return _decided(_DTS.subsumes(_dt_arg(a, "subsumesDatatype"), _dt_arg(b, "subsumesDatatype")),
+                    "subsumesDatatype")
+
+
+def _x_subsumes_meet(a: GroundTerm, b: GroundTerm, c: GroundTerm) -> Literal:
+    fn = "subsumesIntersection"
+    return _decided(_DTS.subsumes_intersection(_dt_arg(a, fn), _dt_arg(b, fn), _dt_arg(c, fn)), fn)
+
+
+def _x_satisfies_facet(a: GroundTerm, facet: GroundTerm, bound: GroundTerm) -> Literal:
+    fn = "satisfiesFacet"
+    return _decided(_DTS.satisfies_facet(_lit_arg(a, fn), _dt_arg(facet, fn), _lit_arg(bound, fn)), fn)
+
+
+def _x_is_datatype(a: GroundTerm) -> Literal:
+    return TRUE if type(a) is NamedNode and _DTS.is_supported(a.value) else FALSE
+
+
+_EXTENSIONS: dict[str, tuple[Callable[..., GroundTerm], int]] = {
+    RKF + "canonicalLiteral": (_x_canonical, 1),
+    RKF + "canonicalForm": (_x_canonical_form, 1),
+    RKF + "inValueSpace": (_x_in_value_space, 2),
+    RKF + "differentValues": (_x_different, 2),
+    RKF + "disjointDatatypes": (_x_disjoint, 2),
+    RKF + "subsumesDatatype": (_x_subsumes, 2),
+    RKF + "subsumesIntersection": (_x_subsumes_meet, 3),
+    RKF + "isDatatype": (_x_is_datatype, 1),
+    RKF + "satisfiesFacet": (_x_satisfies_facet, 3),
+}
+"""Reckon extension functions by IRI: ``rkf:canonicalLiteral(?lit)`` (dt-eq: the
+canonical literal of the value), ``rkf:canonicalForm(?lit)`` (the canonical lexical form
+in the literal's own datatype), ``rkf:inValueSpace(?lit, ?dt)`` (dt-not-type),
+``rkf:differentValues(?a, ?b)`` (dt-diff), ``rkf:disjointDatatypes(?d1, ?d2)``,
+``rkf:subsumesDatatype(?super, ?sub)``, ``rkf:subsumesIntersection(?super, ?d1, ?d2)``,
+``rkf:isDatatype(?dt)`` (never an error), ``rkf:satisfiesFacet(?lit, ?facet, ?bound)``
+(a datatype restriction's constraining facet)."""
+
+
+def _compile_extension(iri: str, spec: tuple[Callable[..., GroundTerm], int], args: tuple[Expr, ...],
+                       slots: Mapping[Variable, int]) -> Compiled:
+    fn, n = spec
+    if len(args) != n:
+        return _raiser(f"<{iri}> takes {n} argument{'s' if n != 1 else ''}")
+    fs = [_compile(x, slots) for x in args]
+
+    def call(row: Row, ctx: EvalContext) -> GroundTerm:
+        vals = [g(row, ctx) for g in fs]
+        try:
+            return fn(*vals)
+        except _PY_ERRORS as e:
+            raise _err(f"<{iri}>: {e}") from None
+
+    return call
 
 
 # ---------------------------------------------------------------------------

@@ -20,12 +20,9 @@ from urllib.parse import unquote, urlparse
 
 from reckon._errors import RuleSetInvalid, SchemaError
 from reckon._resources import resource_dir
-from reckon.datalog._lexer import LineIndex, tokenize
+from reckon.datalog import _cache
 from reckon.datalog.diagnostics import Diagnostic
-from reckon.datalog.dlog import parse_dlog
 from reckon.datalog.model import RuleSet
-from reckon.datalog.srl import parse_srl
-from reckon.datalog.stratify import check_program
 
 __all__ = ["load_rules", "parse_rules", "FORMATS"]
 
@@ -43,8 +40,12 @@ def parse_rules(text: str, *, format: str = "srl", file: str = "<string>", base:
     :raises ValueError: when ``format`` is neither ``"srl"`` nor ``"dlog"``.
     """
     if format == "srl":
+        from reckon.datalog.srl import parse_srl
+
         return parse_srl(text, file=file, base=base, check=check)
     if format == "dlog":
+        from reckon.datalog.dlog import parse_dlog
+
         return parse_dlog(text, file=file, base=base, check=check)
     raise ValueError(f"unknown rule format {format!r}; expected 'srl' or 'dlog'")
 
@@ -75,7 +76,7 @@ def load_rules(*paths: str | Path, check: bool = True) -> RuleSet:
         merged = merged + part
     if check:
         try:
-            check_program(merged)
+            _cache.check_program_cached(merged)
         except RuleSetInvalid as e:
             problems.extend(e.diagnostics)
     if problems:
@@ -105,12 +106,17 @@ def _load(path: Path, parts: list[RuleSet], seen: set[Path], problems: list[Diag
     if fmt is None:
         raise RuleSetInvalid([Diagnostic("SRL009", f"unknown rule file extension {path.suffix!r} (expected .srl or .dlog)", str(path), 0, 0)])
     text = path.read_text(encoding="utf-8")
-    rs = parse_rules(text, format=fmt, file=str(path), base=path.as_uri(), check=False)
+    rs = _cache.load_parsed(str(path), fmt, text)
+    if rs is None:
+        rs = parse_rules(text, format=fmt, file=str(path), base=path.as_uri(), check=False)
+        _cache.store_parsed(str(path), fmt, text, rs)
     parts.append(rs)
-    locations = _imports_positions(text)
+    locations: list[tuple[int, int]] | None = None
     for k, iri in enumerate(rs.imports):
         target = _import_target(iri.value, path)
         if target is None:
+            if locations is None:
+                locations = _imports_positions(text)
             line, col = locations[k] if k < len(locations) else (0, 0)
             problems.append(
                 Diagnostic(
@@ -124,6 +130,8 @@ def _load(path: Path, parts: list[RuleSet], seen: set[Path], problems: list[Diag
 
 
 def _imports_positions(text: str) -> list[tuple[int, int]]:
+    from reckon.datalog._lexer import LineIndex, tokenize
+
     lines = LineIndex(text)
     return [lines.position(t.start) for t in tokenize(text) if t.kind == "NAME" and str(t.value).upper() == "IMPORTS"]
 

@@ -68,7 +68,7 @@ from typing import TYPE_CHECKING, Any
 from pyoxigraph import Triple
 
 from reckon.datalog._factstore import Fact, FactStore
-from reckon.datalog._plan import instantiate_fact
+from reckon.datalog.evaluate import NOTHING, RDF_TYPE
 
 if TYPE_CHECKING:  # pragma: no cover
     from reckon.datalog.evaluate import Delta, Reasoner, _State
@@ -110,6 +110,7 @@ class _Maintainer:
         self.old_outputs: dict[int, set[Fact] | None] = {}
         self.nonmonotone: list[str] = []
         self._checks: dict[int, list[tuple[Any, int, int | None]]] = {}
+        self._head_consts: dict[tuple[int, int], tuple[int | None, int | None]] = {}
 
     # -- bookkeeping -------------------------------------------------------------
 
@@ -172,8 +173,32 @@ class _Maintainer:
                 for info in self.r._strata[si]:
                     for j, tpl in enumerate(info.rule.head):
                         got.append((info, j, self.r._pid(pattern_predicate(tpl))))
+                        self._head_consts[(info.index, j)] = (self._const_id(tpl.s), self._const_id(tpl.o))
+            # the cheapest justification first: one success ends the search, and an
+            # expensive one (an object index to build) is then rarely reached
+            comp = self.r._compiler
+
+            def cost(entry: tuple[Any, int, int | None]) -> float:
+                plan = comp.plan(entry[0], None, "safe", entry[1])
+                return float("inf") if plan is None else plan.cost
+
+            got.sort(key=cost)
             self._checks[upto] = got
         return got
+
+    def _const_id(self, t: object) -> int | None:
+        from pyoxigraph import BlankNode, Variable
+
+        from reckon.datalog.model import TripleTermPattern
+
+        if isinstance(t, (Variable, TripleTermPattern, BlankNode)):
+            return None
+        return self.r._dic.lookup(t)
+
+    def _matches_head(self, info: Any, j: int, f: Fact) -> bool:
+        """The head template's constant subject / object agree with ``f``."""
+        s, o = self._head_consts[(info.index, j)]
+        return (s is None or s == f[0]) and (o is None or o == f[2])
 
     def derivable(self, f: Fact, upto: int, skip: frozenset[int] = frozenset()) -> bool:
         """Some rule of strata ``<= upto`` whose index is not in ``skip`` derives ``f``
@@ -182,8 +207,10 @@ class _Maintainer:
             return False
         comp = self.r._compiler
         st = self.state
+        starved = self.r._starved
         for info, j, pid in self._check_list(upto):
-            if (pid is not None and pid != f[1]) or info.index in skip:
+            if (pid is not None and pid != f[1]) or info.index in skip or not self._matches_head(info, j, f) \
+                    or starved(info, st.full, st.base):
                 continue
             plan = comp.plan(info, None, "exists", j)
             if plan is not None and plan.fn(st.full, st.base, f[0], f[1], f[2]):
@@ -195,26 +222,15 @@ class _Maintainer:
         supports are asserted, or have rank ``< rf`` and are not in ``unsafe``."""
         comp = self.r._compiler
         st = self.state
-        full, base, rank, dic = st.full, st.base, st.rank, self.r._dic
+        full, base, rank = st.full, st.base, st.rank
+        starved = self.r._starved
         for info, j, pid in self._check_list(upto):
-            if info.index in excluded or (pid is not None and pid != f[1]):
+            if info.index in excluded or (pid is not None and pid != f[1]) or not self._matches_head(info, j, f) \
+                    or starved(info, full, base):
                 continue
-            plan = comp.plan(info, None, "rows", j)
-            if plan is None:
-                continue
-            atoms = [info.rule.body[k] for k in info.atoms]
-            for row in plan.fn(full, base, f[0], f[1], f[2]):
-                binding = dict(zip(plan.row_vars, row))
-                for tp in atoms:
-                    g = instantiate_fact(tp, binding, dic)  # type: ignore[arg-type]
-                    if g is None or g in unsafe:
-                        break
-                    if g in base.facts:
-                        continue
-                    if info.rule.data or rank.get(g, 0) >= rf:
-                        break
-                else:
-                    return True
+            plan = comp.plan(info, None, "safe", j)
+            if plan is not None and plan.fn(full, base, f[0], f[1], f[2], unsafe, rank, rf):
+                return True
         return False
 
     # -- the algorithm ------------------------------------------------------------
@@ -226,6 +242,8 @@ class _Maintainer:
         dic = r._dic
         t0 = time.perf_counter()
         stats = r._new_stats()
+        r._guard.start()
+        r._guard.before_round(len(st.full) - len(st.base))
         for t in delete:
             f = dic.encode_existing(t)
             if f is not None and st.base.remove(f):
@@ -238,6 +256,7 @@ class _Maintainer:
                 self.base_net.added(f)
                 if f not in st.full.facts:
                     self.add([f])
+        r._hidden()  # new helper-vocabulary terms of the inserted facts
         base_preds = {f[1] for f in self.base_net.plus} | {f[1] for f in self.base_net.minus}
         for si, sinfo in enumerate(r._sinfo):
             net = self.net
@@ -251,13 +270,17 @@ class _Maintainer:
                 if _hit(sinfo.closed.get(info.index, set()), changed)
                 or _hit(sinfo.base_reads.get(info.index, set()), base_preds)
             ]
-            if affected or _hit(sinfo.reads, changed_or_bumped) or _hit(sinfo.heads, removed_preds):
+            base_hit = bool(sinfo.base_atoms) and _hit(sinfo.base_atom_preds, base_preds)
+            if affected or base_hit or _hit(sinfo.reads, changed_or_bumped) or _hit(sinfo.heads, removed_preds):
                 self.dred_stratum(si, sinfo, affected, stats)
         added, removed = [], []
         bplus, bminus = self.base_net.plus, self.base_net.minus
         full, base = st.full.facts, st.base.facts
         decode = dic.decode
+        visible = r._visible_filter()
         for f in self.net.plus | self.net.minus | bplus | bminus:
+            if visible is not None and not visible(f):
+                continue
             was_full = (f in full and f not in self.net.plus) or f in self.net.minus
             was_base = (f in base and f not in bplus) or f in bminus
             was_inf = was_full and not was_base
@@ -319,8 +342,22 @@ class _Maintainer:
                 i is info and (pid is None or pid in changed) for i, _, pid in atoms
             ):
                 self._drop_output(info.index)
-        if minus or affected or bumped:
-            seed: set[Fact] = set()
+        # consequences of removed base facts through base-monotone WHERE DATA rules,
+        # computed against the old base graph (the removed facts put back meanwhile)
+        base_seed: set[Fact] = set()
+        bminus = self.base_net.minus
+        if bminus and sinfo.base_atoms:
+            dB = FactStore(bminus)
+            base.add_all(bminus)
+            try:
+                for info, k, pid in sinfo.base_atoms:
+                    if pid is None or pid in dB.spo:
+                        comp.plan(info, k, "old").fn(full, dB, base, base_seed)  # type: ignore[union-attr]
+            finally:
+                for f in bminus:
+                    base.remove(f)
+        if minus or affected or bumped or base_seed:
+            seed: set[Fact] = set(base_seed)
             stale = []
             for info in affected:
                 cached = outputs.get(info.index)
@@ -351,7 +388,7 @@ class _Maintainer:
                 new: set[Fact] = set()
                 for info, k, pid in atoms:
                     # an affected rule's old instances are all seeds already
-                    if (pid is not None and pid not in dp) or info.index in excluded:
+                    if (pid is not None and pid not in dp) or info.index in excluded or r._starved(info, full, base, k):
                         continue
                     comp.plan(info, k, "old").fn(full, delta, base, new)  # type: ignore[union-attr]
                 push(new)
@@ -403,6 +440,12 @@ class _Maintainer:
                 fresh.update(f for f in out if f not in full.facts)
             else:
                 comp.plan(info, None, "new").fn(full, None, base, fresh)  # type: ignore[union-attr]
+        bplus = self.base_net.plus
+        if bplus and sinfo.base_atoms:
+            dB = FactStore(bplus)
+            for info, k, pid in sinfo.base_atoms:
+                if pid is None or pid in dB.spo:
+                    comp.plan(info, k, "new1").fn(full, dB, base, fresh)  # type: ignore[union-attr]
         reads = sinfo.reads
         seeds = [f for f in self.net.plus if reads is None or f[1] in reads]
         seeds += [f for f in back if reads is None or f[1] in reads]
@@ -419,7 +462,7 @@ class _Maintainer:
             new = set()
             culprit = ""
             for info, k, pid in atoms:
-                if (pid is not None and pid not in dp) or info.index in done:
+                if (pid is not None and pid not in dp) or info.index in done or r._starved(info, full, base, k):
                     continue
                 before = len(new)
                 comp.plan(info, k, "new1").fn(full, delta, base, new)  # type: ignore[union-attr]
@@ -427,7 +470,7 @@ class _Maintainer:
                     culprit = info.rule.name
             seeds = self.add(new)
             rounds += 1
-            r._check_limits(st, rounds, culprit)
+            r._check_limits(st, rounds, culprit, len(seeds))
         stats["facts_per_stratum"][si] += len(full) - n0
         stats["rounds_per_stratum"][si] += rounds
         stats["seconds_per_stratum"][si] += time.perf_counter() - t0
@@ -449,7 +492,34 @@ def apply_changes(reasoner: Reasoner, insert: list[Triple], delete: list[Triple]
     """
     m = _Maintainer(reasoner)
     try:
-        return m.run(insert, delete)
+        delta = m.run(insert, delete)
+        if reasoner.refuse_inconsistent:
+            _refuse_new_inconsistencies(reasoner, m)
+        return delta
     except BaseException:
         m.rollback()
         raise
+
+
+def _refuse_new_inconsistencies(reasoner: Reasoner, m: _Maintainer) -> None:
+    """Raise :class:`~reckon._errors.InconsistentGraph` (explanations taken before the
+    caller rolls back) when the change made some node newly ``rdf:type owl:Nothing``."""
+    from reckon._errors import InconsistentGraph
+
+    dic = reasoner._dic
+    t = dic.lookup(RDF_TYPE)
+    n = dic.lookup(NOTHING)
+    if t is None or n is None:
+        return
+    new = {f for f in m.net.plus | m.base_net.plus if f[1] == t and f[2] == n}
+    if not new:
+        return
+    found = reasoner._inconsistencies(new)
+    if not found:  # a literal in owl:Nothing with no holder: report the literal's mark
+        return
+    lines = "\n".join(i.render() for i in found)
+    raise InconsistentGraph(
+        f"refused: the change makes the graph inconsistent ({len(found)} node"
+        f"{'s' if len(found) != 1 else ''} in owl:Nothing)\n{lines}",
+        found,
+    )

@@ -33,6 +33,8 @@ from typing import Union
 from pyoxigraph import BlankNode, Literal, NamedNode, Triple, Variable
 
 __all__ = [
+    "GENERALIZED_TRIPLES",
+    "INTERNAL",
     "Aggregate",
     "Assignment",
     "BodyElement",
@@ -50,6 +52,22 @@ __all__ = [
     "pattern_variables",
     "expr_variables",
 ]
+
+INTERNAL = "urn:reckon:internal:"
+"""Namespace of rule-program *helper vocabulary*: a derived fact that mentions an IRI of
+this namespace (in any position) stays in the evaluation graph, where rules read it, but
+is not part of the inference graph a reasoner returns (``Reasoner.inferred()``, deltas,
+the tenant's inferred graph). A triple pattern or template whose predicate is a variable
+neither matches nor produces a fact whose predicate is helper vocabulary (``rdfs7``'s
+``{ ?x ?b ?y }`` never copies a helper fact, ``rdfD2``'s ``?x ?a ?y`` never reads one).
+``rules/owl2rl.srl`` walks RDF lists with helper predicates here. Reckon extension; the
+SRL draft has no hidden triples."""
+
+GENERALIZED_TRIPLES = Triple(NamedNode(INTERNAL + "program"), NamedNode(INTERNAL + "generalizedTriples"),
+                             Literal(True))
+"""The ``DATA`` triple by which a rule file asks for generalized RDF (see
+:attr:`RuleSet.generalized`): ``DATA { <urn:reckon:internal:program>
+<urn:reckon:internal:generalizedTriples> true }``."""
 
 GroundTerm = Union[NamedNode, BlankNode, Literal, Triple]
 """An RDF term (RDF 1.2: a triple term is a ``pyoxigraph.Triple``)."""
@@ -234,6 +252,19 @@ class RuleSet:
     prefixes: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
     base: str | None = None
     source: str = "<string>"
+
+    @property
+    def generalized(self) -> bool:
+        """Whether the program is evaluated over generalized RDF (RDF 1.1 Concepts §7:
+        a literal may be a subject, a blank node or literal a predicate): a head instance
+        such as ``"25" rdf:type xsd:integer`` (OWL 2 RL rule prp-rng on a data value,
+        needed to find a range clash) or ``?x _:p ?y`` (a blank-node property) is kept
+        in the evaluation graph, where later rules read it, but never returned in the
+        inference graph, which holds RDF triples only. Off unless a ``DATA`` block
+        holds :data:`GENERALIZED_TRIPLES` (``rules/rdfs.srl`` and ``rules/owl2rl.srl``
+        do: their entailment rules are defined over generalized RDF, RDF 1.1 Semantics
+        §9.2.1, OWL 2 RDF-Based Semantics §4). Reckon extension."""
+        return GENERALIZED_TRIPLES in self.data
 
     def __add__(self, other: "RuleSet") -> "RuleSet":
         """Merge two rule sets (SRL "Processing Imports": union of rules and data)."""

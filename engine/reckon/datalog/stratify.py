@@ -36,6 +36,7 @@ from reckon._errors import RuleSetInvalid
 from reckon.datalog.diagnostics import Diagnostic
 from reckon.datalog.wellformed import check_wellformed
 from reckon.datalog.model import (
+    INTERNAL,
     Aggregate,
     Assignment,
     Negation,
@@ -172,7 +173,19 @@ def dependency_graph(ruleset: RuleSet) -> DependencyGraph:
 
 def matches(pattern: TriplePattern, template: TriplePattern) -> bool:
     """Whether ``template`` can generate a triple that ``pattern`` matches (spec "Triple
-    pattern matching"): unification with the two sides' variables kept apart."""
+    pattern matching"): unification with the two sides' variables kept apart.
+
+    Reckon extension: a template whose predicate is a variable never generates a fact
+    whose predicate is helper vocabulary (:data:`~reckon.datalog.model.INTERNAL`; the
+    evaluator drops such instances), so it does not match a pattern with such a
+    predicate: ``rdfs7``'s ``{ ?x ?b ?y }`` does not feed a rule that reads
+    ``?lt rki:literal true``; and a pattern whose predicate is a variable does not read
+    helper facts (the evaluator skips them), so it does not match a template with such a
+    predicate."""
+    if isinstance(template.p, Variable) and isinstance(pattern.p, NamedNode) and pattern.p.value.startswith(INTERNAL):
+        return False
+    if isinstance(pattern.p, Variable) and isinstance(template.p, NamedNode) and template.p.value.startswith(INTERNAL):
+        return False
     if _linear(pattern) and _linear(template):
         for a, b in ((pattern.s, template.s), (pattern.p, template.p), (pattern.o, template.o)):
             if isinstance(a, Variable) or isinstance(b, Variable):

@@ -456,16 +456,20 @@ class Program:
             _RULESETS[self.digest] = merged
         return merged
 
-    def reasoner_factory(self) -> Any:
+    def reasoner_factory(self, *, refuse_inconsistent: bool = False) -> Any:
         """A factory of empty reasoners for the rule program, with the store's term
-        identity (``reckon.store.terms.canonical_term``); ``None`` without rules."""
+        identity (``reckon.store.terms.canonical_term``); ``None`` without rules.
+
+        :param refuse_inconsistent: the reasoners refuse a change that derives a new
+            ``?x rdf:type owl:Nothing`` (``Reasoner(refuse_inconsistent=True)``).
+        """
         ruleset = self.ruleset()
         if ruleset is None:
             return None
         from reckon.datalog.evaluate import Reasoner
         from reckon.store.terms import canonical_term
 
-        return lambda: Reasoner(ruleset, canonical=canonical_term)
+        return lambda: Reasoner(ruleset, canonical=canonical_term, refuse_inconsistent=refuse_inconsistent)
 
     # -- schema ----------------------------------------------------------------------
     def schema_triples(self) -> set[Triple]:

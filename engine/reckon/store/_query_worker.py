@@ -79,11 +79,11 @@ class _Worker:
             self.stores[key] = ts
         return ts
 
-    def query(self, req: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
+    def query(self, req: dict[str, Any], body: bytes = b"") -> tuple[dict[str, Any], bytes]:
         from reckon._errors import InvalidInput, ReckonError
 
         try:
-            return self._query(req)
+            return self._query(req, body)
         except ReckonError:
             raise
         except PermissionError as e:  # the sandbox refused a socket: SERVICE reached evaluation
@@ -92,7 +92,7 @@ class _Worker:
         except (OSError, RuntimeError, ValueError) as e:
             raise InvalidInput(f"SPARQL query failed: {e}", field="query") from e
 
-    def _query(self, req: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
+    def _query(self, req: dict[str, Any], body: bytes = b"") -> tuple[dict[str, Any], bytes]:
         from pyoxigraph import QueryBoolean, QuerySolutions, RdfFormat, serialize
 
         from reckon._errors import QueryLimitExceeded
@@ -101,7 +101,9 @@ class _Worker:
 
         ts = self.store(req["path"], req["incarnation"])
         gen = None
-        if req.get("texts") is not None and req.get("since") is not None:
+        if req.get("mirror"):
+            gen = ts.install_mirror(int(req["target"]), body)
+        elif req.get("texts") is not None and req.get("since") is not None:
             gen = ts.advance_mirror(req["since"], req["texts"])
         if gen is None or (req.get("target") is not None and gen < req["target"]):
             mirror, gen = ts.query_mirror()  # shared lock only while syncing
@@ -202,12 +204,12 @@ def main() -> None:
         frame = read_frame(inp)
         if frame is None:
             return
-        req, _ = frame
+        req, body = frame
         box: dict[str, Any] = {}
 
         def run() -> None:
             try:
-                box["r"] = worker.query(req)
+                box["r"] = worker.query(req, body)
             except BaseException as exc:  # noqa: BLE001 - reported to the caller
                 box["r"] = (_error_header(exc), b"")
 

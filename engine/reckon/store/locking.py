@@ -145,6 +145,19 @@ class TenantLock:
             self._fd = self._wfd = None
             self._closed = True
 
+    def close_files(self) -> None:
+        """Release and close the lock files, leaving the lock usable: the next hold
+        reopens them (an idle tenant then costs no file descriptor)."""
+        with self._mutex:
+            if self._depth:
+                return
+            if self._mode:
+                self._release()
+            for fd in (self._fd, self._wfd):
+                if fd is not None:
+                    os.close(fd)
+            self._fd = self._wfd = None
+
     def __del__(self) -> None:
         # A lock object nobody can reach any more (its TenantStore was dropped without
         # close()) must not keep its two file descriptors: a process that opens many

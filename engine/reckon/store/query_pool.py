@@ -17,7 +17,8 @@ A worker (``python -m reckon.store._query_worker``) therefore
   date with the update texts of the commits it missed, which the calling process hands
   over with the request (:meth:`TenantStore.sync_texts`), or else by reading the store
   under the tenant's shared lock (released before evaluation: a long query never
-  blocks a writer);
+  blocks a writer); for a tenant on a SPARQL server (:mod:`reckon.store.remote`), which
+  the worker cannot reach, the caller hands over its whole mirror as N-Quads instead;
 * stops at :attr:`QueryLimits.max_rows` / ``max_result_bytes`` while it reads the
   result and sends back SPARQL JSON results (SELECT), N-Triples (CONSTRUCT / DESCRIBE)
   or a boolean (ASK): data, never pickles.
@@ -150,9 +151,9 @@ class _Proc:
             except OSError:
                 pass
 
-    def send(self, header: dict[str, Any]) -> None:
+    def send(self, header: dict[str, Any], body: bytes = b"") -> None:
         h = json.dumps(header).encode()
-        self.stdin.write(len(h).to_bytes(4, "big") + (0).to_bytes(4, "big") + h)
+        self.stdin.write(len(h).to_bytes(4, "big") + len(body).to_bytes(4, "big") + h + body)
         self.stdin.flush()
 
     def rss(self) -> int | None:
@@ -314,14 +315,20 @@ class QueryPool:
         try:
             since = p.gens.get(key)
             target, texts = store.sync_texts(since)
+            body = b""
+            if texts is None and store.backend.kind != "embedded":
+                # the worker cannot reach the server (no Internet sockets): it is handed
+                # this process's mirror, an exact copy of the tenant's graphs
+                target, body = store.mirror_nquads()
             req = {
                 "op": "query", "path": key[0], "incarnation": key[1], "text": plan.text, "form": plan.form,
                 "from_graphs": list(plan.from_graphs), "from_named": list(plan.from_named),
                 "has_dataset": plan.has_dataset, "union": union, "since": since, "texts": texts,
                 "target": target, "max_rows": limits.max_rows, "max_result_bytes": limits.max_result_bytes,
+                "mirror": bool(body),
             }
             try:
-                p.send(req)
+                p.send(req, body)
                 header, body = p.receive(deadline)
             except _OverMemory as exc:
                 self.kills += 1

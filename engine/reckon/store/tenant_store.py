@@ -68,7 +68,7 @@ import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping, Protocol, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, NoReturn, Protocol, Sequence
 
 from pyoxigraph import (
     BlankNode,
@@ -96,6 +96,14 @@ from reckon.store.graphs import (
     PUBLIC,
     SKOLEM_PREFIX,
     STORE_NODE,
+)
+from reckon.store.backends import (
+    BackendGone,
+    EmbeddedBackend,
+    StoreBackend,
+    WriteConflict,
+    gen_of as _gen_of,
+    incarnation_of as _incarnation_of,
 )
 from reckon.store.ids import FORMAT_VERSION, validate_tenant_id
 from reckon.store.locking import TenantLock
@@ -389,6 +397,7 @@ class TenantStore:
         lock_timeout: float | None = None,
         linger: float = 1.0,
         program_resolver: ProgramResolver | None = None,
+        backend: StoreBackend | None = None,
     ) -> None:
         self.path = Path(path)
         meta = _read_meta(self.path)
@@ -396,6 +405,13 @@ class TenantStore:
         if self.path.is_symlink() or (self.path / "store").is_symlink():
             raise StoreError(f"{self.path}: a tenant directory and its store are never reached through links")
         self.incarnation: str = str(meta.get("incarnation") or "legacy")
+        if backend is None:
+            backend = _backend_from_meta(self.path, self.tenant_id, meta)
+        self._backend: StoreBackend = backend
+        if backend.kind != "embedded":
+            if lock_timeout is not None:
+                backend.lease_wait = lock_timeout  # type: ignore[attr-defined]
+            linger = 0.0  # the lease is given back after each operation: other nodes cannot ask for it
         self._gone = False
         self._factory: ReasonerFactory = reasoner_factory or _NoRules
         self._resolver = program_resolver
@@ -408,7 +424,6 @@ class TenantStore:
         )
         self._recent: dict[int, str] = {}  # generation -> update text of that commit (newest last)
         self._st = _State()
-        self._rw: Store | None = None
         self._fresh = False  # mirror known current since this process took its flock
         self._tl = threading.local()
         self.last_commit: Commit | None = None
@@ -429,6 +444,7 @@ class TenantStore:
         reasoner_factory: ReasonerFactory | None = None,
         program: Iterable[Quad] = (),
         program_resolver: ProgramResolver | None = None,
+        remote: Any = None,
     ) -> "TenantStore":
         """Create the tenant directory atomically (built beside it, then renamed) with
         ``initial`` asserted quads, their inferred closure under ``reasoner_factory``'s
@@ -436,7 +452,10 @@ class TenantStore:
 
         :raises TenantExists: when ``path`` already exists.
         :raises InvalidInput: when an initial quad is not in an asserted graph.
-        :raises StoreError: on an I/O error.
+        :param remote: a :class:`reckon.store.remote.Endpoint` to keep the tenant's
+            quads on (a SPARQL server) instead of the embedded store; the tenant
+            directory then holds ``meta.json``, the lock and the recall index only.
+        :raises StoreError: on an I/O error, or when the server refuses the write.
         """
         from reckon._errors import TenantExists
 
@@ -456,16 +475,18 @@ class TenantStore:
             inferred = [Quad(*_sk_triple_parts(t), INFERRED) for t in reasoner.inferred()]
             incarnation = secrets.token_hex(16)
             prog = [Quad(q.subject, q.predicate, q.object, PROGRAM) for q in program]
-            store = Store(str(tmp / "store"))
-            store.extend(quads + inferred + prog + [_gen_quad(1), _incarnation_quad(incarnation)])
-            del store  # closes RocksDB (the write-ahead log already holds the data)
-            (tmp / "generation").write_text("1")
-            meta = {
+            everything = quads + inferred + prog + [_gen_quad(1), _incarnation_quad(incarnation)]
+            meta: dict[str, Any] = {
                 "format_version": FORMAT_VERSION,
                 "tenant_id": tenant_id,
                 "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(),
                 "incarnation": incarnation,
             }
+            if remote is None:
+                EmbeddedBackend.create_at(tmp, everything)
+            else:
+                remote.backend(tenant_id, incarnation).create(everything)
+                meta["backend"] = {"kind": "sparql", "endpoint": remote.name}
             (tmp / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
             try:
                 os.rename(tmp, path)
@@ -479,7 +500,14 @@ class TenantStore:
         except OSError as e:
             _rmtree(tmp)
             raise StoreError(f"cannot create tenant {tenant_id!r} at {path}: {e}") from e
-        return cls(path, reasoner_factory=reasoner_factory, program_resolver=program_resolver)
+        backend = None if remote is None else remote.backend(tenant_id, incarnation)
+        return cls(path, reasoner_factory=reasoner_factory, program_resolver=program_resolver, backend=backend)
+
+    @property
+    def backend(self) -> StoreBackend:
+        """Where the quads live (:class:`~reckon.store.backends.EmbeddedBackend` or
+        :class:`~reckon.store.remote.RemoteBackend`)."""
+        return self._backend
 
     # ------------------------------------------------------------------ locking / sync
     @contextmanager
@@ -492,17 +520,18 @@ class TenantStore:
         if self._gone:
             raise self._gone_error()
         with self._lock.hold(exclusive=True):
-            if self._rw is None:
-                try:
-                    self._rw = Store(str(self.path / "store"))
-                except OSError as e:
-                    raise StoreError(f"cannot open the store of tenant {self.tenant_id!r}: {e}") from e
+            if self._backend.open_writer():
                 had_mirror = self._st.mirror is not None
-                if self._sync_from(self._rw) and had_mirror:
+                try:
+                    reloaded = self._sync_from(True)
+                except BaseException:
+                    self._backend.close_writer()
+                    raise
+                if reloaded and had_mirror:
                     # the journal missed a step this process needed: start a clean one
                     # (a process that had no mirror yet found no gap: the journal stays,
                     # so other processes keep catching up from it)
-                    _reset_journal(self.path)
+                    self._backend.reset_journal()
                 self._fresh = True
             assert self._st.mirror is not None
             self._refresh_program()
@@ -521,18 +550,14 @@ class TenantStore:
             raise self._gone_error()
         with self._lock.hold(exclusive=False):
             if not self._fresh:
-                hint = _read_hint(self.path)
+                try:
+                    hint = self._backend.hint()
+                except BackendGone:
+                    self._dead()
                 if self._st.mirror is None or hint is None or (
                     hint != self._st.gen and not self._catch_up(hint)
                 ):
-                    try:
-                        ro = Store.read_only(str(self.path / "store"))
-                    except OSError as e:
-                        raise StoreError(f"cannot open the store of tenant {self.tenant_id!r}: {e}") from e
-                    try:
-                        self._sync_from(ro)
-                    finally:
-                        del ro
+                    self._sync_from(False)
                 self._fresh = True
             assert self._st.mirror is not None
             self._refresh_program()
@@ -557,11 +582,14 @@ class TenantStore:
         except (OSError, StoreError):
             same = False
         if not same:
-            self._gone = True
-            self._st = _State()
-            self._rw = None
-            self._recent.clear()
-            raise self._gone_error()
+            self._dead()
+
+    def _dead(self) -> NoReturn:
+        self._gone = True
+        self._st = _State()
+        self._backend.close()
+        self._recent.clear()
+        raise self._gone_error()
 
     def _gone_error(self) -> TenantGone:
         return TenantGone(
@@ -591,26 +619,34 @@ class TenantStore:
 
     def _on_release(self) -> None:
         """Called by the lock just before this process drops its flock."""
-        self._rw = None  # the last reference: RocksDB closes and unlocks the store now
+        self._backend.close_writer()
         self._fresh = False
 
     def release(self) -> None:
         """Let other processes in now: drop a lingering lock and close the store."""
         self._lock.release()
 
-    def _sync_from(self, store: Store) -> bool:
-        """Bring the mirror to the store's generation; True when it was reloaded whole."""
-        disk_gen = _gen_of(store)
-        inc = _incarnation_of(store)
+    def _sync_from(self, writer: bool) -> bool:
+        """Bring the mirror to the store's generation (``writer``: through the writer
+        handle, else a read-only look); True when it was reloaded whole."""
+        try:
+            if writer:
+                disk_gen, inc = self._backend.head(writer=True)
+                quads = None
+            else:
+                disk_gen, inc, quads = self._backend.load(writer=False)
+        except BackendGone:
+            self._dead()
         if inc is not None and inc != self.incarnation:
-            self._gone = True
-            raise self._gone_error()
+            self._dead()
         if self._st.mirror is not None and disk_gen == self._st.gen:
             return False
         if self._catch_up(disk_gen):
             return False
+        if quads is None:
+            disk_gen, inc, quads = self._backend.load(writer=True)
         mirror = Store()
-        mirror.extend(list(store))
+        mirror.extend(quads)
         self._st.mirror = mirror
         self._st.gen = disk_gen
         self._program_known = False
@@ -624,7 +660,7 @@ class TenantStore:
         st = self._st
         if st.mirror is None or target < st.gen:
             return False
-        entries = _read_journal(self.path, st.gen + 1, target)
+        entries = self._backend.journal(st.gen + 1, target)
         if entries is None:
             return False
         try:
@@ -738,7 +774,7 @@ class TenantStore:
     def _commit(self, txn: Txn, validate: ValidateHook | None) -> Commit | None:
         st = self._st
         mirror = st.mirror
-        assert mirror is not None and self._rw is not None
+        assert mirror is not None
         added_sk = [q for q, add in txn._ops.items() if add and q not in mirror]
         removed_sk = [q for q, add in txn._ops.items() if not add and q in mirror]
         if not added_sk and not removed_sk and not txn.fresh_reasoner:
@@ -823,9 +859,15 @@ class TenantStore:
             f"INSERT DATA {{ {quads_to_data_block(insert_quads)} }}"
         )
         try:
-            self._rw.update(text)
+            self._backend.commit(st.gen, new_gen, delete_quads, insert_quads, text, quads_to_data_block)
         except BaseException as e:
             self._invalidate_reasoner()
+            if isinstance(e, WriteConflict):
+                # another node wrote: this process's mirror is stale, reload at the next hold
+                st.mirror, st.gen = None, -1
+                self._fresh = False
+            if isinstance(e, BackendGone):
+                self._dead()
             if isinstance(e, (OSError, SyntaxError)):
                 raise StoreError(f"write to tenant {self.tenant_id!r} failed: {e}") from e
             raise
@@ -847,8 +889,6 @@ class TenantStore:
             )
             self._program_known = True
         self._remember_text(new_gen, text)
-        _append_journal(self.path, new_gen, text)
-        _write_hint(self.path, new_gen)
         commit = Commit(
             generation=new_gen,
             added=frozenset(added),
@@ -879,7 +919,7 @@ class TenantStore:
             return None
         out: list[Commit] = []
         missing = [g for g in range(since + 1, until + 1) if g not in self._recent_commits]
-        texts = _read_journal(self.path, missing[0], missing[-1]) if missing else []
+        texts = self._backend.journal(missing[0], missing[-1]) if missing else []
         if texts is None:
             return None
         by_gen = dict(zip(range(missing[0], missing[-1] + 1), texts)) if missing else {}
@@ -999,6 +1039,22 @@ class TenantStore:
         self._fresh = False  # the hint decides freshness at the next snapshot
         return st.gen
 
+    def mirror_nquads(self) -> tuple[int, bytes]:
+        """``(generation, N-Quads of the mirror)`` at the committed generation: what a
+        query worker is handed for a tenant whose store it cannot reach (remote)."""
+        with self.snapshot():
+            assert self._st.mirror is not None
+            return self._st.gen, self._st.mirror.dump(format=RdfFormat.N_QUADS) or b""
+
+    def install_mirror(self, gen: int, nquads: bytes) -> int:
+        """Replace the mirror by ``nquads`` at generation ``gen`` (from
+        :meth:`mirror_nquads` of another process); returns ``gen``."""
+        mirror = Store()
+        mirror.load(nquads, format=RdfFormat.N_QUADS)
+        self._st = _State(mirror=mirror, gen=gen)
+        self._fresh = False
+        return gen
+
     def generation(self) -> int:
         """The committed generation (number of writes since creation, starting at 1)."""
         with self.snapshot():
@@ -1104,10 +1160,70 @@ class TenantStore:
         stored.canonicalize(CanonicalizationAlgorithm.UNSTABLE)
         return set(exported) == set(stored)
 
+    def suspend(self) -> None:
+        """Give back what an idle tenant holds -- mirror, reasoner, lock files, the
+        read-write store or lease, connections -- while staying usable: the next
+        operation reopens on demand (the engine's tenant cache calls this for tenants
+        it evicts). A no-op inside an operation of this thread."""
+        if self._lock._depth:  # noqa: SLF001 - an operation of this thread holds it
+            return
+        self._lock.close_files()
+        self._st = _State()
+        self._fresh = False
+        self._recent.clear()
+        self._recent_commits.clear()
+        self._backend.close()
+
+    @classmethod
+    def attach(cls, path: str | Path, tenant_id: str, remote: Any, *, replace: bool = False,
+               **kwargs: Any) -> "TenantStore":
+        """Open a tenant that lives on ``remote`` (an :class:`~reckon.store.remote.Endpoint`)
+        from a node that has no directory for it yet: the directory (``meta.json`` with the
+        server's incarnation, the lock, ``recall/``) is built aside and renamed into place.
+
+        :raises UnknownTenant: when the server holds no tenant of that id.
+        """
+        from reckon._errors import UnknownTenant
+
+        validate_tenant_id(tenant_id)
+        path = Path(path)
+        probe = remote.backend(tenant_id, "legacy")
+        gen, inc, _ = probe._state()  # noqa: SLF001
+        if gen is None:
+            raise UnknownTenant(f"no tenant {tenant_id!r} on endpoint {remote.name!r}")
+        meta = {"format_version": FORMAT_VERSION, "tenant_id": tenant_id,
+                "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(),
+                "incarnation": inc or "legacy", "backend": {"kind": "sparql", "endpoint": remote.name}}
+        if replace and (path / "meta.json").exists():
+            # the tenant moved (the shard map names another endpoint): point this node's
+            # directory at its new place, keeping its tokens; the recall index follows the store
+            tmp_meta = path / f".meta.json.{os.getpid()}"
+            tmp_meta.write_text(json.dumps(meta, indent=2) + "\n")
+            os.replace(tmp_meta, path / "meta.json")
+            _rmtree(path / "store")
+        elif not (path / "meta.json").exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.parent / f".creating-{tenant_id}-{os.getpid()}-{threading.get_ident()}"
+            try:
+                tmp.mkdir()
+                (tmp / "recall").mkdir()
+                (tmp / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
+                try:
+                    os.rename(tmp, path)
+                except OSError:
+                    _rmtree(tmp)
+                    if not (path / "meta.json").exists():
+                        raise
+            except OSError as e:
+                _rmtree(tmp)
+                raise StoreError(f"cannot attach tenant {tenant_id!r} at {path}: {e}") from e
+        return cls(path, **kwargs)
+
     def close(self) -> None:
         """Drop the mirror and reasoner and close the lock file."""
         self._st = _State()
         self._lock.close()
+        self._backend.close()
 
 
 EXPORT_VERSION = 2
@@ -1267,18 +1383,6 @@ def _incarnation_quad(incarnation: str) -> Quad:
     return Quad(STORE_NODE, INCARNATION, Literal(incarnation), META)
 
 
-def _incarnation_of(store: Store) -> str | None:
-    for q in store.quads_for_pattern(STORE_NODE, INCARNATION, None, META):
-        return str(q.object.value)
-    return None
-
-
-def _gen_of(store: Store) -> int:
-    for q in store.quads_for_pattern(STORE_NODE, GENERATION, None, META):
-        return int(q.object.value)
-    raise StoreError("tenant store has no generation counter (not a Reckon tenant store?)")
-
-
 _RECENT_COMMITS = 256
 
 
@@ -1307,83 +1411,6 @@ def _commit_from_update(gen: int, text: str) -> Commit | None:
     return Commit(generation=gen, added=a, removed=r, inferred_added=ia, inferred_removed=ir)
 
 
-JOURNAL_MAX_BYTES = 8 << 20
-"""The journal is emptied when it would grow past this; readers then reload in full."""
-
-
-def _append_journal(path: Path, gen: int, text: str) -> None:
-    """Append ``gen``'s update text to ``<tenant>/journal`` (under the exclusive lock,
-    after the store committed). Records: ``b"%020d %020d\\n" % (gen, n)`` then ``n`` bytes.
-    A missing or torn record only makes readers reload the whole store."""
-    data = text.encode()
-    record = f"{gen:020d} {len(data):020d}\n".encode() + data
-    try:
-        fd = os.open(path / "journal", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        try:
-            size = os.fstat(fd).st_size
-            if size + len(record) > JOURNAL_MAX_BYTES:
-                os.ftruncate(fd, 0)
-                size = 0
-            os.pwrite(fd, record, size)
-        finally:
-            os.close(fd)
-    except OSError:
-        pass
-
-
-def _reset_journal(path: Path) -> None:
-    try:
-        os.truncate(path / "journal", 0)
-    except OSError:
-        pass
-
-
-def _read_journal(path: Path, first: int, last: int) -> list[str] | None:
-    """Update texts of generations ``first..last`` in order, or None if one is missing."""
-    try:
-        data = (path / "journal").read_bytes()
-    except OSError:
-        return None
-    found: dict[int, str] = {}
-    i = 0
-    while i + 42 <= len(data):
-        try:
-            gen = int(data[i:i + 20])
-            n = int(data[i + 21:i + 41])
-        except ValueError:
-            break
-        body = data[i + 42:i + 42 + n]
-        if len(body) != n or data[i + 41:i + 42] != b"\n":
-            break
-        if first <= gen <= last:
-            found[gen] = body.decode()
-        i += 42 + n
-    if any(g not in found for g in range(first, last + 1)):
-        return None
-    return [found[g] for g in range(first, last + 1)]
-
-
-def _read_hint(path: Path) -> int | None:
-    try:
-        return int((path / "generation").read_text().strip())
-    except (OSError, ValueError):
-        return None
-
-
-def _write_hint(path: Path, gen: int) -> None:
-    """Overwrite the hint in place (fixed width, no rename: a rename costs ~5 ms under
-    load). Called under the exclusive lock, so no reader sees a half-written hint; a
-    crash mid-write leaves text that does not parse, which readers treat as "reload"."""
-    try:
-        fd = os.open(path / "generation", os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        try:
-            os.pwrite(fd, f"{gen:020d}\n".encode(), 0)
-        finally:
-            os.close(fd)
-    except OSError:  # a stale hint only costs readers a reload
-        pass
-
-
 def _read_meta(path: Path) -> dict[str, Any]:
     try:
         meta = json.loads((path / "meta.json").read_text())
@@ -1402,3 +1429,22 @@ def _rmtree(p: Path) -> None:
 
     shutil.rmtree(p, ignore_errors=True)
 
+
+
+def _backend_from_meta(path: Path, tenant_id: str, meta: Mapping[str, Any]) -> StoreBackend:
+    """The backend ``meta.json`` names: embedded unless ``"backend": {"kind": "sparql",
+    "endpoint": NAME}``, whose endpoint comes from the shard map of the data directory
+    (:mod:`reckon.store.shards`: ``$RECKON_SHARDS`` or ``DATA_DIR/shards.json``).
+
+    :raises StoreError: when the endpoint is not configured.
+    """
+    spec = meta.get("backend") or {}
+    if not spec or spec.get("kind") == "embedded":
+        return EmbeddedBackend(path, tenant_id)
+    if spec.get("kind") != "sparql":
+        raise StoreError(f"tenant {tenant_id!r}: unknown store backend {spec.get('kind')!r} in meta.json")
+    from reckon.store.shards import ShardMap
+
+    shards = ShardMap.load(path.parent.parent)
+    endpoint = shards.endpoint(str(spec.get("endpoint")))
+    return endpoint.backend(tenant_id, str(meta.get("incarnation") or "legacy"))

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from decimal import Decimal
 from pathlib import PurePath
-from typing import Any, Iterable
+from typing import Any
 
 from pyoxigraph import BlankNode, Literal, NamedNode, Quad, Triple
 
@@ -638,33 +638,21 @@ def settings_page(tenant: Any) -> dict[str, Any]:
                    "version": _v(r, "version")} for r in _select(tenant, _Q_ONTOLOGIES)]
     classes = [{"name": format_term(r["c"]).text, "label": _v(r, "label"), "comment": _v(r, "comment")}
                for r in _select(tenant, _Q_CLASSES)]
+    program = tenant.program()
     rules: dict[str, int] = {}
-    ruleset = tenant.engine.ruleset
+    ruleset = program.ruleset()
     for rule in (ruleset.rules if ruleset is not None else []):
         loc = getattr(rule, "loc", None)
-        name = PurePath(str(loc.file)).name if loc is not None and getattr(loc, "file", None) else "(inline)"
+        # rule files are named ``<module>:<path>`` in the stored program; show ``module: file``
+        raw = str(loc.file) if loc is not None and getattr(loc, "file", None) else "(inline)"
+        module, _, path = raw.rpartition(":")
+        name = f"{module}: {PurePath(path).name}" if module else PurePath(raw).name
         rules[name] = rules.get(name, 0) + 1
-    modules = _modules(tenant)
+    modules = [{"name": m.name, "digest": m.digest.removeprefix("sha256:")[:12], "files": ", ".join(m.files),
+                "kinds": ", ".join(m.kinds)} for m in tenant.modules()]
     return {"settings": settings, "ontologies": ontologies, "classes": classes,
-            "rule_files": sorted(rules.items()), "modules": modules}
-
-
-def _modules(tenant: Any) -> list[dict[str, Any]] | None:
-    """Installed modules through the Tenant API when this build has one (``None`` otherwise)."""
-    for name in ("modules", "list_modules", "installed_modules"):
-        fn = getattr(tenant, name, None)
-        if callable(fn):
-            try:
-                mods = fn()
-            except Exception:  # noqa: BLE001 - a page never fails on an optional panel
-                return None
-            out = []
-            for mod in mods if isinstance(mods, Iterable) else []:
-                d = mod.model_dump(mode="json") if hasattr(mod, "model_dump") else (
-                    dict(mod) if isinstance(mod, dict) else {"name": str(mod)})
-                out.append({k: v for k, v in d.items() if isinstance(v, (str, int, float, bool)) or v is None})
-            return out
-    return None
+            "rule_files": sorted(rules.items()), "modules": modules,
+            "program_digest": (program.digest or "").removeprefix("sha256:")[:12]}
 
 
 # -- SPARQL console --------------------------------------------------------------------------
