@@ -73,9 +73,8 @@ __all__ = [
     "value",
 ]
 
-RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
-RDFS = "http://www.w3.org/2000/01/rdf-schema#"
-OWL = "http://www.w3.org/2002/07/owl#"
+from reckon.vocab import OWL, RDF, RDFS  # noqa: E402  (the one spelling of the namespaces)
+
 XSD = X.XSD
 
 PLAIN_LITERAL = RDF + "PlainLiteral"
