@@ -406,8 +406,8 @@ def replay_daily(
     conv_platforms = {d.platform for d in daily if d.conversions is not None}
     rev_platforms = {d.platform for d in daily if d.revenue is not None}
 
-    from reckon.api import _business as B
-    from reckon.api._models import SpendInput, parse_model
+    from reckon.business import SpendInput, parse_model
+    from reckon.business import writers as B
 
     parse_model(SpendInput, platform="any", amount=0, currency=currency)  # refuse a bad currency up front
     written_spend: dict[str, tuple[date, Decimal]] = {}
@@ -496,7 +496,7 @@ def clear_kpi(tenant: Any, metric: str, platform: str | None = None) -> int:
 def _clear_kpi(txn: Any, tenant_id: str, metric: str, platform: str | None) -> int:
     from pyoxigraph import NamedNode, Quad
 
-    from reckon.api._business import RDF_TYPE, Vocabulary, mk, rk
+    from reckon.business.writers import RDF_TYPE, Vocabulary, mk, rk
     from reckon.store import BUSINESS, MEMORIES
 
     voc = Vocabulary(txn.view)

@@ -263,7 +263,7 @@ class Engine:
         :raises InvalidTenantId: when the id is invalid (before any path is built).
         :raises TenantExists: when it already exists (and not ``exist_ok``).
         """
-        from reckon.api._business import initial_quads
+        from reckon.business.writers import initial_quads
         from reckon.api._tenant import Tenant
 
         validate_tenant_id(tenant_id)

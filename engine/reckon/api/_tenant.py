@@ -14,7 +14,7 @@ from typing import Literal as TLiteral
 from pyoxigraph import Literal, NamedNode, Triple
 
 from reckon._errors import InvalidInput
-from reckon.api import _business as B
+from reckon.business import writers as B
 from reckon.api._models import (
     AccountInput,
     KpiInput,

@@ -537,6 +537,6 @@ def curie(iri: str) -> str:
 def _name_key(text: str) -> str:
     """An individual's name as a lookup key: case, spaces, ``_`` and ``-`` ignored
     (``"conversion_rate"`` = ``"ConversionRate"`` = label ``"conversion rate"``), the
-    rule ``Tenant.set_kpi`` applies to the same names (``reckon.api._business.Vocabulary``)."""
+    rule ``Tenant.set_kpi`` applies to the same names (``reckon.business.writers.Vocabulary``)."""
     return re.sub(r"[^0-9a-z]", "", text.casefold())
 
