@@ -76,7 +76,7 @@ class RuleError(ReckonError):
         each with file, line, column, a stable code (``SRL0xx``) and a message.
     """
 
-    def __init__(self, diagnostics: "list[Diagnostic]") -> None:
+    def __init__(self, diagnostics: list[Diagnostic]) -> None:
         self.diagnostics = list(diagnostics)
         super().__init__("\n".join(str(d) for d in self.diagnostics) or "invalid rule program")
 

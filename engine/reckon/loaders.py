@@ -33,11 +33,12 @@ from __future__ import annotations
 import csv
 import json
 from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime, time, timezone
+from datetime import UTC, date, datetime, time
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from reckon._errors import InvalidInput
 
@@ -428,16 +429,16 @@ def replay_daily(
                 if v is not None:
                     m[name] = (m[name] or Decimal(0)) + v
         state = DayState(day=day, period_start=start)
-        as_of = datetime.combine(day, time(23, 59, 59), tzinfo=timezone.utc)
+        as_of = datetime.combine(day, time(23, 59, 59), tzinfo=UTC)
         ops: list[Callable[[Any], Any]] = []
         spend_done: dict[str, tuple[date, Decimal]] = {}
         for plat in sorted(mtd):
             amount = mtd[plat]["spend"] or Decimal(0)
             state.spend[plat] = amount
             if written_spend.get(plat) != (start, amount):
-                ops.append(lambda txn, p=plat, a=amount: B.write_spend(
-                    txn, tenant.id, platform=p, amount=a, period="monthly", period_start=start, currency=currency,
-                    as_of=as_of))
+                ops.append(lambda txn, p=plat, a=amount, s=start, w=as_of: B.write_spend(
+                    txn, tenant.id, platform=p, amount=a, period="monthly", period_start=s, currency=currency,
+                    as_of=w))
                 spend_done[plat] = (start, amount)
         targets: list[tuple[str | None, Decimal, Decimal | None, Decimal | None]] = []
         for plat in sorted(mtd):
@@ -465,10 +466,10 @@ def replay_daily(
                     if written_kpi.get(key) is not None:  # was defined: unlink it
                         ops.append(lambda txn, mt=metric, p=plat: _clear_kpi(txn, tenant.id, mt, p))
                 else:
-                    ops.append(lambda txn, mt=metric, v=value, p=plat: B.write_kpi(
-                        txn, tenant.id, metric=mt, value=v, platform=p, period=None, as_of=as_of))
+                    ops.append(lambda txn, mt=metric, v=value, p=plat, w=as_of: B.write_kpi(
+                        txn, tenant.id, metric=mt, value=v, platform=p, period=None, as_of=w))
         if tick:
-            ops.append(lambda txn: B.write_clock(txn, as_of, allow_backwards=allow_backwards))
+            ops.append(lambda txn, w=as_of: B.write_clock(txn, w, allow_backwards=allow_backwards))
             state.clock = as_of
         if ops:
             with tenant.store.transaction() as txn:  # the whole day, or nothing of it

@@ -33,7 +33,7 @@ Example::
 
 from __future__ import annotations
 
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from typing import Any
 from urllib.parse import quote, unquote
 
@@ -287,7 +287,7 @@ def python_value(term: object) -> Any:
         if dt == _X_BOOLEAN:
             return v in ("true", "1")
         if dt == _X_DATETIME:
-            return datetime.fromisoformat(v.replace("Z", "+00:00")).astimezone(timezone.utc)
+            return datetime.fromisoformat(v.replace("Z", "+00:00")).astimezone(UTC)
         if dt == _X_DATE:
             return date.fromisoformat(v)
     except ValueError:

@@ -74,7 +74,7 @@ class ModuleInfo:
     kinds: list[str]
 
     @classmethod
-    def of(cls, m: Module) -> "ModuleInfo":
+    def of(cls, m: Module) -> ModuleInfo:
         return cls(m.name, m.digest, [f.path for f in m.files], m.kinds)
 
 
@@ -246,7 +246,7 @@ def _status_changes(commit: Any, tenant_id: str) -> list[dict[str, Any]]:
 
 
 def migrate(
-    tenant: "Tenant",
+    tenant: Tenant,
     new: Program,
     *,
     action: str,
@@ -311,7 +311,7 @@ def migrate(
     )
 
 
-def _schema_changed(tenant: "Tenant") -> None:
+def _schema_changed(tenant: Tenant) -> None:
     """Drop this process's caches of the tenant's schema (other processes follow the
     stored program key)."""
     mem = getattr(tenant, "_memory", None)
@@ -354,7 +354,7 @@ def _derived_predicates(prog: Program) -> set[str] | None:
     return out
 
 
-def check_open(tenant: "Tenant", opener: Program, explicit: bool) -> None:
+def check_open(tenant: Tenant, opener: Program, explicit: bool) -> None:
     """Check (and for a legacy tenant, adopt) the program of a tenant being opened.
 
     :raises ProgramMismatch: ``explicit`` and the stored program differs from
@@ -474,7 +474,7 @@ def _unexplained(legacy: set[Triple], program: set[Triple]) -> tuple[set[Triple]
     return unknown, legacy - unknown
 
 
-def adopt(tenant: "Tenant", program: Program, *, keep_unknown_schema: bool = False) -> MigrationReport:
+def adopt(tenant: Tenant, program: Program, *, keep_unknown_schema: bool = False) -> MigrationReport:
     """Record ``program`` as the program of a tenant created before programs were stored.
 
     :param keep_unknown_schema: keep the schema triples no module of ``program``
@@ -511,7 +511,7 @@ def adopt(tenant: "Tenant", program: Program, *, keep_unknown_schema: bool = Fal
     return migrate(tenant, program, action="adopt", validate=False)
 
 
-def install(tenant: "Tenant", module: Module, *, upgrade: bool = False) -> MigrationReport:
+def install(tenant: Tenant, module: Module, *, upgrade: bool = False) -> MigrationReport:
     """Add ``module`` to the tenant's program (or, with ``upgrade``, replace the module
     of that name).
 
@@ -536,7 +536,7 @@ def install(tenant: "Tenant", module: Module, *, upgrade: bool = False) -> Migra
                    module=module.name)
 
 
-def remove(tenant: "Tenant", name: str) -> MigrationReport:
+def remove(tenant: Tenant, name: str) -> MigrationReport:
     """Remove the module called ``name`` from the tenant's program.
 
     :raises InvalidInput: no such module, or it is ``core`` (every memory needs it), or a

@@ -162,7 +162,7 @@ def _schema(view: Any) -> list[Triple]:
     return [q.triple for q in view.quads(None, None, None, SCHEMA)]
 
 
-def get_settings(tenant: "Tenant") -> dict[str, Any]:
+def get_settings(tenant: Tenant) -> dict[str, Any]:
     """Every setting of the tenant: name -> typed value (``None`` when unset; a list
     when a damaged tenant holds several values: ``tenant validate`` reports it)."""
     with tenant.store.snapshot() as view:
@@ -181,7 +181,7 @@ def get_settings(tenant: "Tenant") -> dict[str, Any]:
     return out
 
 
-def set_setting(tenant: "Tenant", name: str, value: Any) -> SettingChange:
+def set_setting(tenant: Tenant, name: str, value: Any) -> SettingChange:
     """Replace one setting's value (one transaction; see the module docstring).
 
     :raises InvalidInput: unknown setting, or a value of the wrong type.

@@ -4,17 +4,16 @@ operations (delegated verbatim to ``reckon.memory.MemoryService``)."""
 from __future__ import annotations
 
 import threading
-from datetime import date, datetime
+from collections.abc import Callable, Collection, Mapping, Sequence
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from pathlib import Path
-from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 from typing import Literal as TLiteral
 
 from pyoxigraph import Literal, NamedNode, Triple
 
 from reckon._errors import InvalidInput
-from reckon.business import writers as B
 from reckon.api._models import (
     AccountInput,
     KpiInput,
@@ -24,9 +23,10 @@ from reckon.api._models import (
     TeamInput,
     parse_model,
 )
-from reckon.vocab import A
+from reckon.business import writers as B
 from reckon.memory.models import HistoryEntry, Kind, Memory, Principal, PropertyValue, Scope, Source
 from reckon.store import Commit, QueryResult, TenantStore
+from reckon.vocab import A
 
 if TYPE_CHECKING:  # pragma: no cover
     from reckon.api._engine import Engine
@@ -93,7 +93,7 @@ class Tenant:
     :ivar store: the underlying :class:`~reckon.store.TenantStore`.
     """
 
-    def __init__(self, engine: "Engine", store: TenantStore) -> None:
+    def __init__(self, engine: Engine, store: TenantStore) -> None:
         self.engine = engine
         self.store = store
         self.id: str = store.tenant_id
@@ -368,7 +368,6 @@ class Tenant:
 
     def clock(self) -> datetime | None:
         """The in-graph clock ``rk:clock rk:now`` (UTC), or ``None`` when never ticked."""
-        from datetime import timezone
 
         from reckon.store import BUSINESS
 
@@ -380,7 +379,7 @@ class Tenant:
             t = datetime.fromisoformat(vals[0].value.replace("Z", "+00:00"))
         except ValueError:
             return None
-        return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+        return t if t.tzinfo else t.replace(tzinfo=UTC)
 
     def advance_clock(self, now: datetime | None = None, *, min_step: float = 60.0) -> bool:
         """Move the in-graph clock forward to ``now`` (default: the wall clock) when it is
@@ -391,11 +390,10 @@ class Tenant:
 
         :returns: whether the clock was moved.
         """
-        from datetime import timezone
 
-        now = now or datetime.now(timezone.utc)
+        now = now or datetime.now(UTC)
         if now.tzinfo is None:
-            now = now.replace(tzinfo=timezone.utc)
+            now = now.replace(tzinfo=UTC)
         cur = self.clock()
         if cur is not None and (now - cur).total_seconds() <= min_step:
             return False

@@ -37,8 +37,6 @@ memory omits ``subclass``. The root of every tool's parameters stays a plain obj
 
 from __future__ import annotations
 
-from reckon.api._limits import MAX_CONVERSATION_CHARS, MAX_SEARCH_CHARS
-
 import json
 import logging
 from datetime import datetime
@@ -54,6 +52,7 @@ from reckon._errors import (
     ShapeViolation,
     UnknownMemory,
 )
+from reckon.api._limits import MAX_CONVERSATION_CHARS, MAX_SEARCH_CHARS
 from reckon.memory.models import IMPORTANCE_NAMES, KINDS, SCOPES, Principal
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -9,8 +9,7 @@ schema (:meth:`reckon.schema.TenantSchema.check_delta`), never copied here.
 
 from __future__ import annotations
 
-import re
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -68,7 +67,7 @@ def _utc(value: datetime) -> datetime:
         raise ValueError(
             f"{value.isoformat()} has no time zone; give an aware datetime (e.g. with tzinfo=timezone.utc)"
         )
-    return value.astimezone(timezone.utc)
+    return value.astimezone(UTC)
 
 
 class _Model(BaseModel):

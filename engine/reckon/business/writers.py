@@ -17,9 +17,9 @@ IRIs (minted by :mod:`reckon.vocab` and here): ``urn:reckon:<tenant>:company``, 
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, timezone
+from collections.abc import Iterable
+from datetime import UTC, date, datetime
 from decimal import Decimal
-from typing import Iterable
 from urllib.parse import quote
 
 from pyoxigraph import Literal, NamedNode, Quad
@@ -198,7 +198,7 @@ def write_spend(txn: Txn, tenant: str, *, platform: str, amount: Decimal, period
     _replace_node(txn, node, BUSINESS, triples)
     txn.add(Quad(company, mk("currentSpendRecord"), node, BUSINESS))
     when = as_of if as_of is not None else _clock_now(txn.view)
-    when = (when.replace(tzinfo=timezone.utc) if when.tzinfo is None else when).astimezone(timezone.utc)
+    when = (when.replace(tzinfo=UTC) if when.tzinfo is None else when).astimezone(UTC)
     obs = NamedNode(f"{node.value}:{when.date().isoformat()}")
     # own properties only (not mk:amount / mk:platform): a query for spend records or amounts
     # does not meet the history
@@ -217,7 +217,7 @@ def _clock_now(view: StoreView) -> datetime:
                 return datetime.fromisoformat(o.value.replace("Z", "+00:00"))
             except ValueError:
                 break
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def write_account(txn: Txn, tenant: str, *, platform: str, account_id: str, name: str | None) -> NamedNode:

@@ -124,7 +124,7 @@ class _PeerIndex:
                 self._join(m, e, g)
 
     @classmethod
-    def build(cls, gen: int, view: Any) -> "_PeerIndex":
+    def build(cls, gen: int, view: Any) -> _PeerIndex:
         """Every group at once from the mirror: one pattern read per indexed predicate."""
         idx = cls(gen)
         active = {q.subject for q in view.quads(None, R.A, R.ACTIVE, R.INFERRED)}

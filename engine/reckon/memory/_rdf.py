@@ -12,31 +12,40 @@ quotes, braces, spaces, NUL — maps to a valid IRI and back unchanged.
 
 from __future__ import annotations
 
-from collections import defaultdict
-from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
-from decimal import Decimal, InvalidOperation
-from typing import Any, Iterable
-from urllib.parse import quote, unquote
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
 
-from pyoxigraph import BlankNode, Literal, NamedNode, Quad, Triple
+from pyoxigraph import Literal, NamedNode, Quad
 
-from reckon._errors import InvalidInput
-from reckon.store.terms import canonical_term, datetime_literal
+from reckon.store.terms import datetime_literal
 from reckon.store.terms import decimal_literal as _decimal_literal
-
-from reckon.vocab import (  # noqa: F401  (re-exported for the memory layer)
+from reckon.vocab import (  # re-exported for the memory layer (see __all__)
+    ACTIVE,
+    BASE_PROPERTIES,
     BUSINESS,
     INFERRED,
+    IRI_KIND,
+    IRI_SCOPE,
+    IRI_SOURCE,
+    KIND_IRI,
+    LABEL,
     MEMORIES,
+    MEMORY,
     MK,
     OWL,
+    PERSON,
     RDF,
     RDFS,
     RK,
     SCHEMA,
+    SCOPE_IRI,
     SH,
+    SOURCE_IRI,
+    SUBCLASS,
+    TEAM,
     XSD,
+    A,
     local_name,
     memory_iri,
     memory_prefix,
@@ -47,9 +56,76 @@ from reckon.vocab import (  # noqa: F401  (re-exported for the memory layer)
     slug_of,
     team_iri,
 )
-from reckon.vocab import IRI_KIND, IRI_SCOPE, IRI_SOURCE, KIND_IRI, SCOPE_IRI, SOURCE_IRI
-from reckon.vocab import BASE_PROPERTIES
-from reckon.vocab import A, ACTIVE, LABEL, MEMORY, PERSON, SUBCLASS, TEAM
+
+__all__ = [
+    "A",
+    "ACTIVE",
+    "BASE_PROPERTIES",
+    "BUSINESS",
+    "DELETED",
+    "INFERRED",
+    "IRI_KIND",
+    "IRI_SCOPE",
+    "IRI_SOURCE",
+    "KIND_IRI",
+    "LABEL",
+    "MEMORIES",
+    "MEMORY",
+    "MK",
+    "OWL",
+    "PERSON",
+    "P_AUTHOR",
+    "P_CONFIDENCE",
+    "P_CONTENT",
+    "P_CREATED",
+    "P_DELETED_AT",
+    "P_DELETED_BY",
+    "P_DERIVED_FROM",
+    "P_EXPIRES",
+    "P_IMPORTANCE",
+    "P_KIND",
+    "P_OWNER",
+    "P_REVISED_AT",
+    "P_REVISED_BY",
+    "P_REVISION_OF",
+    "P_SCOPE",
+    "P_SOURCE",
+    "P_SUPERSEDED_BY",
+    "P_SUPERSEDES",
+    "P_TEAM",
+    "P_UPDATED",
+    "RDF",
+    "RDFS",
+    "REVISION",
+    "RK",
+    "SCHEMA",
+    "SCOPE_IRI",
+    "SH",
+    "SOURCE_IRI",
+    "SUBCLASS",
+    "TEAM",
+    "XSD",
+    "X_BOOLEAN",
+    "X_DATE",
+    "X_DATETIME",
+    "X_DECIMAL",
+    "X_DOUBLE",
+    "X_FLOAT",
+    "X_INTEGER",
+    "X_STRING",
+    "decimal_literal",
+    "dt_literal",
+    "local_name",
+    "memory_iri",
+    "memory_prefix",
+    "person_iri",
+    "python_value",
+    "quads",
+    "revision_iri",
+    "rk",
+    "slug_of",
+    "team_iri",
+]
 
 P_CONTENT, P_KIND, P_SCOPE, P_OWNER, P_TEAM = rk("content"), rk("kind"), rk("scope"), rk("owner"), rk("team")
 P_IMPORTANCE, P_SOURCE, P_CONFIDENCE = rk("importance"), rk("source"), rk("confidence")

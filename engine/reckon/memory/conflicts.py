@@ -36,9 +36,9 @@ import re
 import threading
 import unicodedata
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 __all__ = [
     "ConflictJudge",
@@ -436,7 +436,6 @@ class ContradictionJudge:
         if not candidates:
             return []
         if self.encoder is not None:
-            import numpy as np
 
             vecs = self.embed([new.text] + [c.text for c in candidates])
             return [max(0.0, float(x)) for x in vecs[1:] @ vecs[0]]

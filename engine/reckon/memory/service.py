@@ -19,12 +19,12 @@ import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime, timezone
-from typing import Any, Literal as TLiteral
+from datetime import UTC, datetime
+from typing import Any
+from typing import Literal as TLiteral
 
 from pyoxigraph import Literal, NamedNode, Quad, Triple
 
-from reckon.vocab import MEMORIES, sparql_prefixes
 from reckon._errors import (
     ConflictPending,
     InvalidInput,
@@ -33,11 +33,8 @@ from reckon._errors import (
     UnknownMemory,
 )
 from reckon.memory import _rdf as R
-from reckon.store.graphs import ASSERTED
 from reckon.memory import authz
-from reckon.memory._peers import _PeerEntry, _PeerIndex, _groups_of
-from reckon.memory.protocols import MemoryStore
-from reckon.schema.tenant import TenantSchema
+from reckon.memory._peers import _groups_of, _PeerEntry, _PeerIndex
 from reckon.memory.conflicts import (
     ConflictJudge,
     ContradictionJudge,
@@ -55,6 +52,10 @@ from reckon.memory.models import (
     parse_input,
     parse_patch,
 )
+from reckon.memory.protocols import MemoryStore
+from reckon.schema.tenant import TenantSchema
+from reckon.store.graphs import ASSERTED
+from reckon.vocab import MEMORIES, sparql_prefixes
 
 __all__ = ["MemoryService", "Validator"]
 
@@ -71,7 +72,7 @@ _Q_ALL = _PREFIXES + (
 
 
 def _now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def _refuse_derived(spec: Any, name: str, derived: frozenset[str]) -> None:
@@ -416,7 +417,7 @@ class MemoryService:
                 if not any(t == cls or cls in self.schema.class_chain(t) for t in types):
                     continue
             out.append(self._to_memory(m, a, i))
-        out.sort(key=lambda x: (x.created_at or datetime.min.replace(tzinfo=timezone.utc), x.id))
+        out.sort(key=lambda x: (x.created_at or datetime.min.replace(tzinfo=UTC), x.id))
         return out
 
     # ------------------------------------------------------------------------------
@@ -1391,7 +1392,7 @@ class MemoryService:
         out = list(seen.values())
         if principal is not None and not principal.is_operator:
             out = [e for e in out if e.id == start.id or self.readable(e.id, principal)]
-        far = datetime.min.replace(tzinfo=timezone.utc)
+        far = datetime.min.replace(tzinfo=UTC)
         out.sort(key=lambda e: (e.created_at or e.deleted_at or far, e.id))
         return out
 
@@ -1419,7 +1420,7 @@ class MemoryService:
                     revised_at=R.python_value(d[R.P_REVISED_AT][0]) if d.get(R.P_REVISED_AT) else None,
                     revised_by=R.slug_of(by[0].value) if by else None,
                 ))
-        far = datetime.min.replace(tzinfo=timezone.utc)
+        far = datetime.min.replace(tzinfo=UTC)
         revs.sort(key=lambda r: (r.revised_at or far, r.label))
         superseded_by = sorted(o.value.rsplit(":", 1)[-1] for o in asserted.get(R.P_SUPERSEDED_BY, []))
         if R.P_KIND not in asserted:

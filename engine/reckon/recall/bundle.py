@@ -72,7 +72,7 @@ import logging
 import threading
 from collections import defaultdict
 from collections.abc import Collection, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -166,10 +166,10 @@ def _q_class(cls: NamedNode) -> str:
 def _utc(t: datetime | None) -> datetime | None:
     if t is None:
         return None
-    return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+    return t if t.tzinfo else t.replace(tzinfo=UTC)
 
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 class _Node:
@@ -401,7 +401,7 @@ class TenantRecall:
         conflicts = self._conflicts(items)
         blocks = _blocks(items, sims is not None and bool(sims))
         bundle = ContextBundle(
-            tenant=self.tenant, principal=principal.person, generated_at=datetime.now(timezone.utc),
+            tenant=self.tenant, principal=principal.person, generated_at=datetime.now(UTC),
             clock=now, budget_chars=budget_chars, blocks=blocks, business=business,
             conflicts=conflicts, capped=capped, ranking=ranking,
         )
@@ -625,7 +625,7 @@ def _neg_iso(text: str | None) -> float:
         t = datetime.fromisoformat(text)
     except ValueError:
         return 0.0
-    return -(t if t.tzinfo else t.replace(tzinfo=timezone.utc)).timestamp()
+    return -(t if t.tzinfo else t.replace(tzinfo=UTC)).timestamp()
 
 
 def _tiers(importance: Any) -> set[int]:

@@ -25,27 +25,25 @@ from reckon.schema.loader import MK, RC, RK, Schema, load_schema, schema_from_gr
 from reckon.schema.tenant import TenantSchema, schema_digest
 from reckon.schema.validate import check, format_violations, validate
 
-__all__ = sorted(
-    [
-        "Catalogue",
-        "MK",
-        "MemoryClass",
-        "PropertySpec",
-        "RC",
-        "RK",
-        "Schema",
-        "SchemaProblem",
-        "TenantSchema",
-        "check",
-        "check_schema",
-        "format_violations",
-        "graph_from_triples",
-        "load_schema",
-        "schema_digest",
-        "schema_from_graph",
-        "split_shapes",
-        "to_oxigraph",
-        "to_rdflib",
-        "validate",
-    ]
-)
+__all__ = [
+    "Catalogue",
+    "MK",
+    "MemoryClass",
+    "PropertySpec",
+    "RC",
+    "RK",
+    "Schema",
+    "SchemaProblem",
+    "TenantSchema",
+    "check",
+    "check_schema",
+    "format_violations",
+    "graph_from_triples",
+    "load_schema",
+    "schema_digest",
+    "schema_from_graph",
+    "split_shapes",
+    "to_oxigraph",
+    "to_rdflib",
+    "validate",
+]

@@ -18,15 +18,15 @@ on conforming and violating inputs (tests/schema/test_fastshacl.py).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
-from collections.abc import Callable, Iterable
 from typing import Any
 
 from pyoxigraph import BlankNode, Literal, NamedNode, Triple
 
-
 from reckon.vocab import RDF, RDFS, SH, XSD
+
 __all__ = ["FastShapes"]
 
 _A = NamedNode(RDF + "type")

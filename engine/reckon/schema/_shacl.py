@@ -4,13 +4,13 @@ digest, and restricting a shapes graph to the shapes of some classes."""
 from __future__ import annotations
 
 import hashlib
-import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pyoxigraph import BlankNode, NamedNode, Triple
 
+from reckon.vocab import SCHEMA, SH
 
-from reckon.vocab import SCHEMA, SH, SUBCLASS, A
 __all__ = ["read_schema", "restrict", "schema_digest"]
 
 _TARGET = NamedNode(SH + "targetClass")

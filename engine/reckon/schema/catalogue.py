@@ -266,7 +266,7 @@ def build_catalogue(schema: Schema) -> Catalogue:
     """Build the catalogue of ``schema`` (use :meth:`Schema.catalogue`, which caches it)."""
     from reckon.schema.loader import RK
 
-    onto, shapes, h = schema.ontology, schema.shapes, schema.hierarchy
+    onto = schema.ontology
     memory = set(schema.memory_classes())
     own: dict[rdflib.URIRef, tuple[PropertySpec, ...]] = {}
     conditions: dict[rdflib.URIRef, tuple[dict[str, str | None], ...]] = {}

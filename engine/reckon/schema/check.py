@@ -67,7 +67,7 @@ def check_schema(schema: Schema, *, rules: bool = True) -> list[SchemaProblem]:
             errors.append(f"property shape on {_path(schema, ps)} uses sh:class {schema.qname(cls)}, which the ontology does not declare")
 
     declared = {s for t in _PROPERTY_TYPES for s in onto.subjects(RDF.type, t)} | _BUILTIN_PATHS
-    for ps, path in shapes.subject_objects(SH.path):
+    for _ps, path in shapes.subject_objects(SH.path):
         if isinstance(path, rdflib.URIRef) and path not in declared:
             errors.append(f"property shape path {schema.qname(path)} is not a property declared in the ontology")
     for ps in set(shapes.objects(None, SH.property)):  # not the inline shapes of sh:or / sh:not

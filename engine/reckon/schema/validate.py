@@ -38,10 +38,10 @@ import pyoxigraph as ox
 import rdflib
 from rdflib.namespace import RDF, SH
 
-from reckon.vocab import PREFIXES
 from reckon._errors import InvalidInput, ShapeViolation
 from reckon.schema._convert import graph_from_triples, to_rdflib
 from reckon.schema.loader import RK, Schema, load_schema
+from reckon.vocab import PREFIXES
 
 __all__ = ["check", "format_violations", "validate"]
 

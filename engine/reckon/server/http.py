@@ -58,31 +58,30 @@ import json
 import math
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterator, Literal as TLiteral
+from typing import Any
+from typing import Literal as TLiteral
 from urllib.parse import parse_qs
 
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from starlette.exceptions import HTTPException as StarletteHTTPException
 from pydantic import BaseModel, ConfigDict, Field
 from pyoxigraph import (
     BlankNode,
     Literal,
     NamedNode,
-    QueryBoolean,
     QueryResultsFormat,
-    QuerySolutions,
     RdfFormat,
-    Store,
     Triple,
     parse_query_results,
     serialize,
 )
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from reckon import vocab as _vocab
 from reckon._errors import (

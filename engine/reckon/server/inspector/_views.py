@@ -14,19 +14,19 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import PurePath
 from typing import Any
 
 from pyoxigraph import BlankNode, Literal, NamedNode, Quad, Triple
 
-from reckon.vocab import PREFIXES as _VOCAB_PREFIXES
-from reckon._errors import ExplainError, InvalidInput, ReadOnlyQuery, UnknownMemory
 from reckon import vocab as R
+from reckon._errors import ExplainError, InvalidInput, ReadOnlyQuery, UnknownMemory
 from reckon.memory.models import IMPORTANCE_NAMES, KINDS, SCOPES, Memory, Principal
 from reckon.recall.bundle import block_label
 from reckon.store.graphs import INFERRED, MEMORIES
+from reckon.vocab import PREFIXES as _VOCAB_PREFIXES
 
 __all__ = [
     "PREFIXES",
@@ -222,7 +222,7 @@ def clock(tenant: Any) -> datetime | None:
     if not rows:
         return None
     v = R.python_value(rows[0]["now"])
-    return v.astimezone(timezone.utc) if isinstance(v, datetime) else None
+    return v.astimezone(UTC) if isinstance(v, datetime) else None
 
 
 def memory_state(m: Memory, now: datetime | None) -> str:
@@ -268,7 +268,7 @@ def overview_page(tenant: Any, viewer: Principal) -> dict[str, Any]:
         counts[m.kind][memory_state(m, now)] += 1
     rows = _select(tenant, "SELECT ?name WHERE { GRAPH " + str(R.MEMORIES) + " { ?c a rk:Company ; "
                          "rdfs:label ?name } }")
-    epoch = datetime.min.replace(tzinfo=timezone.utc)
+    epoch = datetime.min.replace(tzinfo=UTC)
     return {"clock": now, "counts": counts, "total": len(ms), "states": STATES, "kinds": KINDS,
             "company": rows[0]["name"].value if rows else tenant.id,
             "recent": sorted(ms, key=lambda m: m.updated_at or m.created_at or epoch, reverse=True)[:8]}
@@ -570,7 +570,7 @@ def spend_chart(series: list[dict[str, Any]], caps: list[dict[str, Any]], *, wid
         ticks.append({"y": y(v), "label": _money(v, currencies.pop() if len(currencies) == 1 else "")
                       if frac else "0"})
         currencies = {cur for _, cur in plats}
-    days = [datetime.fromtimestamp(t0, timezone.utc), datetime.fromtimestamp(t1, timezone.utc)]
+    days = [datetime.fromtimestamp(t0, UTC), datetime.fromtimestamp(t1, UTC)]
     return {"width": width, "height": height, "lines": lines, "caps": cap_lines, "ticks": ticks,
             "x0": pad_l, "x1": width - pad_r, "ybase": height - pad_b,
             "dates": [{"x": x(d.timestamp()), "label": d.strftime("%Y-%m-%d"), "anchor": a}
