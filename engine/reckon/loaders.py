@@ -31,6 +31,7 @@ the target memory has no status rather than a stale one.
 from __future__ import annotations
 
 import csv
+import functools
 import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -292,7 +293,10 @@ def read_json(path: str | Path, mapping: Mapping[str, str] | None = None, *, pla
     for n, obj in enumerate(data):
         keys = list(obj)
         cols_idx = _resolve_columns(keys, dict(mapping or {}), f"{p}[{n}]")
-        out.append(_record(lambda f, o=obj, c=cols_idx, k=keys: o[k[c[f]]], cols_idx.__contains__, platform, f"{p}[{n}]"))
+        def get(f: str, o: Any = obj, c: dict[str, int] = cols_idx, k: list[str] = keys) -> Any:
+            return o[k[c[f]]]
+
+        out.append(_record(get, cols_idx.__contains__, platform, f"{p}[{n}]"))
     return out
 
 
@@ -436,9 +440,8 @@ def replay_daily(
             amount = mtd[plat]["spend"] or Decimal(0)
             state.spend[plat] = amount
             if written_spend.get(plat) != (start, amount):
-                ops.append(lambda txn, p=plat, a=amount, s=start, w=as_of: B.write_spend(
-                    txn, tenant.id, platform=p, amount=a, period="monthly", period_start=s, currency=currency,
-                    as_of=w))
+                ops.append(functools.partial(B.write_spend, tenant=tenant.id, platform=plat, amount=amount,
+                                             period="monthly", period_start=start, currency=currency, as_of=as_of))
                 spend_done[plat] = (start, amount)
         targets: list[tuple[str | None, Decimal, Decimal | None, Decimal | None]] = []
         for plat in sorted(mtd):
@@ -453,23 +456,23 @@ def replay_daily(
             tot_rev = (sum(((m["revenue"] or Decimal(0)) for m in mtd.values()), Decimal(0))
                        if rev_platforms else None)
             targets.append((None, tot_spend, tot_conv, tot_rev))
-        for plat, spend, conv, rev in targets:
+        for kplat, spend, conv, rev in targets:
             values: dict[str, Decimal | None] = {}
             if "CPA" in want and conv is not None:
                 values["CPA"] = _kpi(spend, conv)
             if "ROAS" in want and rev is not None:
                 values["ROAS"] = _kpi(rev, spend)
             for metric, value in values.items():
-                key = (metric, plat)
+                key = (metric, kplat)
                 state.kpis[key] = value
                 if value is None:
                     if written_kpi.get(key) is not None:  # was defined: unlink it
-                        ops.append(lambda txn, mt=metric, p=plat: _clear_kpi(txn, tenant.id, mt, p))
+                        ops.append(functools.partial(_clear_kpi, tenant_id=tenant.id, metric=metric, platform=kplat))
                 else:
-                    ops.append(lambda txn, mt=metric, v=value, p=plat, w=as_of: B.write_kpi(
-                        txn, tenant.id, metric=mt, value=v, platform=p, period=None, as_of=w))
+                    ops.append(functools.partial(B.write_kpi, tenant=tenant.id, metric=metric, value=value,
+                                                 platform=kplat, period=None, as_of=as_of))
         if tick:
-            ops.append(lambda txn, w=as_of: B.write_clock(txn, w, allow_backwards=allow_backwards))
+            ops.append(functools.partial(B.write_clock, now=as_of, allow_backwards=allow_backwards))
             state.clock = as_of
         if ops:
             with tenant.store.transaction() as txn:  # the whole day, or nothing of it

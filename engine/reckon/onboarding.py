@@ -128,7 +128,7 @@ def load_spec(source: str | Path | dict[str, Any]) -> OnboardingSpec:
         data: Any = source
         where = "onboarding spec"
     else:
-        import yaml
+        import yaml  # type: ignore[import-untyped]
 
         p = Path(source)
         where = str(p)

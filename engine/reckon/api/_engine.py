@@ -110,12 +110,12 @@ class Engine:
         self.refuse_inconsistent = bool(refuse_inconsistent)
         """Every tenant's store refuses a write after which its rules derive a new
         inconsistency (see :meth:`reasoner_factory`)."""
-        modules = [Path(m) for m in (modules or [])]
-        for m in modules:
+        module_paths = [Path(m) for m in (modules or [])]
+        for m in module_paths:
             if not m.is_dir() and m.suffix not in _RULE_SUFFIXES + (".ttl", ".nt"):
                 raise InvalidInput(f"module {m}: expected a .srl, .dlog or .ttl file", field="modules")
         self._rules_arg = None if rules is None else list(rules)
-        self._modules_arg = modules
+        self._modules_arg = module_paths
         self.explicit_program: bool = rules is not None or bool(modules)
         """True when ``rules`` or ``modules`` were given (see the class docstring)."""
         self._program: Any = None

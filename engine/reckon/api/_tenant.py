@@ -8,7 +8,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 from typing import Literal as TLiteral
 
 from pyoxigraph import Literal, NamedNode, Triple
@@ -30,7 +30,8 @@ from reckon.vocab import A
 
 if TYPE_CHECKING:  # pragma: no cover
     from reckon.api._engine import Engine
-    from reckon.recall.bundle import ContextBundle, SearchHit
+    from reckon.memory.service import MemoryService
+    from reckon.recall.bundle import ContextBundle, SearchHit, TenantRecall
 
 __all__ = ["UNSET", "Tenant", "Unset"]
 
@@ -417,7 +418,7 @@ class Tenant:
 
     # ------------------------------------------------------------------ memory (reckon.memory)
     @property
-    def memory(self) -> Any:
+    def memory(self) -> MemoryService:
         """The tenant's ``reckon.memory.MemoryService`` (created on first use)."""
         with self._mlock:
             if self._memory is None:
@@ -425,7 +426,7 @@ class Tenant:
 
                 self._memory = MemoryService(self.store, judge=self.engine.judge_for(self),
                                              derived=self._derived_predicates)
-            return self._memory
+            return cast("MemoryService", self._memory)
 
     def set_judge(self, judge: Any) -> None:
         """Replace this tenant's conflict judge (a ``reckon.memory.conflicts.ConflictJudge``:
@@ -491,7 +492,7 @@ class Tenant:
         m = self.memory.remember(principal=principal, supersedes=supersedes,
                                  conflict_resolution=conflict_resolution, conflict_id=conflict_id, **fields)
         self._indexed()
-        return m  # type: ignore[no-any-return]
+        return m
 
     def remember_many(self, items: Any, *, principal: Any, conflicts: str = "raise") -> list[Any]:
         """Store many memories in one transaction (one commit, one reasoning pass, one
@@ -502,7 +503,7 @@ class Tenant:
             ``"skip"`` (``None`` in the result).
         :returns: ``list[Memory | None]`` in item order.
         """
-        ms = _checked(self.memory.remember_many, items, principal=principal, conflicts=conflicts)
+        ms: list[Any] = _checked(self.memory.remember_many, items, principal=principal, conflicts=conflicts)
         self._indexed_many([m for m in ms if m is not None])
         return ms
 
@@ -561,7 +562,7 @@ class Tenant:
         :raises NotAuthorized: a member recording another person's turn or a system turn.
         :raises ShapeViolation: a turn that does not conform to ``ag:TurnShape``.
         """
-        recorded = _checked(self.transcripts.record, turns, principal=principal)
+        recorded: list[Any] = _checked(self.transcripts.record, turns, principal=principal)
         try:
             self.turn_index.add(recorded)
         except Exception:  # noqa: BLE001 - indexing never fails a committed write
@@ -573,7 +574,7 @@ class Tenant:
 
     def turns(self, conversation: str, *, after: int = -1) -> list[Any]:
         """Turns of a conversation with order > ``after``, in order."""
-        return self.transcripts.turns(conversation, after=after)
+        return list(self.transcripts.turns(conversation, after=after))
 
     def turn(self, turn_id: str) -> Any:
         """One turn by id (``"<conversation>/<order>"``) or IRI (``UnknownMemory`` if absent)."""
@@ -586,12 +587,12 @@ class Tenant:
         :raises UnknownMemory: no such memory.
         """
         m = self.memory.get(memory_id)
-        turns = [self.transcripts.turn(iri) for iri in m.derived_from]
+        turns: list[Any] = [self.transcripts.turn(iri) for iri in m.derived_from]
         return sorted(turns, key=lambda t: (t.at, t.conversation, t.order))
 
     def conversations(self) -> list[Any]:
         """Every conversation: turns, last order, participants, extraction watermark."""
-        return self.transcripts.conversations()
+        return list(self.transcripts.conversations())
 
     def search_turns(self, query: str, *, principal: Any, k: int = 10, conversations: Any = None,
                      roles: Any = None) -> list[Any]:
@@ -601,8 +602,9 @@ class Tenant:
         :returns: ``list[TurnHit]`` (``.turn``, ``.score``), best first.
         :raises InvalidInput: for a bad query, k or role.
         """
-        return _checked(self.turn_index.search, query, principal=principal, k=k,
-                        conversations=conversations, roles=roles)
+        hits: list[Any] = _checked(self.turn_index.search, query, principal=principal, k=k,
+                                   conversations=conversations, roles=roles)
+        return hits
 
     @_arguments_checked
     def update(
@@ -632,7 +634,7 @@ class Tenant:
         changes = {k: v for k, v in given.items() if v is not UNSET}
         m = self.memory.update(memory_id, principal=principal, **changes)
         self._indexed()
-        return m  # type: ignore[no-any-return]
+        return m
 
     @_arguments_checked
     def supersede(self, old_id: str, new: Mapping[str, Any] | str, *, principal: Principal) -> Memory:
@@ -646,7 +648,7 @@ class Tenant:
             new = dict(new)
         m = self.memory.supersede(old_id, new, principal=principal)
         self._indexed()
-        return m  # type: ignore[no-any-return]
+        return m
 
     @_arguments_checked
     def restore(self, memory_id: str, *, principal: Principal) -> Memory:
@@ -655,7 +657,7 @@ class Tenant:
         :raises RestoreRefused: a live memory would contradict it."""
         m = self.memory.restore(memory_id, principal=principal)
         self._indexed()
-        return m  # type: ignore[no-any-return]
+        return m
 
     @_arguments_checked
     def delete(self, memory_id: str, *, principal: Principal) -> None:
@@ -670,7 +672,7 @@ class Tenant:
             memory they may not read (:func:`reckon.memory.authz.can_read`) is reported
             exactly as an absent one.
         :raises UnknownMemory: when absent, or not readable by ``principal``."""
-        return self.memory.get(memory_id, principal=principal)  # type: ignore[no-any-return]
+        return self.memory.get(memory_id, principal=principal)
 
     def history(self, memory_id: str, *, principal: Principal | None = None) -> list[HistoryEntry]:
         """The supersession chain and lineage of a memory, oldest first.
@@ -678,7 +680,7 @@ class Tenant:
         :param principal: who reads: the memory must be readable by them (else
             ``UnknownMemory``, as when absent); entries they may not read are left out.
         :raises UnknownMemory: when absent, or not readable by ``principal``."""
-        return self.memory.history(memory_id, principal=principal)  # type: ignore[no-any-return]
+        return self.memory.history(memory_id, principal=principal)
 
     @_arguments_checked
     def memories(
@@ -692,12 +694,12 @@ class Tenant:
         """Memories of the tenant, filtered (``subclass``: instances of that class or any
         class below it), sorted by creation time then id. No read policy: filter with
         :func:`reckon.memory.authz.can_read_memory` for a principal."""
-        return self.memory.memories(  # type: ignore[no-any-return]
+        return self.memory.memories(
             active_only=active_only, kind=kind, scope=scope, subclass=subclass)
 
     # ------------------------------------------------------------------ recall (reckon.recall.bundle)
     @property
-    def recall(self) -> Any:
+    def recall(self) -> TenantRecall:
         """The tenant's ``reckon.recall.bundle.TenantRecall`` (bundle, search, index)."""
         memory = self.memory  # outside the lock (not re-entrant)
         with self._mlock:
@@ -705,7 +707,7 @@ class Tenant:
                 from reckon.recall.bundle import TenantRecall
 
                 self._recall = TenantRecall(self.store, memory, embedder=getattr(self.engine, "embedder", None))
-            return self._recall
+            return cast("TenantRecall", self._recall)
 
     def _indexed(self) -> None:
         """After a write: the recall index (if open in this process) follows the commits
@@ -761,7 +763,7 @@ class Tenant:
 
         if isinstance(query, str) and len(query) > MAX_SEARCH_CHARS:
             raise InvalidInput(f"query: at most {MAX_SEARCH_CHARS} characters, got {len(query)}", field="query")
-        return self.recall.search(query, principal=principal, k=k, kinds=kinds,  # type: ignore[no-any-return]
+        return self.recall.search(query, principal=principal, k=k, kinds=kinds,
                                   scopes=scopes, subclasses=subclasses, importance=importance,
                                   explain=explain, now=now)
 

@@ -332,7 +332,7 @@ def _json(v: Any) -> Any:
 def _validate(schema: dict[str, Any], args: dict[str, Any]) -> dict[str, Any] | None:
     """JSON Schema check with ``jsonschema`` when installed (the service validates again)."""
     try:
-        import jsonschema
+        import jsonschema  # type: ignore[import-untyped]
     except ImportError:  # pragma: no cover - optional
         return None
     validator = jsonschema.Draft202012Validator(schema)

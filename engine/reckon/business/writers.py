@@ -270,7 +270,7 @@ def write_clock(txn: Txn, now: datetime, *, allow_backwards: bool = False) -> No
             before = _clock_value(cur)
             if before is not None and now < before:
                 raise InvalidInput(
-                    f"now: the clock would move backwards from {cur.value} to {lit.value}; "
+                    f"now: the clock would move backwards from {getattr(cur, 'value', cur)} to {lit.value}; "
                     f"pass allow_backwards=True (CLI: --allow-backwards) to set an earlier time",
                     field="now",
                 )

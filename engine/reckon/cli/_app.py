@@ -246,7 +246,7 @@ def run(argv: list[str]) -> int:
         from pydantic import ValidationError
 
         if isinstance(exc, ValidationError):  # e.g. an empty --as building the Principal
-            first = exc.errors()[0] if exc.errors() else {}
+            first: Any = exc.errors()[0] if exc.errors() else {}
             field = ".".join(str(x) for x in first.get("loc", ())) or exc.title
             err_console.print(
                 f"[red]error:[/red] invalid {escape(field)}: {escape(str(first.get('msg', exc)))}",

@@ -192,7 +192,7 @@ def render_results(result: Any, form: str, variables: list[str], fmt: str) -> st
             doc = {"head": {"vars": names},
                    "results": {"bindings": [{k: _json_term(v) for k, v in r.items()} for r in result]}}
         parsed = parse_query_results(json.dumps(doc), QueryResultsFormat.JSON)
-        return parsed.serialize(format=QueryResultsFormat.XML).decode() + "\n"
+        return (parsed.serialize(format=QueryResultsFormat.XML) or b"").decode() + "\n"
     if form == "ask":
         if fmt == "json":
             return json.dumps({"head": {}, "boolean": bool(result)}) + "\n"

@@ -23,6 +23,7 @@ from __future__ import annotations
 import unicodedata
 from datetime import UTC, datetime
 from decimal import Decimal
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -392,7 +393,7 @@ class Conflict(BaseModel):
     reason: str
 
 
-def _field_of(err: dict[str, Any]) -> str:
+def _field_of(err: Mapping[str, Any]) -> str:
     loc = [str(p) for p in err.get("loc", ())]
     return ".".join(loc) if loc else "__root__"
 

@@ -20,7 +20,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 from typing import Literal as TLiteral
 
 from pyoxigraph import Literal, NamedNode, Quad, Triple
@@ -45,9 +45,12 @@ from reckon.memory.conflicts import (
 from reckon.memory.models import (
     Conflict,
     HistoryEntry,
+    Kind,
     Memory,
     MemoryInput,
     Principal,
+    Scope,
+    Source,
     normalise_label,
     parse_input,
     parse_patch,
@@ -302,10 +305,10 @@ class MemoryService:
         return Memory(
             id=hex_id,
             iri=m.value,
-            kind=R.IRI_KIND[one(R.P_KIND)],
-            scope=R.IRI_SCOPE[one(R.P_SCOPE)],
+            kind=cast(Kind, R.IRI_KIND[one(R.P_KIND)]),
+            scope=cast(Scope, R.IRI_SCOPE[one(R.P_SCOPE)]),
             importance=int(one(R.P_IMPORTANCE).value),
-            source=R.IRI_SOURCE[one(R.P_SOURCE)],
+            source=cast(Source, R.IRI_SOURCE[one(R.P_SOURCE)]),
             label=one(R.LABEL).value,
             content=one(R.P_CONTENT).value if one(R.P_CONTENT) is not None else "",
             confidence=float(one(R.P_CONFIDENCE).value),
@@ -612,7 +615,8 @@ class MemoryService:
         """
         if isinstance(items, (str, bytes, dict)) or not isinstance(items, Sequence):
             raise InvalidInput("items: a list of memory field dicts is required", field="items")
-        principals = list(principal) if isinstance(principal, (list, tuple)) else [principal] * len(items)
+        principals: list[Principal] = (list(principal) if isinstance(principal, (list, tuple))
+                                       else [cast(Principal, principal)] * len(items))
         if len(principals) != len(items) or not all(isinstance(p, Principal) for p in principals):
             raise InvalidInput("principal: a reckon Principal (or one per item) is required", field="principal")
         if conflicts not in ("raise", "keep_both", "skip"):
@@ -759,6 +763,7 @@ class MemoryService:
             if peers is not None:
                 candidates = {pid: v for pid, v in peers.items() if klass == R.MEMORY or klass in v[0].get(R.A, [])}
             else:
+                assert group is not None  # peers are read by query exactly when there is no group
                 candidates = self._candidates(group, data, klass)
             hits = self._judge(m, klass, data, triples, candidates)
             if forced:
@@ -809,10 +814,10 @@ class MemoryService:
             for t in triples:
                 a[t.predicate].append(t.object)
             self._pend(m, dict(a))
-            idx = self._peer_index
+            pidx = self._peer_index
             for old in replaced:
-                if idx is not None:
-                    idx._drop(old)  # noqa: SLF001 - superseded in this batch: no longer a peer
+                if pidx is not None:
+                    pidx._drop(old)  # noqa: SLF001 - superseded in this batch: no longer a peer
         return m
 
     def _pend(self, m: NamedNode, asserted: dict[Any, list[Any]] | None) -> None:
@@ -903,6 +908,7 @@ class MemoryService:
         if idx is None:
             return None
         scope_iri = R.SCOPE_IRI[scope]
+        g: tuple[Any, ...]
         if scope == "user":
             g = (scope_iri, self._person(owner)) if owner is not None else ("none",)
         elif scope == "team":
@@ -1140,7 +1146,7 @@ class MemoryService:
     ) -> dict[Any, list[Any]]:
         new: dict[Any, list[Any]] = {p: list(v) for p, v in asserted.items()}
         scope = R.IRI_SCOPE[asserted[R.P_SCOPE][0]]
-        simple = {
+        simple: dict[str, tuple[NamedNode, Callable[[Any], Any]]] = {
             "label": (R.LABEL, lambda v: Literal(v)),
             "content": (R.P_CONTENT, lambda v: Literal(v)),
             "kind": (R.P_KIND, lambda v: R.KIND_IRI[v]),
@@ -1434,6 +1440,7 @@ class MemoryService:
                 deleted_by=R.slug_of(by[0].value) if by else None,
             )
         mem = self._to_memory(m, asserted, inferred)
+        event: TLiteral["created", "updated", "superseded", "current", "deleted"]
         if mem.superseded_by:
             event = "superseded"
         elif revs or (mem.updated_at and mem.created_at and mem.updated_at > mem.created_at):

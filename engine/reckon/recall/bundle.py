@@ -479,8 +479,8 @@ class TenantRecall:
             if spec_item.subclass:
                 cands = [g for g in by_class[spec_item.subclass] if SCOPE_RANK[g.scope] < rank]
             else:
-                close = (np.nonzero(cos[row[spec_item.id], plain_rows] >= SIMILARITY_THRESHOLD)[0]
-                         if len(plain) else [])
+                close: list[int] = (np.nonzero(cos[row[spec_item.id], plain_rows] >= SIMILARITY_THRESHOLD)[0].tolist()
+                                    if len(plain) else [])
                 cands = [plain[j] for j in close if SCOPE_RANK[plain[j].scope] < rank]
             for gen in sorted(cands, key=lambda g: g.id):
                 if (spec_item.id, gen.id) in seen:
@@ -659,10 +659,11 @@ def _blocks(items: list[BundleItem], by_similarity: bool) -> list[BundleBlock]:
         def recency(i: BundleItem) -> float:
             return -(_utc(i.updated_at or i.created_at) or _EPOCH).timestamp()
 
-        if by_similarity:
-            key = lambda i: (i.overridden_by is not None, -(i.similarity or 0.0), -i.importance, recency(i), i.id)  # noqa: E731
-        else:
-            key = lambda i: (i.overridden_by is not None, -i.importance, recency(i), i.id)  # noqa: E731
+        def key(i: BundleItem) -> tuple[Any, ...]:
+            if by_similarity:
+                return (i.overridden_by is not None, -(i.similarity or 0.0), -i.importance, recency(i), i.id)
+            return (i.overridden_by is not None, -i.importance, recency(i), i.id)
+
         return sorted(its, key=key)
 
     out: list[BundleBlock] = []

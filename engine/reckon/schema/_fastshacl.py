@@ -120,7 +120,7 @@ class FastShapes:
         for t in triples:
             data.setdefault(t.subject, {}).setdefault(t.predicate, []).append(t.object)
         try:
-            types = set()
+            types: set[Any] = set()
             for c in data.get(focus, {}).get(_A, []):
                 if c not in self._spo:  # a class the schema does not know
                     return None

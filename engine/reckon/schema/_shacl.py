@@ -71,5 +71,5 @@ def read_schema(query: Callable[..., Any]) -> tuple[str, list[Triple]]:
     from reckon.store.sparql import deskolemize
 
     rows = query(_Q_SCHEMA)
-    triples = [Triple(deskolemize(r["s"]), r["p"], deskolemize(r["o"])) for r in rows]
+    triples = [Triple(deskolemize(r["s"]), r["p"], deskolemize(r["o"])) for r in rows]  # type: ignore[arg-type]
     return schema_digest(triples), triples

@@ -97,7 +97,7 @@ class PropertySpec:
     @property
     def local(self) -> str:
         """The local name of the property IRI (``"amount"``)."""
-        return _local(self.path)
+        return _local(rdflib.URIRef(self.path))
 
     @property
     def klass(self) -> str | None:
@@ -339,7 +339,7 @@ def _class_properties(
         if report is not None:
             msg = shapes.value(ns, SH.message)
             conds.append({"path": str(report), "message": str(msg) if msg is not None else None})
-    specs = [_spec(schema, path, fields) for path, fields in merged.items()]
+    specs = [_spec(schema, rdflib.URIRef(str(path)), fields) for path, fields in merged.items()]
     specs.sort(key=lambda p: (p.order if p.order is not None else float("inf"), p.name))
     return tuple(specs), tuple(conds)
 

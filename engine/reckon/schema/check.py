@@ -59,10 +59,10 @@ def check_schema(schema: Schema, *, rules: bool = True) -> list[SchemaProblem]:
             if onto.value(cls, pred) is None:
                 errors.append(f"memory class {schema.qname(cls)} has no {what}")
 
-    for shape, cls in shapes.subject_objects(SH.targetClass):
+    for shape, cls in shapes.subject_objects(SH.targetClass):  # type: ignore[assignment]
         if not schema.is_known_class(cls):
             errors.append(f"shape {_name(schema, shape)} targets {schema.qname(cls)}, which the ontology does not declare")
-    for ps, cls in shapes.subject_objects(SH["class"]):
+    for ps, cls in shapes.subject_objects(SH["class"]):  # type: ignore[assignment]
         if not schema.is_known_class(cls):
             errors.append(f"property shape on {_path(schema, ps)} uses sh:class {schema.qname(cls)}, which the ontology does not declare")
 

@@ -79,7 +79,7 @@ class Schema:
     hierarchy: rdflib.Graph
     rule_files: tuple[Path, ...] = ()
     sources: tuple[Path, ...] = ()
-    _memory: dict[str, Any] = field(default_factory=dict, repr=False)
+    _memory: dict[Any, Any] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     # -- class hierarchy ----------------------------------------------------------
@@ -119,7 +119,7 @@ class Schema:
     def qname(self, iri: rdflib.term.Node) -> str:
         """``prefix:local`` for an IRI of a bound namespace, else the IRI itself."""
         try:
-            return str(self.ontology.namespace_manager.normalizeUri(iri)).strip("<>")
+            return str(self.ontology.namespace_manager.normalizeUri(str(iri))).strip("<>")
         except Exception:  # pragma: no cover - rdflib raises various errors on odd IRIs
             return str(iri)
 
@@ -137,7 +137,7 @@ class Schema:
 
                 cat = build_catalogue(self)
                 self._memory["catalogue"] = cat
-        return cat  # type: ignore[no-any-return]
+        return cat
 
     def graph(self) -> rdflib.Graph:
         """Ontology and shapes in one new rdflib graph (what the store puts in its schema graph)."""

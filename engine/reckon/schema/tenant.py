@@ -300,7 +300,7 @@ class TenantSchema:
                     for s, po in self._spo.items() if isinstance(s, NamedNode)
                     for objs in (po.get(pred, []),) if objs
                 }
-            return hit  # type: ignore[no-any-return]
+            return hit
 
     def fact(self, subject: NamedNode, predicate: str) -> Any:
         """The first object of ``subject predicate ?o`` in the schema (``predicate`` an IRI
@@ -334,7 +334,7 @@ class TenantSchema:
             if hit is None:
                 triples = list(self.triples) if classes is None else restrict(list(self.triples), classes)
                 hit = self._shacl[classes] = schema_from_graph(triples)
-            return hit  # type: ignore[no-any-return]
+            return hit
 
     def catalogue(self) -> Catalogue:
         """The memory subclass catalogue (the LLM tool schema's source)."""

@@ -848,7 +848,7 @@ def create_app(
                            constraint="required" if not qs else "maxCount")
         return qs[0]
 
-    _sparql_doc = {
+    _sparql_doc: dict[int | str, dict[str, Any]] = {
         200: {"description": "Query results (format by Accept)", "content": {
             **{mt: {} for mt in list(RESULT_TYPES)[:4]}, **{mt: {} for mt in list(GRAPH_TYPES)[:2]}}},
         400: {"model": ErrorBody, "description": "An update, SERVICE, or a query that does not parse."},
@@ -910,7 +910,8 @@ def create_app(
     @app.get("/tenants/{tenant_id}/memories/{memory_id}", summary="Get a memory", tags=["memories"],
              response_model=Memory, responses=_ERRORS)
     def get_memory(memory_id: str, c: Ctx = Depends(ctx)) -> Memory:
-        return c.tenant.get(memory_id, principal=c.principal)
+        m: Memory = c.tenant.get(memory_id, principal=c.principal)
+        return m
 
     @app.patch("/tenants/{tenant_id}/memories/{memory_id}", summary="Update a memory (three-state)",
                tags=["memories"], response_model=Memory,
@@ -943,7 +944,8 @@ def create_app(
     @app.get("/tenants/{tenant_id}/memories/{memory_id}/history", summary="Supersession chain of a memory",
              tags=["memories"], response_model=list[HistoryEntry], responses=_ERRORS)
     def memory_history(memory_id: str, c: Ctx = Depends(ctx)) -> list[HistoryEntry]:
-        return c.tenant.history(memory_id, principal=c.principal)
+        h: list[HistoryEntry] = c.tenant.history(memory_id, principal=c.principal)
+        return h
 
     @app.post("/tenants/{tenant_id}/memories/{memory_id}/restore", summary="Restore a superseded memory "
               "(operator)", tags=["memories"], response_model=Memory,
