@@ -279,3 +279,14 @@ def test_module_with_a_status_template_validates_derives_renders_and_is_a_tool(s
     text = t.context(ops).render()
     assert "off_target — ranked 7 for 'reckon' (target 3, ORGANIC SEARCH)" in text, text
     assert "rankStatus:" not in text
+
+
+def test_check_reports_a_status_template_that_does_not_compile(status_module):
+    from reckon.schema import check_schema
+
+    ok = load_schema(status_module)
+    assert not [p for p in check_schema(ok, rules=False) if "Template" in p.message]
+    broken = status_module / "seo.ttl"
+    broken.write_text(STATUS_ONTOLOGY.replace("{{ value }} —", "{{ value | nosuchfilter }} —"), encoding="utf-8")
+    problems = [str(p) for p in check_schema(load_schema(status_module), rules=False)]
+    assert any("ex:rankStatus" in p and "does not compile" in p and "nosuchfilter" in p for p in problems), problems

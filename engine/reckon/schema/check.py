@@ -9,6 +9,7 @@ no Python").
   property shape whose ``sh:path`` is not a declared property; a rule file that does
   not parse, is not well-formed or cannot be stratified together with the other module
   rules; an ontology node (e.g. ``rk:settings``) that does not conform to the shapes;
+  a ``rk:statusTemplate`` / ``rk:lineTemplate`` that does not compile;
 * warnings: a property shape without ``sh:message`` (the refusal would not say what to
   do) or without ``sh:name``.
 """
@@ -85,10 +86,24 @@ def check_schema(schema: Schema, *, rules: bool = True) -> list[SchemaProblem]:
             for d in exc.diagnostics:
                 errors.append(f"rules: {d}")
 
+    errors.extend(_template_problems(schema))
     errors.extend(_ontology_conformance(schema))
     out = [SchemaProblem("error", m) for m in sorted(set(errors))]
     out += [SchemaProblem("warning", m) for m in sorted(set(warnings))]
     return out
+
+
+def _template_problems(schema: Schema) -> list[str]:
+    """Every ``rk:statusTemplate`` / ``rk:lineTemplate`` must compile (sandboxed Jinja2,
+    :mod:`reckon.schema.templates`)."""
+    from reckon.schema.loader import RK
+    from reckon.schema.templates import template_problems
+
+    templates = {}
+    for pred in (RK.statusTemplate, RK.lineTemplate):
+        for s, o in schema.ontology.subject_objects(pred):
+            templates[schema.qname(s)] = str(o)
+    return template_problems(templates)
 
 
 def _ontology_conformance(schema: Schema) -> list[str]:
