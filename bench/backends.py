@@ -58,7 +58,8 @@ def bench_backend(kind: str, n: int, samples: int, root: Path) -> dict[str, Any]
     env = dict(os.environ)
     if kind != "embedded":
         server = _start(kind, root / f"{kind}-server")
-        (data / "shards.json").write_text(json.dumps({"default": "s", "endpoints": {"s": server.endpoint_config()}}))
+        cfg = {**server.endpoint_config(), "timeout": 600}
+        (data / "shards.json").write_text(json.dumps({"default": "s", "endpoints": {"s": cfg}}))
     try:
         engine = Engine(data, jobs=False)
         remote = None
@@ -164,6 +165,9 @@ def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     root = Path(tempfile.mkdtemp(prefix="reckon-bench-backends-"))
     rows = []
+    print(f"Backends at {args.memories} memories, {args.samples} samples, embedder {args.embedder} (ms unless noted)")
+    print(f"{'backend':<10} {'load s':>7} {'remember p50/p95':>17} {'context p50/p95':>16} {'search p50/p95':>15} "
+          f"{'KPI p50':>8} {'x first':>10} {'open s':>7} {'1st write s':>11}  status", flush=True)
     for kind in args.backends:
         if kind == "virtuoso":
             import shutil
@@ -171,19 +175,16 @@ def main() -> None:
             if shutil.which("virtuoso-t") is None:
                 print("virtuoso-t not installed: skipped (apt-get install virtuoso-opensource)", file=sys.stderr)
                 continue
-        rows.append(bench_backend(kind, args.memories, args.samples, root))
-        print(f"  {kind}: done", file=sys.stderr, flush=True)
-    base = rows[0] if rows else None
-    print(f"Backends at {args.memories} memories, {args.samples} samples, embedder {args.embedder} (ms unless noted)")
-    print(f"{'backend':<10} {'load s':>7} {'remember p50/p95':>17} {'context p50/p95':>16} {'search p50/p95':>15} "
-          f"{'KPI p50':>8} {'x embedded':>10} {'open s':>7} {'1st write s':>11}  status")
-    for r in rows:
-        ratio = pct(r["remember"], 50) / pct(base["remember"], 50) if base else float("nan")
+        r = bench_backend(kind, args.memories, args.samples, root)
+        rows.append(r)
+        base = rows[0]
+        ratio = pct(r["remember"], 50) / pct(base["remember"], 50)
         print(f"{r['kind']:<10} {r['load_s']:>7.1f} "
               f"{pct(r['remember'], 50) * 1e3:>8.1f}/{pct(r['remember'], 95) * 1e3:<8.1f} "
               f"{pct(r['context'], 50) * 1e3:>7.1f}/{pct(r['context'], 95) * 1e3:<8.1f} "
               f"{pct(r['search'], 50) * 1e3:>7.1f}/{pct(r['search'], 95) * 1e3:<7.1f} "
-              f"{pct(r['kpi'], 50) * 1e3:>8.1f} {ratio:>10.2f} {r['open_s']:>7.2f} {r['first_s']:>11.2f}  {r['status']}")
+              f"{pct(r['kpi'], 50) * 1e3:>8.1f} {ratio:>10.2f} {r['open_s']:>7.2f} {r['first_s']:>11.2f}  {r['status']}",
+              flush=True)
     if args.tenants:
         many = bench_tenants(args.tenants, root)
         print(f"\n{args.tenants} embedded tenants on one node (create: {many[0]['create_per_s']:.0f}/s)" if many else "")

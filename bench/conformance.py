@@ -177,7 +177,8 @@ def run_owlrl(system: str, premise: list[Triple]) -> tuple[set[Triple], bool]:
     DeductiveClosure(semantics, axiomatic_triples=True, datatype_axioms=True).expand(g)
     errors = any(True for _ in g.triples((None, ERRNS.error, None)))
     nothing = any(True for _ in g.triples((None, rdflib.RDF.type, rdflib.OWL.Nothing)))
-    closure = from_rdflib(t for t in g if t[1] != ERRNS.error)
+    # generalized triples with a blank-node predicate cannot be pyoxigraph Triples: dropped
+    closure = from_rdflib(t for t in g if t[1] != ERRNS.error and isinstance(t[1], rdflib.URIRef))
     return closure, errors or nothing
 
 

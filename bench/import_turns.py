@@ -1,8 +1,13 @@
 """Bulk import through the public API: one LoCoMo conversation recorded with
-``Tenant.record_turns`` (store, SHACL, reasoning, transcript index with MiniLM
-embeddings), beside the same turns written as memories with ``Tenant.remember_many``
-(one transaction) and with one ``Tenant.remember`` per turn (the way before issue 11; the
-first ``--per-turn`` turns, extrapolated).
+``Tenant.record_turns`` (store, SHACL, reasoning, transcript index), beside the same
+turns written as memories with ``Tenant.remember_many`` (one transaction) and with one
+``Tenant.remember`` per turn (the way before issue 11; the first ``--per-turn`` turns,
+extrapolated).
+
+Embeddings are off the write path: ``record_turns`` returns once the turns are committed
+and searchable by keyword, and a background thread embeds them. Two rows say so: the
+call's return, and "with embeddings" = until every turn has its MiniLM vector
+(``Tenant.turn_index.wait()``; the import's must-show target, under 15 s).
 
 The MiniLM model is loaded before the clock starts (a process loads it once); the load
 time is printed separately. The machine's load average is printed with the table:
@@ -48,12 +53,15 @@ def main(argv: list[str] | None = None) -> int:
         engine = Engine(tmp, jobs=False)
         warm = engine.create_tenant("warm")
         t0 = time.perf_counter()
-        warm.recall.index._embedder.encode(["load the model"])  # noqa: SLF001 - model load, outside the clock
+        warm.recall.index.embedder.encode(["load the model"])  # model load, outside the clock
         load = time.perf_counter() - t0
         t = engine.create_tenant("turns")
         t0 = time.perf_counter()
         t.record_turns(record_payload(cid, turns), principal=ops)
-        rows.append(("Tenant.record_turns (one call)", len(turns), time.perf_counter() - t0))
+        rows.append(("Tenant.record_turns (returns; keyword-searchable)", len(turns), time.perf_counter() - t0))
+        assert t.turn_index.wait(timeout=None)
+        rows.append(("Tenant.record_turns with embeddings (all vectors)", len(turns), time.perf_counter() - t0))
+        m_emb = t.turn_index.index.embedded_count()
         m = engine.create_tenant("mems")
         t0 = time.perf_counter()
         m.remember_many(memory_payload(turns), principal=ops, conflicts="keep_both")
@@ -73,11 +81,11 @@ def main(argv: list[str] | None = None) -> int:
     la = os.getloadavg()
     print(f"Import of {cid} ({len(turns)} turns) through the public API, MiniLM embeddings "
           f"(model load {load:.1f} s, not counted); load average {la[0]:.1f} {la[1]:.1f} {la[2]:.1f} on "
-          f"{os.cpu_count()} cores")
+          f"{os.cpu_count()} cores; {m_emb} turn vectors")
     print()
-    print("| path | turns | seconds | turns/s | vs record_turns |")
+    print("| path | turns | seconds | turns/s | vs record_turns with embeddings |")
     print("| --- | ---: | ---: | ---: | ---: |")
-    base = rows[0][2]
+    base = rows[1][2]
     for name, n, s in rows:
         print(f"| {name} | {n} | {s:.1f} | {n / s:.0f} | {s / base:.1f}x |")
     return 0

@@ -13,6 +13,10 @@ prefix       IRI                                   module
 ``mk:``      ``https://reckon.dev/ns/marketing#``  ``ontology/marketing.ttl``
 ``rc:``      ``https://reckon.dev/ns/recruiting#`` ``ontology/recruiting.ttl``
 ``ag:``      ``https://reckon.dev/ns/agent#``      ``ontology/agent.ttl``
+``nt:``      ``https://reckon.dev/ns/notes#``      ``ontology/notes.ttl``
+``ev:``      ``https://reckon.dev/ns/events#``     ``ontology/events.ttl``
+``xp:``      ``https://reckon.dev/ns/experience#`` ``ontology/experience.ttl``
+``ty:``      ``https://reckon.dev/ns/types#``      ``ontology/types.ttl``
 ===========  ====================================  ==========================
 
 Tenant IRIs are ``urn:reckon:<tenant>:<kind>:<id>``: a memory's id is 32 hex digits;
@@ -46,6 +50,9 @@ __all__ = [
     "ASSERTED",
     "BASE_PROPERTIES",
     "BUSINESS",
+    "EV",
+    "EVENTS",
+    "EXPERIENCE",
     "INFERRED",
     "IRI_KIND",
     "IRI_SCOPE",
@@ -56,6 +63,8 @@ __all__ = [
     "MEMORY",
     "META",
     "MK",
+    "NOTES",
+    "NT",
     "OWL",
     "PERSON",
     "PREFIXES",
@@ -72,6 +81,8 @@ __all__ = [
     "SUBCLASS",
     "TEAM",
     "TRANSCRIPTS",
+    "TY",
+    "XP",
     "XSD",
     "agent_iri",
     "company_iri",
@@ -94,6 +105,10 @@ RK = "https://reckon.dev/ns/core#"
 MK = "https://reckon.dev/ns/marketing#"
 RC = "https://reckon.dev/ns/recruiting#"
 AG = "https://reckon.dev/ns/agent#"
+NT = "https://reckon.dev/ns/notes#"
+EV = "https://reckon.dev/ns/events#"
+XP = "https://reckon.dev/ns/experience#"
+TY = "https://reckon.dev/ns/types#"
 RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
 RDFS = "http://www.w3.org/2000/01/rdf-schema#"
 XSD = "http://www.w3.org/2001/XMLSchema#"
@@ -105,6 +120,10 @@ PREFIXES: dict[str, str] = {
     "mk": MK,
     "rc": RC,
     "ag": AG,
+    "nt": NT,
+    "ev": EV,
+    "xp": XP,
+    "ty": TY,
     "rdf": RDF,
     "rdfs": RDFS,
     "xsd": XSD,
@@ -170,6 +189,12 @@ BUSINESS = NamedNode("urn:reckon:graph:business")
 """KPIs, spend, accounts, subscription, the clock (asserted)."""
 TRANSCRIPTS = NamedNode("urn:reckon:graph:transcripts")
 """Conversations and their turns (asserted; ``ontology/agent.ttl``)."""
+NOTES = NamedNode("urn:reckon:graph:notes")
+"""Keyed shared notes (asserted; ``ontology/notes.ttl``)."""
+EVENTS = NamedNode("urn:reckon:graph:events")
+"""The typed event graph: events, episodes, entities (asserted; ``ontology/events.ttl``)."""
+EXPERIENCE = NamedNode("urn:reckon:graph:experience")
+"""Experience records and strategies (asserted; ``ontology/experience.ttl``)."""
 INFERRED = NamedNode("urn:reckon:graph:inferred")
 """Derived triples only; written by the reasoner."""
 META = NamedNode("urn:reckon:graph:meta")
@@ -177,9 +202,9 @@ META = NamedNode("urn:reckon:graph:meta")
 PROGRAM = NamedNode("urn:reckon:graph:program")
 """The tenant's stored program (``reckon.schema.program``)."""
 
-ASSERTED: tuple[NamedNode, ...] = (SCHEMA, MEMORIES, BUSINESS, TRANSCRIPTS)
+ASSERTED: tuple[NamedNode, ...] = (SCHEMA, MEMORIES, BUSINESS, TRANSCRIPTS, NOTES, EVENTS, EXPERIENCE)
 """Graphs whose union is the reasoner's base graph."""
-PUBLIC: tuple[NamedNode, ...] = (SCHEMA, MEMORIES, BUSINESS, TRANSCRIPTS, INFERRED)
+PUBLIC: tuple[NamedNode, ...] = (SCHEMA, MEMORIES, BUSINESS, TRANSCRIPTS, NOTES, EVENTS, EXPERIENCE, INFERRED)
 """Graphs visible to SPARQL (their union is the default graph)."""
 
 # -- tenant IRIs ----------------------------------------------------------------------------

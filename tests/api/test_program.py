@@ -66,7 +66,7 @@ def _headline(t: Tenant, n: int = 8):  # type: ignore[no-untyped-def]
 def test_every_opener_reasons_with_the_program_the_tenant_stores(tmp_path: Path) -> None:
     files = _module(tmp_path / "mod")
     t = Engine(tmp_path / "d", modules=files).create_tenant("acme")
-    assert [m.name for m in t.modules()] == ["core", "marketing", "recruiting", "agent", "creative", "creative_shapes"]
+    assert [m.name for m in t.modules()] == ["core", "marketing", "recruiting", "agent", "notes", "events", "experience", "types", "creative", "creative_shapes"]
     m = _headline(t, 8)
     assert t.get(m.id).status["headlineStatus"] == "short"
     # a default opener (the CLI, serve, mcp) writes: the module's statuses stay derived
@@ -127,7 +127,7 @@ def test_install_upgrade_remove_are_atomic_migrations_that_report_changes(tmp_pa
     assert gone.status_changes[0]["before"] == ["short"] and gone.status_changes[0]["after"] == []
     assert "headlineStatus" not in other.get(m.id).status
     assert validate_tenant(other)["conforms"]
-    assert [x.name for x in other.modules()] == ["core", "marketing", "recruiting", "agent", "creative-schema"]
+    assert [x.name for x in other.modules()] == ["core", "marketing", "recruiting", "agent", "notes", "events", "experience", "types", "creative-schema"]
 
 
 def test_bad_modules_are_refused_and_leave_the_store_as_it_was(tmp_path: Path) -> None:
@@ -204,7 +204,7 @@ def test_tenants_created_before_programs_were_stored(tmp_path: Path) -> None:
     d = tmp_path / "d"
     _legacy(d, "plain")
     t = Engine(d).tenant("plain")  # matches the shipped program: adopted on open
-    assert [m.name for m in t.modules()] == ["core", "marketing", "recruiting", "agent"]
+    assert [m.name for m in t.modules()] == ["core", "marketing", "recruiting", "agent", "notes", "events", "experience", "types"]
     assert validate_tenant(t)["conforms"]
     files = _module(tmp_path / "mod")
     _legacy(d, "custom", *files)

@@ -79,7 +79,7 @@ def test_cli_and_python_agree_on_a_tenant_with_a_custom_module(tmp_path: Path) -
         "near_limit_threshold": "0.9"}
     # a migration from the CLI is followed by the Python process
     listed = cli(d, "tenant", "modules", "list", "shop", "--json")
-    assert [m["name"] for m in listed["modules"]] == ["core", "marketing", "recruiting", "agent", "creative",
+    assert [m["name"] for m in listed["modules"]] == ["core", "marketing", "recruiting", "agent", "notes", "events", "experience", "types", "creative",
                                                         "creative_shapes"]
     v2 = tmp_path / "v2"
     v2.mkdir()

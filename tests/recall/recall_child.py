@@ -10,6 +10,9 @@ commands:
   remember <label> <content> remember a company fact; prints its id
   loop <n>                   n remembers, a search after each; prints "acked <id>" after
                              each write returned (the parent SIGKILLs it at some point)
+  record-stuck <conv> <n>    record n turns of conversation conv (one record_turns call)
+                             with the stuck embedder, print "committed <n>", then wait to
+                             be killed
 """
 
 from __future__ import annotations
@@ -58,6 +61,13 @@ def main() -> None:
         tenant.search("q: open the index", principal=OPS)
         m = remember(tenant, args[0], f"{args[0]} content words")
         print(f"committed {m.id}", flush=True)
+        time.sleep(600)
+    if cmd == "record-stuck":
+        tenant = Engine(data_dir, embedder=StuckHashing(), jobs=False).tenant(tenant_id)
+        turns = [dict(conversation=args[0], text=f"turn {i} about the spring launch {uuid.uuid4().hex[:6]}",
+                      speaker="ann", role="user") for i in range(int(args[1]))]
+        got = tenant.record_turns(turns, principal=OPS)
+        print(f"committed {len(got)}", flush=True)
         time.sleep(600)
     tenant = Engine(data_dir, embedder="hashing").tenant(tenant_id)
     if cmd == "update":

@@ -8,6 +8,8 @@ from datetime import timedelta
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from reckon.recall.rank import (
     access_boost,
@@ -74,3 +76,17 @@ def test_mmr_demotes_near_duplicate() -> None:
     assert finals[1] == pytest.approx(0.56)
     # lambda = 1 keeps relevance order
     assert mmr_select(rel, vecs, lam=1.0, limit=3)[0] == [0, 1, 2]
+
+
+@given(st.lists(st.sampled_from([float("nan"), -1.0, 0.0, 0.5, 1.0, 2.0, 2.0, 3.5]), min_size=1, max_size=300),
+       st.integers(1, 40), st.integers(0, 2**32 - 1))
+@settings(max_examples=300, deadline=None)
+def test_top_k_ranks_equal_a_stable_full_sort(vals, depth, seed) -> None:  # type: ignore[no-untyped-def]
+    """ranks_from_scores (partition + sort of the candidates) against an independent
+    oracle: sort every eligible positive position by (score desc, position)."""
+    rng = np.random.default_rng(seed)
+    scores = np.array(vals, dtype=np.float32)
+    elig = rng.random(len(vals)) < 0.8
+    ok = [p for p in range(len(vals)) if elig[p] and not np.isnan(scores[p]) and scores[p] > 0]
+    want = sorted(ok, key=lambda p: (-float(scores[p]), p))[:depth]
+    assert ranks_from_scores(scores, elig, depth) == {p: r + 1 for r, p in enumerate(want)}

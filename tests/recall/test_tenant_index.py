@@ -220,9 +220,12 @@ def test_snapshot_and_commits_open_without_rereading_every_memory(tmp_path: Path
     for w in ("alpha", "bravo", "charlie", "delta"):
         t.remember(**fact(f"Topic {w}", f"notes about {w}"))
     t.search("alpha", principal=OPS)
+    assert t.recall.wait(30)
     t.recall.index.close()  # writes the snapshot
-    snap = json.loads((t.store.path / "recall" / SNAPSHOT).read_text())
-    assert snap["generation"] == t.store.generation() and len(snap["docs"]) == 4
+    with np.load(t.store.path / "recall" / SNAPSHOT, allow_pickle=False) as z:
+        meta = json.loads(z["meta"].tobytes())
+        assert int(z["has"].sum()) == 4  # the vectors travel with the snapshot
+    assert meta["generation"] == t.store.generation() and meta["n"] == 4 and meta["version"] == 2
     t.store.release()
     child(tmp_path, "acme", "update", t.memories()[0].id, "2")
     new = child(tmp_path, "acme", "remember", "Topic echo", "notes about echo").strip()
@@ -341,3 +344,59 @@ def test_two_engines_indexes_equal_an_oracle_after_every_step(tmp_path_factory, 
         r = t.recall.index.check(repair=False)
         assert r["conforms"], r
         t.store.close()
+
+
+def test_snapshot_reopens_with_documents_vectors_and_tokens_and_no_vector_file_read(tmp_path: Path) -> None:
+    t = Engine(tmp_path, embedder="hashing").create_tenant("acme")
+    ids = [t.remember(**fact(f"Topic {w}", f"notes about {w} \u00e9t\u00e9 caf\u00e9 don't", importance=2 + i % 2)).id
+           for i, w in enumerate(("alpha", "bravo", "charlie"))]
+    t.search("alpha", principal=OPS)
+    assert t.recall.wait(30)
+    before = {i: t.recall.index.index.embedding(i) for i in ids}
+    t.recall.index.close()
+    t.store.release()
+    files = list((t.store.path / "recall").glob("vectors-*.f32"))
+    assert len(files) == 1
+    files[0].unlink()  # the snapshot alone must carry them
+    fresh = Engine(tmp_path, embedder="hashing").tenant("acme")
+    ix = fresh.recall.index
+    assert ix.rebuilds == 0 and ix.pending() == 0
+    for i in ids:
+        assert np.array_equal(ix.index.embedding(i), before[i])
+    assert [h.memory.id for h in fresh.search("bravo notes", principal=OPS)][0] == ids[1]
+    assert fresh.recall.check()["conforms"]  # text, time, metadata and extras equal the store
+
+
+def test_version_1_snapshot_is_read_then_replaced(tmp_path: Path) -> None:
+    from reckon.recall.tenant_index import LEGACY_SNAPSHOT
+
+    t = Engine(tmp_path, embedder="hashing").create_tenant("acme")
+    m = t.remember(**fact("Topic alpha", "notes about alpha"))
+    t.search("alpha", principal=OPS)
+    assert t.recall.wait(30)
+    t.recall.index.close()
+    t.store.release()
+    d = t.store.path / "recall"
+    (d / SNAPSHOT).unlink()
+    doc = t.recall.document(t.get(m.id))
+    v1 = {"version": 1, "tenant": "acme", "generation": t.store.generation(), "incarnation": None,
+          "docs": [{**doc, "time": doc["time"].isoformat()}]}
+    (d / LEGACY_SNAPSHOT).write_text(json.dumps(v1))
+    fresh = Engine(tmp_path, embedder="hashing").tenant("acme")
+    assert fresh.recall.index.rebuilds == 0  # read, not rebuilt
+    assert [h.memory.id for h in fresh.search("alpha notes", principal=OPS)] == [m.id]
+    assert (d / SNAPSHOT).exists() and not (d / LEGACY_SNAPSHOT).exists()
+    assert fresh.recall.check()["conforms"]
+
+
+def test_snapshot_holding_a_pickle_is_refused_and_rebuilt(tmp_path: Path) -> None:
+    t = Engine(tmp_path, embedder="hashing").create_tenant("acme")
+    m = t.remember(**fact("Topic alpha", "notes about alpha"))
+    t.search("alpha", principal=OPS)
+    t.recall.index.close()
+    t.store.release()
+    with open(t.store.path / "recall" / SNAPSHOT, "wb") as f:
+        np.savez(f, meta=np.array([{"version": 2}], dtype=object))
+    fresh = Engine(tmp_path, embedder="hashing").tenant("acme")
+    assert fresh.recall.index.rebuilds == 1
+    assert [h.memory.id for h in fresh.search("alpha notes", principal=OPS)] == [m.id]

@@ -11,7 +11,7 @@ from reckon.datalog.loader import load_rules
 from reckon.datalog.model import Aggregate, Assignment, Negation
 from reckon.datalog.stratify import stratify
 
-FILES = ["core.srl", "marketing.srl", "recruiting.srl"]
+FILES = ["core.srl", "marketing.srl", "recruiting.srl", "agent.srl", "notes.srl", "events.srl", "experience.srl", "types.srl"]
 
 
 @pytest.mark.parametrize("name", FILES)
@@ -26,14 +26,22 @@ def test_every_rule_has_an_iri_and_an_if_then_comment(name):
 
 
 def test_module_rules_stratify_with_closed_rules_on_top(ruleset):
-    """Stratum 0: every monotone rule; stratum 1: the run-once SET rules (utilisation and
-    the live rank key); stratum 2: the live-context cap, whose aggregate reads the keys."""
+    """Stratum 0: every monotone rule and the experience count; stratum 1: the run-once SET rules (utilisation and
+    the live rank key) and the event-next negation over ev:before; stratum 2: the
+    live-context cap, whose aggregate reads the keys."""
     strata = stratify(ruleset)
     assert len(strata) == 3
     names = [{r.id.value.rsplit("#", 1)[-1] for r in s.once} for s in strata]
     assert names[1] == {"live-rank-key", "budget-utilisation"}
     assert names[2] == {"live-context-cap"}
-    assert not strata[0].once and not strata[1].general and not strata[2].general
+    # stratum 0's one run-once rule: the experience count (an aggregate over asserted
+    # predicates only), read by the monotone strategy-promoted of the same stratum
+    assert {r.id.value.rsplit("#", 1)[-1] for r in strata[0].once} == {"strategy-success-count"}
+    assert "strategy-promoted" in {r.id.value.rsplit("#", 1)[-1] for r in strata[0].general}
+    assert not strata[2].general
+    # the one negation of a derived predicate: rules/events.srl event-next reads the
+    # stratum-0 ev:before; event-previous reads event-next
+    assert {r.id.value.rsplit("#", 1)[-1] for r in strata[1].general} == {"event-next", "event-previous"}
 
 
 def test_negations_and_aggregates_read_only_asserted_or_lower_predicates(ruleset):
@@ -48,6 +56,9 @@ def test_negations_and_aggregates_read_only_asserted_or_lower_predicates(ruleset
             "https://reckon.dev/ns/core#supersededBy",
             "https://reckon.dev/ns/core#expiresAt",
             "https://reckon.dev/ns/marketing#platform",
+            "https://reckon.dev/ns/notes#expiresAt",
+            "https://reckon.dev/ns/notes#deletedAt",
+            "https://reckon.dev/ns/events#before",  # derived in a lower stratum (rule event-before)
         }, r.name
         if closed and any(isinstance(e, (Aggregate, Assignment)) for e in r.body):
             assert all(getattr(h.p, "value", None) != rdf_type for h in r.head), r.name

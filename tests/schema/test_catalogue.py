@@ -22,12 +22,21 @@ def test_lists_every_shipped_memory_subclass(schema):
         "rc:CandidateAssessmentMemory",
         "rc:HiringCriteriaMemory",
         "rc:SourcingPreferenceMemory",
+        "ty:BeliefMemory",  # module types (seed 004 seven types, seed 001 working memory)
+        "ty:CoreMemory",
+        "ty:EpisodicMemory",
+        "ty:ProceduralMemory",
+        "ty:ResourceMemory",
+        "ty:SemanticMemory",
+        "ty:VaultMemory",
+        "ty:WorkingMemory",
     ]
 
 
 def test_derived_classes_are_not_offered_to_writers(schema):
     names = schema.catalogue().names()
     assert "rk:ActiveMemory" not in names and "rk:LiveCandidate" not in names
+    assert "ty:PermanentMemory" not in names and "ty:TransientMemory" not in names
 
 
 def test_budget_constraint_properties(schema):

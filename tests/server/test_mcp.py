@@ -13,6 +13,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from reckon.api._neighbour_tools import NEIGHBOUR_TOOL_NAMES
 from reckon.api._tools import TOOL_NAMES
 from tests.conftest import REPO
 
@@ -79,7 +80,7 @@ def test_stdio_client_lists_tools_and_calls_them(mcp_tenant):
 
     anyio.run(session)
 
-    assert out["names"] == list(TOOL_NAMES) + ["record_turn", "search_turns"]
+    assert out["names"] == list(TOOL_NAMES) + ["record_turn", "search_turns"] + list(NEIGHBOUR_TOOL_NAMES)
     # generated from the tenant's catalogue
     assert {k: v for k, v in out["schemas"].items() if k in TOOL_NAMES} == expected_schemas  # type: ignore[union-attr]
 

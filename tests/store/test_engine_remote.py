@@ -9,7 +9,6 @@ import os
 import shutil
 from pathlib import Path
 
-import pytest
 
 from reckon import Engine, Principal
 
@@ -32,8 +31,7 @@ def test_two_nodes_share_a_tenant(backend: str, tmp_path: Path) -> None:
     cap = _cap(t1)
     t1.set_spend("meta", 34000)
     assert t1.get(cap.id).status["budgetStatus"] == "near_limit"
-    rows = t1.sparql("SELECT ?l WHERE { ?m rk:label ?l }") if False else t1.sparql(
-        "SELECT ?s WHERE { GRAPH <urn:reckon:graph:memories> { ?s a mk:BudgetConstraintMemory } }")
+    rows = t1.sparql("SELECT ?s WHERE { GRAPH <urn:reckon:graph:memories> { ?s a mk:BudgetConstraintMemory } }")
     assert [r["s"].value for r in rows] == [cap.iri]
     if backend == "embedded":
         return  # an embedded tenant lives in one data directory only
@@ -84,3 +82,26 @@ def test_the_tenant_cache_bounds_open_files(tmp_path: Path) -> None:
 
         txn.add(Quad(NamedNode("urn:x:s"), NamedNode("urn:x:p"), Literal("v"), BUSINESS))
     assert engine.tenant("t0").store.generation() == 2
+
+
+def test_notes_and_the_event_graph_on_every_backend(backend: str, tmp_path: Path) -> None:
+    """The asserted graphs of issue 15 (notes, events, experience) live on the backend
+    like the memories: a compare-and-set and a derived temporal edge seen by a second node."""
+    node1 = Engine(tmp_path, embedder="hashing", jobs=False)
+    t1 = node1.create_tenant("acme")
+    assert t1.notes.cas("project/p/locks/job", {"owner": "a"}, expected_version=0, principal=OPS).ok
+    t1.events.record([{"id": "a", "label": "first", "at": "2026-03-01T09:00:00Z"},
+                      {"id": "b", "label": "second", "at": "2026-03-01T10:00:00.5+01:00", "caused_by": ["a"]}])
+    t1.experience.record("fix the build", "success", principal=OPS, strategy="bisect")
+    assert [r.node.id for r in t1.events.related("a", edge_types=["temporal"])] == ["b"]
+    if backend == "embedded":
+        return
+    other = tmp_path / "node2"
+    other.mkdir()
+    shutil.copy(tmp_path / "shards.json", other / "shards.json")
+    t2 = Engine(other, embedder="hashing", jobs=False).tenant("acme")
+    assert not t2.notes.cas("project/p/locks/job", {"owner": "b"}, expected_version=0, principal=OPS).ok
+    assert t2.notes.get("project/p/locks/job").value == {"owner": "a"}
+    assert [x.id for x in t2.events.impact("a")] == ["b"]
+    assert t2.experience.strategies()[0].success_count == 1
+    assert sorted(set(t1.store.dump().splitlines()) ^ set(t2.store.dump().splitlines())) == []

@@ -415,7 +415,7 @@ def _legacy_mismatch(schema_now: set[Triple], inferred_preds: set[str], opener: 
     return problems
 
 
-_SHIPPED_NS = (vocab.RK, vocab.MK, vocab.RC, vocab.AG)
+_SHIPPED_NS = (vocab.RK, vocab.MK, vocab.RC, vocab.AG, vocab.NT, vocab.EV, vocab.XP, vocab.TY)
 
 
 def _grouped(triples: set[Triple]) -> list[set[Triple]]:

@@ -14,6 +14,7 @@ from typing import Literal as TLiteral
 from pyoxigraph import Literal, NamedNode, Triple
 
 from reckon._errors import InvalidInput
+from reckon.api._neighbours import NeighboursMixin
 from reckon.api._models import (
     AccountInput,
     KpiInput,
@@ -84,7 +85,7 @@ UNSET = Unset()
 
 
 
-class Tenant:
+class Tenant(NeighboursMixin):
     """One tenant of an :class:`~reckon.api.Engine` (obtain with ``engine.tenant(id)``).
 
     Every write below is one store transaction: serialized across threads and

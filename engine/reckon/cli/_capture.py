@@ -45,6 +45,9 @@ def import_conversation(
     p = principal(person, operator)
     t0 = time.perf_counter()
     turns = t.record_turns(payload, principal=p)
+    # embeddings run off the write path; this one-shot process waits for them (persisted
+    # beside the store) so that a later `reckon conversation turns --search` ranks by vector
+    t.turn_index.wait(timeout=None)
     secs = time.perf_counter() - t0
     convs = sorted({x.conversation for x in turns})
     summary = {"tenant": tenant, "turns": len(turns), "conversations": convs, "seconds": round(secs, 2)}

@@ -4,7 +4,7 @@ no torch import.
 The model is BERT (Devlin et al. 2019, "BERT: Pre-training of Deep Bidirectional
 Transformers", section 3) in the MiniLM-L6-H384 configuration (Wang et al. 2020,
 "MiniLM: Deep Self-Attention Distillation"): 6 post-LayerNorm encoder layers, hidden
-size 384, 12 attention heads, feed-forward width 1536, exact (erf) GELU; the sentence
+size 384, 12 attention heads, feed-forward width 1536, GELU (here its tanh form, see :func:`_gelu`); the sentence
 embedding is the mean of the last hidden states over the attention mask, L2-normalised
 (the packaged ``modules.json``: Transformer -> Pooling(mean) -> Normalize), with inputs
 truncated at 256 word pieces (``sentence_bert_config.json`` ``max_seq_length``).
@@ -61,30 +61,29 @@ def limit_blas_threads() -> int | None:
         return None
     return n
 
-_SQRT1_2 = np.float32(1.0 / np.sqrt(2.0))
-
-
-def _erf(x: np.ndarray) -> np.ndarray:
-    """erf, float32 (Abramowitz & Stegun 1964, formula 7.1.26: |error| <= 1.5e-7)."""
-    z = np.abs(x)
-    t = 1.0 / (1.0 + np.float32(0.3275911) * z)
-    poly = t * (np.float32(0.254829592) + t * (np.float32(-0.284496736) + t * (
-        np.float32(1.421413741) + t * (np.float32(-1.453152027) + t * np.float32(1.061405429)))))
-    np.multiply(z, z, out=z)
-    np.negative(z, out=z)
-    np.exp(z, out=z)
-    poly *= z
-    out = 1.0 - poly
-    return np.copysign(out, x, out=out)  # type: ignore[no-any-return]
+_C_TANH = np.float32(np.sqrt(2.0 / np.pi))
+_K_TANH = np.float32(0.044715)
 
 
 def _gelu(x: np.ndarray) -> np.ndarray:
-    """Exact GELU ``x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2))`` (Hendrycks & Gimpel 2016)."""
-    e = _erf(x * _SQRT1_2)
-    e += 1.0
-    e *= x
-    e *= np.float32(0.5)
-    return e
+    """GELU, tanh form ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`` (Hendrycks &
+    Gimpel 2016, section 2), in place on ``x``.
+
+    The model was trained with the exact (erf) GELU; the tanh form differs from it by at
+    most ~3e-4 per activation and leaves the sentence embeddings at cosine >= 0.99999 to
+    sentence-transformers (measured on 160 LoCoMo turns; the test holds it at 0.9999),
+    at half the cost: numpy's float32 ``tanh`` is vectorised, an erf polynomial costs
+    a dozen array passes (17 % of a forward pass against 9 %)."""
+    y = x * x
+    y *= _K_TANH
+    y += 1.0
+    y *= x
+    y *= _C_TANH
+    np.tanh(y, out=y)
+    y += 1.0
+    y *= x
+    y *= np.float32(0.5)
+    return y
 
 
 def _layer_norm(x: np.ndarray, w: np.ndarray, b: np.ndarray, eps: float) -> np.ndarray:

@@ -397,6 +397,7 @@ class RecallIndex:
         *,
         vectors: Sequence[np.ndarray | None] | None = None,
         embed: bool = True,
+        tokens: Sequence[list[str]] | None = None,
     ) -> list[DocRecord]:
         """Index several documents (dicts with the keyword arguments of :meth:`add` plus
         ``id``); embeds them in one batch.
@@ -405,6 +406,8 @@ class RecallIndex:
             nothing is encoded then.
         :param embed: False = keyword-only for now (attach vectors later with
             :meth:`set_vector`); a write need not wait for the embedder.
+        :param tokens: the texts' BM25 tokens, already computed (a snapshot's); default:
+            :func:`~reckon.recall.keyword.tokenize` of each text.
         """
         recs = self._records(docs)
         vecs: Sequence[np.ndarray | None] | np.ndarray | None
@@ -422,7 +425,7 @@ class RecallIndex:
                 if v is not None and np.shape(v) != (self._dim,):
                     v = None
                 self._place(r, v)
-            self._index_keywords(recs)
+            self._index_keywords(recs, tokens)
             self._maybe_save()
         return recs
 
@@ -443,9 +446,12 @@ class RecallIndex:
             self._has[r] = self._docs[doc_id].embedded = True
             return True
 
-    def _index_keywords(self, recs: Iterable[DocRecord]) -> None:
+    def _index_keywords(self, recs: Iterable[DocRecord], tokens: Sequence[list[str]] | None = None) -> None:
         recs = list(recs)
-        self._kw.add_many((r.id, r.text) for r in recs)
+        if tokens is not None and len(tokens) == len(recs):
+            self._kw.add_tokens(zip((r.id for r in recs), tokens))
+        else:
+            self._kw.add_many((r.id, r.text) for r in recs)
         if self._ctx_ready:
             self._kw_ctx.add_many((r.id, r.embed_text()) for r in recs)
 

@@ -119,10 +119,14 @@ class KeywordIndex:
 
     def add_many(self, items: Iterable[tuple[str, str]]) -> None:
         """Index several ``(doc_id, text)`` pairs (each as :meth:`add`)."""
+        self.add_tokens((doc_id, tokenize(text)) for doc_id, text in items)
+
+    def add_tokens(self, items: Iterable[tuple[str, list[str]]]) -> None:
+        """Index several ``(doc_id, tokens)`` pairs, the tokens already :func:`tokenize`d
+        (a persisted snapshot reopens without tokenising every document again)."""
         with self._lock:
             self._scored.clear()  # N / avgdl / df change: every contribution is stale
-            for doc_id, text in items:
-                toks = tokenize(text)
+            for doc_id, toks in items:
                 slot = self._slot.get(doc_id)
                 if slot is None:
                     slot = len(self._ids)

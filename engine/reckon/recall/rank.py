@@ -146,7 +146,15 @@ def ranks_from_scores(scores: np.ndarray, eligible: np.ndarray, depth: int) -> d
     if n_ok == 0:
         return {}
     take = min(depth, n_ok)
-    order = np.argsort(-s, kind="stable")[:take]
+    if 4 * take < len(s):
+        # top-k without sorting every row (O(n) + O(k log k)): the take-th best score by
+        # partition, every position at least that good (ties included), then ordered by
+        # (score descending, position) -- the same ranks as the stable full sort
+        kth = np.partition(s, len(s) - take)[len(s) - take]
+        cand = np.nonzero(s >= kth)[0]
+        order = cand[np.lexsort((cand, -s[cand]))][:take]
+    else:
+        order = np.argsort(-s, kind="stable")[:take]
     return {int(p): r + 1 for r, p in enumerate(order)}
 
 

@@ -20,10 +20,19 @@ What it holds, and where each part comes from:
 * **vectors** in a :class:`~reckon.recall.vectors.VectorFile` beside the store
   (``<tenant>/recall/vectors-<embedder>.f32``), keyed by the digest of the embedded
   text: append-only, shared by every process, never re-embedded on open.
-* a **snapshot** of the documents (``<tenant>/recall/docs.json``) at a store
+* a **snapshot** of the documents (``<tenant>/recall/docs.npz``) at a store
   generation, so a fresh process does not re-read every memory: it loads the snapshot
-  and applies the commits since. Written under a unique temporary name and renamed;
-  unreadable, of another tenant or ahead of the store = ignored (rebuilt).
+  and applies the commits since. A numpy ``.npz`` archive (no pickles) of columns:
+  ``meta`` (UTF-8 JSON: version 2, tenant, incarnation, generation, embedder, dim, the
+  extra keys), per string column ``<name>.blob`` (UTF-8 bytes) + ``<name>.off`` (int64
+  offsets, ``-1`` = None) for id, text, context, scope, kind, owner, teams (joined by
+  U+001F), tokens (the BM25 tokens joined by spaces, so nothing is tokenised again) and
+  ``x.<key>`` (a JSON list per extra key); ``importance`` int8, ``time`` int64
+  microseconds since the epoch (UTC), ``vectors`` float32 ``(n, dim)`` with ``has``
+  bool (a document's vector, used when the embedder and width match; no vector-file
+  read on open). Written under a unique temporary name and renamed; unreadable, of
+  another tenant or ahead of the store = ignored (rebuilt). The version 1 snapshot
+  (``docs.json``, documents as JSON) is still read, then replaced.
 
 **Embedding off the critical path.** A document whose text has no vector yet is indexed
 by keyword at once and queued; a background thread embeds the queue in batches, appends
@@ -44,7 +53,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Collection, Iterable, Sequence
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -53,16 +62,19 @@ import numpy as np
 from reckon.recall.embed import Embedder, EmbeddingUnavailable, QueryCache
 from reckon.recall.index import RecallIndex
 from reckon.recall.rank import Hit, RankConfig
-from reckon.recall.vectors import VectorFile
+from reckon.recall.vectors import MemoryVectors, VectorFile
 
-__all__ = ["DocReader", "TenantIndex"]
+__all__ = ["DocReader", "Parts", "TenantIndex", "single_part"]
 
 log = logging.getLogger("reckon.recall")
 
-SNAPSHOT = "docs.json"
-_SNAPSHOT_VERSION = 1
+SNAPSHOT = "docs.npz"
+LEGACY_SNAPSHOT = "docs.json"  # version 1 (read, then replaced by a version 2 snapshot)
+_SNAPSHOT_VERSION = 2
+_SEP = "\x1f"  # between the teams of a document in the snapshot
+_EPOCH_UTC = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _SNAPSHOT_EVERY = 200  # generations between background snapshots
-_BATCH = 64
+_BATCH = 256  # texts per background encode (sorted by length inside: less padding than 64)
 _FIRST_RANK_BACKLOG = 32
 """A first ranking in a process embeds a backlog up to this size before it ranks."""
 _RETRY_S = 30.0  # a failing embedder (model missing, endpoint down) is retried after this
@@ -73,16 +85,10 @@ DocReader = Callable[[Any, "Collection[str] | None"], dict[str, "dict[str, Any] 
 every active memory. A document is a dict of :meth:`RecallIndex.add` keywords plus
 ``id``."""
 
-_DOC_FIELDS = ("text", "importance", "scope", "kind", "owner", "teams", "subclass", "confidence", "created")
-_EXTRA = ("subclass", "confidence", "created")  # kept in DocRecord.extra
-
-
-def _doc_json(d: dict[str, Any]) -> dict[str, Any]:
-    out = {k: d.get(k) for k in ("id",) + _DOC_FIELDS}
-    out["teams"] = list(d.get("teams") or ())
-    t = d.get("time")
-    out["time"] = t.isoformat() if isinstance(t, datetime) else t
-    return out
+_BASE = frozenset(("id", "text", "time", "importance", "scope", "kind", "owner", "teams", "context"))
+"""Document keys that are :class:`~reckon.recall.index.DocRecord` fields; any other key
+of a document is kept in ``DocRecord.extra`` (memories: subclass, confidence, created;
+turns: conversation)."""
 
 
 def _doc_from_json(d: dict[str, Any]) -> dict[str, Any]:
@@ -110,10 +116,24 @@ def _indexable(d: dict[str, Any] | None) -> bool:
 def _same(rec: Any, d: dict[str, Any]) -> bool:
     t = d["time"]
     t = t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+    extra = {k: v for k, v in d.items() if k not in _BASE}
     return (rec.text == d["text"] and rec.importance == int(d.get("importance", 3)) and rec.scope == d.get("scope")
             and rec.kind == d.get("kind") and rec.owner == d.get("owner")
-            and rec.teams == tuple(d.get("teams") or ()) and rec.time == t
-            and all(rec.extra.get(k) == d.get(k) for k in _EXTRA))
+            and rec.teams == tuple(d.get("teams") or ()) and rec.time == t and rec.context == d.get("context")
+            and rec.extra == extra)
+
+
+def single_part(text: str, context: str | None) -> tuple[tuple[str, float], ...]:
+    """The default :data:`Parts`: a document's vector is the embedding of its text."""
+    return ((text, 1.0),)
+
+
+Parts = Callable[[str, "str | None"], "tuple[tuple[str, float], ...]"]
+"""``parts(text, context)``: the texts whose embeddings make a document's vector, with
+their weights; the vector is ``normalise(sum weight_i * embedding(text_i))`` (one part of
+weight 1: the embedding itself). Every part is embedded and stored once under its own
+key, so a text shared by several documents (a turn and the context of the next one) is
+embedded once."""
 
 
 class TenantIndex:
@@ -122,13 +142,16 @@ class TenantIndex:
     :param store: the tenant's :class:`~reckon.store.TenantStore` (``snapshot()``,
         ``changes()``, ``tenant_id``).
     :param read: the :data:`DocReader` (the memory layer's reader).
-    :param memory_prefix: IRI prefix of the tenant's memories (commits touching other
+    :param memory_prefix: IRI prefix of the tenant's documents (commits touching other
         subjects are ignored).
     :param embedder: the embedder (shared by the process's tenants).
     :param directory: ``<tenant>/recall`` (None: nothing persisted).
     :param config: ranking defaults.
     :param background: embed in a background thread (False: on the calling thread at
         the next :meth:`sync`, for tests that need determinism).
+    :param full_ids: document ids are the subjects' whole IRIs (default: the part after
+        ``memory_prefix``).
+    :param parts: the :data:`Parts` of a document's vector (default: its text).
     """
 
     def __init__(
@@ -141,19 +164,24 @@ class TenantIndex:
         directory: str | os.PathLike[str] | None,
         config: RankConfig | None = None,
         background: bool = True,
+        full_ids: bool = False,
+        parts: Parts | None = None,
     ) -> None:
         self.store = store
         self._read = read
         self._prefix = memory_prefix
+        self._full_ids = full_ids
+        self._parts: Parts = parts or single_part
         self.directory = Path(directory) if directory is not None else None
         self.index = RecallIndex(None, embedder=embedder, config=config, autosave=False)
-        self._vectors: VectorFile | None = None
+        self._vectors: VectorFile | MemoryVectors | None = None
         self._gen: int | None = None  # store generation the documents equal
         self._snap_gen: int | None = None
+        self._snap_vecs = -1  # documents with a vector in the last snapshot
         self._lock = threading.RLock()  # documents and generation
         self._qcache = QueryCache()
         self._pending: dict[bytes, tuple[str, set[str]]] = {}  # key -> (text, doc ids)
-        self._keys: dict[str, bytes] = {}  # doc id -> key of its current text
+        self._keys: dict[str, tuple[bytes, ...]] = {}  # doc id -> keys of its current parts
         self._cv = threading.Condition()
         self._busy = False
         self._worker: threading.Thread | None = None
@@ -187,33 +215,172 @@ class TenantIndex:
     def pending(self) -> int:
         """Documents waiting for their embedding."""
         with self._cv:
-            return sum(len(ids) for _, ids in self._pending.values())
+            if all(len(ids) == 1 for _, ids in self._pending.values()):
+                return len({next(iter(ids)) for _, ids in self._pending.values()})
+            return len(set().union(*(ids for _, ids in self._pending.values())))
 
     # ------------------------------------------------------------------ open / snapshot
-    def _vector_file(self) -> VectorFile | None:
-        if self.directory is None:
-            return None
+    def _vector_file(self) -> VectorFile | MemoryVectors:
         name = self.index.embedder.name
         dim = self.index.dim
         vf = self._vectors
         if vf is None or vf.embedder != name or vf.dim != dim:
-            vf = self._vectors = VectorFile(self.directory, name, dim)
-            vf.refresh()
+            # not read here: a snapshot carries its documents' vectors, and the callers
+            # that look vectors up refresh first (a full read is O(file))
+            vf = self._vectors = (VectorFile(self.directory, name, dim) if self.directory is not None
+                                  else MemoryVectors(name, dim))
         return vf
+
+    def _part_keys(self, vf: Any, text: str, context: str | None) -> tuple[tuple[tuple[str, float], ...],
+                                                                         tuple[bytes, ...]]:
+        parts = self._parts(text, context)
+        return parts, tuple(vf.key(t) for t, _ in parts)
+
+    @staticmethod
+    def _combine(parts: Sequence[tuple[str, float]], keys: Sequence[bytes],
+                 known: dict[bytes, np.ndarray]) -> np.ndarray | None:
+        """The document vector from its parts' vectors (None while one is missing)."""
+        if len(keys) == 1:
+            return known.get(keys[0])
+        acc: np.ndarray | None = None
+        for (_, w), k in zip(parts, keys):
+            v = known.get(k)
+            if v is None:
+                return None
+            acc = w * v if acc is None else acc + w * v
+        assert acc is not None
+        n = float(np.linalg.norm(acc))
+        return (acc / n).astype(np.float32) if n > 0 else acc.astype(np.float32)
+
+    def _doc_id(self, subject: str) -> str | None:
+        if not subject.startswith(self._prefix):
+            return None
+        return subject if self._full_ids else subject[len(self._prefix):]
 
     def _open(self) -> None:
         snap = self._load_snapshot()
+        legacy = False
+        if snap is None:
+            old = self._load_snapshot_v1()
+            if old is not None:
+                snap, legacy = (old[0], old[1], None, None), True
         with self._lock:
             if snap is not None:
-                gen, docs = snap
-                self._apply_docs(docs, replace=True)
+                gen, docs, vecs, toks = snap
+                if vecs is None:
+                    self._apply_docs(docs, replace=True)
+                else:
+                    self._apply_snapshot(docs, vecs, toks)
                 self._gen = self._snap_gen = gen
+                self._snap_vecs = self.index.embedded_count()
+                if legacy:
+                    self._snap_gen = None  # write it again in this version
         self.sync()
+        if legacy and self.save_snapshot() and self.directory is not None:
+            (self.directory / LEGACY_SNAPSHOT).unlink(missing_ok=True)
 
-    def _load_snapshot(self) -> tuple[int, list[dict[str, Any]]] | None:
+    def _apply_snapshot(self, docs: list[dict[str, Any]], vecs: list[np.ndarray | None],
+                        toks: list[list[str]] | None) -> None:
+        """Load a version 2 snapshot into an empty index: the documents with their
+        vectors and tokens as written (nothing embedded, tokenised or read from the
+        vector file unless a document has no vector)."""
+        vf = self._vector_file()
+        plan = [self._part_keys(vf, d["text"], d.get("context")) for d in docs]
+        self.index.add_many(docs, vectors=vecs, tokens=toks)
+        todo: list[tuple[bytes, str, str]] = []
+        for d, (parts, keys), v in zip(docs, plan, vecs):
+            self._keys[d["id"]] = keys
+            if v is None:
+                todo.extend((k, t, d["id"]) for (t, _), k in zip(parts, keys))
+        if todo:  # embedded meanwhile by another process, or queued
+            vf.refresh()
+            known = vf.get_many({k for k, _, _ in todo})
+            left = []
+            for d, (parts, keys), v in zip(docs, plan, vecs):
+                if v is None:
+                    w = self._combine(parts, keys, known)
+                    if w is not None:
+                        self.index.set_vector(d["id"], w)
+                    else:
+                        left.extend((k, t, d["id"]) for (t, _), k in zip(parts, keys) if k not in known)
+            if left:
+                self._enqueue(left)
+
+    def _load_snapshot(self) -> tuple[int, list[dict[str, Any]], list[np.ndarray | None], list[list[str]]] | None:
+        """The version 2 snapshot: ``(generation, documents, vectors, tokens)`` or None."""
         if self.directory is None:
             return None
         path = self.directory / SNAPSHOT
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                cols = {k: z[k] for k in z.files}
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, EOFError) as exc:  # torn, not an archive, a pickle
+            log.warning("recall snapshot %s unreadable (%s): rebuilding from the store", path, exc)
+            return None
+        try:
+            meta = json.loads(cols["meta"].tobytes().decode("utf-8"))
+            if meta.get("version") != _SNAPSHOT_VERSION or meta.get("tenant") != self.store.tenant_id:
+                return None
+            inc = getattr(self.store, "incarnation", None)
+            if inc is not None and meta.get("incarnation") not in (None, inc):
+                return None  # written for a deleted tenant of the same id
+            gen = int(meta["generation"])
+            n = int(meta["n"])
+
+            def strings(name: str) -> list[str | None]:
+                blob = cols[f"{name}.blob"].tobytes()
+                off = cols[f"{name}.off"]
+                none = cols[f"{name}.none"]
+                if len(off) != n + 1 or len(none) != n or int(off[-1]) != len(blob):
+                    raise ValueError(f"{name}: {len(off) - 1} entries for {n} documents")
+                ends = off[1:].tolist()
+                starts = off[:-1].tolist()
+                return [None if z else blob[a:b].decode("utf-8", "surrogatepass")
+                        for a, b, z in zip(starts, ends, none.tolist())]
+
+            ids, texts, ctxs = strings("id"), strings("text"), strings("context")
+            scopes, kinds, owners = strings("scope"), strings("kind"), strings("owner")
+            teams, tokens = strings("teams"), strings("tokens")
+            imp = cols["importance"].astype(int).tolist()
+            us = cols["time"].tolist()
+            if len(imp) != n or len(us) != n:
+                raise ValueError("column lengths differ")
+            extras = {k: json.loads(cols[f"x.{k}"].tobytes().decode("utf-8")) for k in meta.get("extra", [])}
+            if any(len(v) != n for v in extras.values()):
+                raise ValueError("extra column lengths differ")
+            same_emb = meta.get("embedder") == self.index.embedder.name and int(meta.get("dim", -1)) == self.index.dim
+            vec_m = cols["vectors"] if same_emb else None
+            has = cols["has"] if same_emb else None
+            if vec_m is not None and (vec_m.shape != (n, self.index.dim) or has is None or has.shape != (n,)):
+                raise ValueError(f"vectors {vec_m.shape} for {n} documents")
+            docs: list[dict[str, Any]] = []
+            vecs: list[np.ndarray | None] = []
+            toks: list[list[str]] = []
+            delta = timedelta(microseconds=1)
+            for r in range(n):
+                d: dict[str, Any] = {"id": ids[r], "text": texts[r], "time": _EPOCH_UTC + us[r] * delta,
+                                     "importance": imp[r], "scope": scopes[r], "kind": kinds[r],
+                                     "owner": owners[r], "teams": teams[r].split(_SEP) if teams[r] else []}
+                if ctxs[r] is not None:
+                    d["context"] = ctxs[r]
+                for k, col in extras.items():
+                    d[k] = col[r]
+                docs.append(d)
+                vecs.append(vec_m[r] if vec_m is not None and has[r] else None)  # type: ignore[index]
+                tok = tokens[r]
+                toks.append(tok.split(" ") if tok else [])
+        except (KeyError, TypeError, ValueError, UnicodeDecodeError) as exc:
+            log.warning("recall snapshot %s malformed (%s): rebuilding from the store", path, exc)
+            return None
+        return gen, docs, vecs, toks
+
+    def _load_snapshot_v1(self) -> tuple[int, list[dict[str, Any]]] | None:
+        """The version 1 snapshot (``docs.json``), or None."""
+        if self.directory is None:
+            return None
+        path = self.directory / LEGACY_SNAPSHOT
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
@@ -222,7 +389,7 @@ class TenantIndex:
             log.warning("recall snapshot %s unreadable (%s): rebuilding from the store", path, exc)
             return None
         try:
-            if raw.get("version") != _SNAPSHOT_VERSION or raw.get("tenant") != self.store.tenant_id:
+            if raw.get("version") != 1 or raw.get("tenant") != self.store.tenant_id:
                 return None
             inc = getattr(self.store, "incarnation", None)
             if inc is not None and raw.get("incarnation") not in (None, inc):
@@ -242,23 +409,54 @@ class TenantIndex:
             return False
         with self._lock:
             gen = self._gen
-            if gen is None or gen == self._snap_gen:
+            embedded = self.index.embedded_count()
+            if gen is None or (gen == self._snap_gen and embedded == self._snap_vecs):
                 return False
-            docs = []
-            for rec in self.index._docs.values():  # noqa: SLF001 (same package)
-                docs.append({"id": rec.id, "text": rec.text, "time": rec.time.isoformat(),
-                             "importance": rec.importance, "scope": rec.scope, "kind": rec.kind,
-                             "owner": rec.owner, "teams": list(rec.teams),
-                             **{k: rec.extra.get(k) for k in _EXTRA}})
+            ix = self.index
+            n = len(ix)
+            recs = [ix._docs[i] for i in ix._row_ids[:n]]  # noqa: SLF001 (same package)
+            vectors = np.array(ix._emb[:n], dtype="<f4")  # noqa: SLF001
+            has = np.array(ix._has[:n], dtype=bool)  # noqa: SLF001
+            kw = ix._kw  # noqa: SLF001
+            tokens = [" ".join(kw.tokens(r.id)) for r in recs]
+            name, dim = ix.embedder.name, ix.dim
         if not self._current():
             return False
-        data = json.dumps({"version": _SNAPSHOT_VERSION, "tenant": self.store.tenant_id, "generation": gen,
-                           "incarnation": getattr(self.store, "incarnation", None), "docs": docs},
-                          ensure_ascii=False)
+        extra_keys = sorted({k for r in recs for k in r.extra})
+        cols: dict[str, np.ndarray] = {}
+
+        def put(col: str, values: Sequence[str | None]) -> None:
+            parts = [v.encode("utf-8", "surrogatepass") if v is not None else b"" for v in values]
+            off = np.zeros(len(parts) + 1, dtype=np.int64)
+            np.cumsum([len(x) for x in parts], out=off[1:])
+            cols[f"{col}.blob"] = np.frombuffer(b"".join(parts), dtype=np.uint8)
+            cols[f"{col}.off"] = off
+            cols[f"{col}.none"] = np.array([v is None for v in values], dtype=bool)
+
+        put("id", [r.id for r in recs])
+        put("text", [r.text for r in recs])
+        put("context", [r.context for r in recs])
+        put("scope", [r.scope for r in recs])
+        put("kind", [r.kind for r in recs])
+        put("owner", [r.owner for r in recs])
+        put("teams", [_SEP.join(r.teams) for r in recs])
+        put("tokens", tokens)
+        cols["importance"] = np.array([r.importance for r in recs], dtype=np.int8)
+        cols["time"] = np.array([(r.time - _EPOCH_UTC) // timedelta(microseconds=1) for r in recs], dtype=np.int64)
+        for k in extra_keys:
+            cols[f"x.{k}"] = np.frombuffer(json.dumps([r.extra.get(k) for r in recs], ensure_ascii=False)
+                                           .encode("utf-8"), dtype=np.uint8)
+        cols["vectors"] = vectors
+        cols["has"] = has
+        meta = {"version": _SNAPSHOT_VERSION, "tenant": self.store.tenant_id, "generation": gen,
+                "incarnation": getattr(self.store, "incarnation", None), "n": len(recs), "embedder": name,
+                "dim": dim, "extra": extra_keys}
+        cols["meta"] = np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)
         tmp = self.directory / f".{SNAPSHOT}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp"
         try:
             self.directory.mkdir(exist_ok=True)  # not its parents: the tenant may have been deleted
-            tmp.write_text(data, encoding="utf-8")
+            with open(tmp, "wb") as f:
+                np.savez(f, **cols)  # type: ignore[arg-type]
             os.replace(tmp, self.directory / SNAPSHOT)
         except OSError as exc:
             log.warning("cannot write recall snapshot in %s: %s", self.directory, exc)
@@ -266,6 +464,7 @@ class TenantIndex:
             return False
         with self._lock:
             self._snap_gen = gen
+            self._snap_vecs = embedded
         return True
 
     # ------------------------------------------------------------------ sync
@@ -308,18 +507,17 @@ class TenantIndex:
         from reckon.store.graphs import SCHEMA
 
         out: set[str] = set()
-        p = self._prefix
         for c in commits:
             for q in (*c.added, *c.removed):
                 if q.graph_name == SCHEMA:
                     return None  # labels / property specs may have changed: rebuild
-                v = getattr(q.subject, "value", "")
-                if v.startswith(p):
-                    out.add(v[len(p):])
+                i = self._doc_id(getattr(q.subject, "value", ""))
+                if i is not None:
+                    out.add(i)
             for t in (*c.inferred_added, *c.inferred_removed):
-                v = getattr(t.subject, "value", "")
-                if v.startswith(p):
-                    out.add(v[len(p):])
+                i = self._doc_id(getattr(t.subject, "value", ""))
+                if i is not None:
+                    out.add(i)
         return out
 
     def _apply_docs(self, docs: Iterable[dict[str, Any]], *, replace: bool) -> None:
@@ -328,8 +526,10 @@ class TenantIndex:
         docs = list(docs)
         idx = self.index
         vf = self._vector_file()
-        if vf is not None:
+        if replace:
             vf.refresh()
+        # (a few documents of a commit: no read of the vector file on the write path; the
+        # embedding thread reads what other processes appended before it embeds anything)
         if replace:
             keep = {d["id"] for d in docs}
             for i in [i for i in idx.ids() if i not in keep]:
@@ -338,20 +538,19 @@ class TenantIndex:
         changed = [d for d in docs if d["id"] not in idx or not _same(idx.get(d["id"]), d)]
         if not changed:
             return
-        name = idx.embedder.name
-        keys = [(vf.key(d["text"]) if vf is not None else _mem_key(name, d["text"])) for d in changed]
-        known = vf.get_many(keys) if vf is not None else {}
+        plan = [self._part_keys(vf, d["text"], d.get("context")) for d in changed]
+        known = vf.get_many({k for _, keys in plan for k in keys})
         vecs: list[np.ndarray | None] = []
         todo: list[tuple[bytes, str, str]] = []
-        for d, k in zip(changed, keys):
-            v = known.get(k)
-            if v is None and self._keys.get(d["id"]) == k:
-                # same text as before (only metadata changed): keep the vector it has
+        for d, (parts, keys) in zip(changed, plan):
+            v = self._combine(parts, keys, known)
+            if v is None and self._keys.get(d["id"]) == keys:
+                # same texts as before (only metadata changed): keep the vector it has
                 v = idx.embedding(d["id"]) if d["id"] in idx else None
             vecs.append(v)
-            self._keys[d["id"]] = k
+            self._keys[d["id"]] = keys
             if v is None:
-                todo.append((k, d["text"], d["id"]))
+                todo.extend((k, t, d["id"]) for (t, _), k in zip(parts, keys) if k not in known)
         idx.add_many([dict(d) for d in changed], vectors=vecs)
         if todo:
             self._enqueue(todo)
@@ -368,6 +567,11 @@ class TenantIndex:
             self._cv.notify_all()
         if self._background and self._ranking:
             self._start_worker()
+
+    def start_embedding(self) -> None:
+        """Embed the queue in the background from now on (as after a first ranking): a
+        bulk write whose documents should become searchable by vector soon calls it."""
+        self._wants_ranking()
 
     def _wants_ranking(self) -> None:
         """This process ranks: from now on the queue is embedded in the background."""
@@ -413,9 +617,8 @@ class TenantIndex:
 
     def _embed_batch(self, batch: list[tuple[bytes, tuple[str, set[str]]]]) -> None:
         vf = self._vector_file()
-        if vf is not None:
-            vf.refresh()  # another process may have embedded some of them meanwhile
-        have = vf.get_many([k for k, _ in batch]) if vf is not None else {}
+        vf.refresh()  # another process may have embedded some of them meanwhile
+        have = vf.get_many([k for k, _ in batch])
         need = [(k, t) for k, (t, _) in batch if k not in have]
         new: dict[bytes, np.ndarray] = {}
         if need:
@@ -432,11 +635,11 @@ class TenantIndex:
                     self._cv.notify_all()
                 return
             self._retry_at = 0.0
-            if vf is not None and self.index.embedder.name != vf.embedder:
+            if self.index.embedder.name != vf.embedder:
                 self._rekey()  # switched to the fallback, which re-embedded every document
                 return
             new = {k: enc[j] for j, (k, _) in enumerate(need)}
-            if vf is not None and self._current():  # never into a re-created tenant's folder
+            if self._current():  # never into a re-created tenant's folder
                 try:
                     vf.add(new.items())
                 except OSError as exc:
@@ -444,9 +647,17 @@ class TenantIndex:
         vecs = {**have, **new}
         with self._lock:
             for k, (_, ids) in batch:
-                v = vecs.get(k)
                 for i in ids:
-                    if v is not None and self._keys.get(i) == k:
+                    keys = self._keys.get(i)
+                    if keys is None or k not in keys or i not in self.index:
+                        continue
+                    if len(keys) == 1:
+                        v = vecs.get(k)
+                    else:
+                        rec = self.index.get(i)
+                        known = {**vf.get_many(keys), **{kk: vecs[kk] for kk in keys if kk in vecs}}
+                        v = self._combine(self._parts(rec.text, rec.context), keys, known)
+                    if v is not None:
                         self.index.set_vector(i, v)
         with self._cv:
             for k, (_, ids) in batch:
@@ -465,20 +676,31 @@ class TenantIndex:
     def _rekey(self) -> None:
         """After a switch of embedder (the hashing fallback, which re-embedded every
         document in memory): keys of the new embedder, its vector file, empty queue."""
+        todo: list[tuple[bytes, str, str]] = []
         with self._lock:
             vf = self._vector_file()
-            name = self.index.embedder.name
-            self._keys = {i: (vf.key(self.index.get(i).text) if vf is not None else _mem_key(name, self.index.get(i).text))
-                          for i in self.index.ids()}
-            if vf is not None:
-                pairs = [(self._keys[i], self.index.embedding(i)) for i in self.index.ids()]
-                try:
-                    vf.add((k, v) for k, v in pairs if v is not None)
-                except OSError as exc:
-                    log.warning("cannot append vectors to %s: %s", vf.path, exc)
+            self._keys = {}
+            pairs = []
+            for i in self.index.ids():
+                rec = self.index.get(i)
+                parts, keys = self._part_keys(vf, rec.text, rec.context)
+                self._keys[i] = keys
+                if len(parts) == 1 and rec.context is None and parts[0][0] == rec.text:
+                    v = self.index.embedding(i)  # the fallback embedded exactly this text
+                    if v is not None:
+                        pairs.append((keys[0], v))
+                        continue
+                self.index.set_vector(i, None)
+                todo.extend((k, t, i) for (t, _), k in zip(parts, keys))
+            try:
+                vf.add(pairs)
+            except OSError as exc:
+                log.warning("cannot append vectors to %s: %s", vf.path, exc)
         with self._cv:
             self._pending.clear()
             self._cv.notify_all()
+        if todo:
+            self._enqueue(todo)
 
     def _after_sync(self) -> None:
         if not self._background and self._ranking and self._pending:
@@ -491,8 +713,11 @@ class TenantIndex:
 
     def _maybe_snapshot(self) -> None:
         gen, snap = self._gen, self._snap_gen
-        if gen is not None and (snap is None or gen - snap >= _SNAPSHOT_EVERY):
-            self.save_snapshot()
+        if gen is None:
+            return
+        drained = not self._pending and self.index.embedded_count() != self._snap_vecs
+        if snap is None or gen - snap >= _SNAPSHOT_EVERY or drained:
+            self.save_snapshot()  # the queue drained: the next process opens with the vectors
 
     def wait(self, timeout: float | None = 60.0) -> bool:
         """Block until every queued document has its vector; returns False on timeout
@@ -580,9 +805,12 @@ class TenantIndex:
         with self._lock:
             todo = [i for i in ids if i in self.index and self.index.embedding(i) is None and i in self._keys]
             batch: dict[bytes, tuple[str, set[str]]] = {}
+            vf = self._vector_file()
             for i in todo:
-                k = self._keys[i]
-                batch.setdefault(k, (self.index.get(i).text, set()))[1].add(i)
+                rec = self.index.get(i)
+                parts, keys = self._part_keys(vf, rec.text, rec.context)
+                for (t, _), k in zip(parts, keys):
+                    batch.setdefault(k, (t, set()))[1].add(i)
         if not batch:
             return 0
         self._embed_batch(list(batch.items()))
@@ -650,10 +878,3 @@ class TenantIndex:
         self._closed = True
         with self._cv:
             self._cv.notify_all()
-
-
-def _mem_key(embedder: str, text: str) -> bytes:
-    from reckon.recall.vectors import text_key
-
-    return text_key(embedder, text)
-

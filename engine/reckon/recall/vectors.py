@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["MAGIC", "VectorFile", "text_key"]
+__all__ = ["MAGIC", "MemoryVectors", "VectorFile", "text_key"]
 
 log = logging.getLogger("reckon.recall")
 
@@ -256,3 +256,52 @@ class VectorFile:
                 os.close(fd)
             self.refresh()
             return dropped
+
+
+class MemoryVectors:
+    """The same interface as :class:`VectorFile`, in memory only (an index without a
+    directory): vectors by key, nothing persisted.
+
+    :param embedder: the embedder's name (salts the keys).
+    :param dim: vector width.
+    """
+
+    def __init__(self, embedder: str, dim: int) -> None:
+        self.embedder = embedder
+        self.dim = dim
+        self.path = None
+        self._d: dict[bytes, np.ndarray] = {}
+        self._mu = threading.Lock()
+
+    def key(self, text: str) -> bytes:
+        """The key of ``text`` for this store's embedder."""
+        return text_key(self.embedder, text)
+
+    def __len__(self) -> int:
+        return len(self._d)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._d
+
+    def refresh(self) -> int:
+        """Nothing to read (no other process shares it): 0."""
+        return 0
+
+    def get(self, key: bytes) -> np.ndarray | None:
+        """float32 ``(dim,)`` vector of ``key``, or None."""
+        return self._d.get(key)
+
+    def get_many(self, keys: Iterable[bytes]) -> dict[bytes, np.ndarray]:
+        """The vectors of the ``keys`` that have one."""
+        d = self._d
+        return {k: v for k in keys if (v := d.get(k)) is not None}
+
+    def add(self, pairs: Iterable[tuple[bytes, np.ndarray]]) -> int:
+        """Keep the vectors whose key is not known yet; returns how many were new."""
+        n = 0
+        with self._mu:
+            for k, v in pairs:
+                if k not in self._d:
+                    self._d[k] = np.asarray(v, dtype=np.float32).reshape(self.dim)
+                    n += 1
+        return n

@@ -52,6 +52,8 @@ RK = rdflib.Namespace(vocab.RK)
 MK = rdflib.Namespace(vocab.MK)
 """The marketing module namespace, prefix ``mk:``."""
 RC = rdflib.Namespace(vocab.RC)
+_NEIGHBOUR_PREFIXES = tuple((p, rdflib.Namespace(vocab.PREFIXES[p])) for p in ("nt", "ev", "xp", "ty"))
+"""Prefixes of the shipped modules of issue 15, bound like rk / mk / rc."""
 """The recruiting module namespace, prefix ``rc:``."""
 
 _TURTLE_SUFFIXES = {".ttl": "turtle", ".nt": "nt", ".n3": "n3"}
@@ -290,7 +292,7 @@ def split_shapes(graph: rdflib.Graph) -> tuple[rdflib.Graph, rdflib.Graph]:
 
 
 def _build(merged: rdflib.Graph, *, rules: tuple[Path, ...], sources: tuple[Path, ...]) -> Schema:
-    for prefix, ns in (("rk", RK), ("mk", MK), ("rc", RC)):
+    for prefix, ns in (("rk", RK), ("mk", MK), ("rc", RC), *_NEIGHBOUR_PREFIXES):
         merged.bind(prefix, ns, override=False)
     onto, shapes = split_shapes(merged)
     return Schema(

@@ -98,7 +98,7 @@ _P_DIGEST = NamedNode("urn:reckon:moduleDigest")
 _P_FILES = NamedNode("urn:reckon:moduleFiles")
 PROGRAM_FORMAT = 1
 
-SHIPPED_MODULES: tuple[str, ...] = ("core", "marketing", "recruiting", "agent")
+SHIPPED_MODULES: tuple[str, ...] = ("core", "marketing", "recruiting", "agent", "notes", "events", "experience", "types")
 """Names of the modules that ship with Reckon, in program order (core first)."""
 
 _SCHEMA_SUFFIXES = {".ttl": RdfFormat.TURTLE, ".nt": RdfFormat.N_TRIPLES, ".n3": RdfFormat.N3}

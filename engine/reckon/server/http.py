@@ -21,6 +21,7 @@ at ``/openapi.json``, interactive docs at ``/docs``):
 ``GET /tenants/{id}/bundle``                           the context bundle of the token's person
 ``GET /tenants/{id}/tools``                            LLM tool definitions
 ``POST /tenants/{id}/tools/{name}``                    one LLM tool call (body: the arguments)
+``/tenants/{id}/notes/{key}``, ``note-namespaces``      keyed notes (reckon.server._neighbours)
 ``GET /tenants/{id}/metrics``, ``GET /metrics``        memories per kind and scope, reasoning
                                                        and write times (Prometheus text or JSON)
 =====================================================  ===================================
@@ -1082,6 +1083,9 @@ def create_app(
     def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
+    from reckon.server._neighbours import register as register_neighbours
+
+    register_neighbours(app, ctx, _ERRORS, ApiError)  # notes (reckon.server._neighbours)
     from reckon.server.inspector import mount as mount_inspector
 
     mount_inspector(app, engine, tokens)  # the browser pages: /, /ui/... (reckon.server.inspector)

@@ -6,7 +6,8 @@ PERSON [--member-of TEAM] [--operator]``): the agent host launches it per user.
 Tools are the agent tools of :meth:`reckon.api.Tenant.tool_definitions`
 (``remember``, ``search``, ``supersede``, ``get_context``) plus the transcript tools of
 :mod:`reckon.api._turn_tools` (``record_turn``, ``search_turns``: post-turn persistence
-for the host), the memory tools' input schemas read from
+for the host) and the neighbour tools of :mod:`reckon.api._neighbour_tools` (``note_put``,
+``note_get``, ``note_list``, ``note_delete``: keyed shared notes), the memory tools' input schemas read from
 the tenant's schema catalogue on every ``tools/list`` -- a memory subclass added in
 Turtle appears with no code change. Every ``tools/call`` goes through
 :meth:`reckon.api.Tenant.handle_tool_call`: the result is the handler's JSON dict, as
@@ -82,16 +83,19 @@ def build_server(tenant: Any, principal: Any, *, name: str = "reckon", wall_cloc
     except ImportError as exc:  # mcp 1.x has another server API
         raise ImportError(f"reckon's MCP server needs the mcp SDK 2.x (pip install 'mcp>=2.3,<3'): {exc}") from exc
 
+    from reckon.api._neighbour_tools import NEIGHBOUR_TOOL_NAMES, handle_neighbour_tool, neighbour_tool_schemas
     from reckon.api._turn_tools import TURN_TOOL_NAMES, handle_turn_tool, turn_tool_schemas
 
     def _tools() -> list[Any]:
-        defs = tenant.tool_definitions(format="anthropic") + turn_tool_schemas()
+        defs = tenant.tool_definitions(format="anthropic") + turn_tool_schemas() + neighbour_tool_schemas()
         return [types.Tool(name=d["name"], description=d["description"], input_schema=d["input_schema"])
                 for d in defs]
 
     def _call(name: str, args: Any) -> dict[str, Any]:
         if name in TURN_TOOL_NAMES:
             return handle_turn_tool(tenant, name, args, principal)
+        if name in NEIGHBOUR_TOOL_NAMES:
+            return handle_neighbour_tool(tenant, name, args, principal)
         return tenant.handle_tool_call(name, args, principal)  # type: ignore[no-any-return]
 
     async def on_list_tools(ctx: Any, params: Any) -> Any:

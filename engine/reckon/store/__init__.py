@@ -1,24 +1,21 @@
 """Per-tenant RDF storage: named graphs, write serialization, incremental reasoning.
 
-Public API (DESIGN.md "The store")::
+Public API (see DESIGN.md "The store")::
 
     validate_tenant_id(id) -> id         refuse bad ids before any path is built
-    TenantStore(path, reasoner_factory=...)
+    TenantStore(path, reasoner_factory=..., backend=...)
         .transaction(validate=...)        one atomic write, serialized across processes
         .query(sparql)                    read-only SPARQL over a committed snapshot
         .snapshot() / .exclusive()        batch reads / batch writes
         .dump() / .export_trig() / .import_trig() / .verify_export()
         .reasoner() / .rebuild_inferred()
 
-Not built yet: the second backend of DESIGN.md (SPARQL 1.1 Protocol + Graph Store
-Protocol to an ``oxigraph serve`` / Fuseki / GraphDB server, tenants sharded by a
-tenant -> endpoint map). The seam is where :class:`TenantStore` touches pyoxigraph's
-on-disk ``Store``: open/close under the lock, ``_gen_of`` (read the generation), the
-mirror load (``list(store)``) and the one ``update()`` per write. A remote backend would
-implement those four over HTTP (``httpx``); since ``flock`` does not span machines it
-would make the write conditional on the generation instead
-(``DELETE { gen n } INSERT { gen n+1 ... } WHERE { gen n }`` -- optimistic concurrency:
-retry after reloading when no row matched).
+Backends (:mod:`reckon.store.backends`): where the quads live is a
+:class:`~reckon.store.backends.StoreBackend` beneath :class:`TenantStore` -- the embedded
+on-disk Oxigraph store (default) or a SPARQL 1.1 server (:mod:`reckon.store.remote`:
+Oxigraph server, Virtuoso), one set of named graphs per tenant, one conditional update
+per commit, a write lease per tenant in the server. :mod:`reckon.store.shards` maps
+tenants to endpoints; :mod:`reckon.store.move` moves a tenant between them.
 """
 
 from reckon.store.graphs import ASSERTED, BUSINESS, INFERRED, MEMORIES, PUBLIC, SCHEMA, TRANSCRIPTS

@@ -6,6 +6,9 @@ Every tenant dataset keeps triples apart by origin (DESIGN.md, "The store"):
 * :data:`MEMORIES` memory nodes, people, teams, the company (asserted)
 * :data:`BUSINESS` KPIs, spend, accounts, subscription, the clock (asserted)
 * :data:`TRANSCRIPTS` conversations and their turns (asserted; ontology/agent.ttl)
+* :data:`NOTES` keyed shared notes (asserted; ontology/notes.ttl)
+* :data:`EVENTS` the typed event graph: events, episodes, entities (asserted; ontology/events.ttl)
+* :data:`EXPERIENCE` experience records and strategies (asserted; ontology/experience.ttl)
 * :data:`INFERRED` derived triples only; never asserted, written by the reasoner
 
 Reasoning runs over the union of the asserted graphs (:data:`ASSERTED`) as one base
@@ -18,7 +21,20 @@ from __future__ import annotations
 
 from pyoxigraph import NamedNode
 
-from reckon.vocab import ASSERTED, BUSINESS, INFERRED, MEMORIES, META, PROGRAM, PUBLIC, SCHEMA, TRANSCRIPTS
+from reckon.vocab import (
+    ASSERTED,
+    BUSINESS,
+    EVENTS,
+    EXPERIENCE,
+    INFERRED,
+    MEMORIES,
+    META,
+    NOTES,
+    PROGRAM,
+    PUBLIC,
+    SCHEMA,
+    TRANSCRIPTS,
+)
 
 __all__ = [
     "ASSERTED",
@@ -27,6 +43,9 @@ __all__ = [
     "INCARNATION",
     "INFERRED",
     "MEMORIES",
+    "EVENTS",
+    "EXPERIENCE",
+    "NOTES",
     "META",
     "PROGRAM",
     "PUBLIC",

@@ -30,7 +30,6 @@ import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from reckon._errors import StoreError
 from reckon.store.ids import validate_tenant_id

@@ -2,6 +2,11 @@
 
 Design (DESIGN.md "The store", "Measured facts about our dependencies"):
 
+* **Backends.** Everything below about ``<tenant>/store/`` is the embedded backend
+  (:class:`~reckon.store.backends.EmbeddedBackend`); a tenant on a SPARQL server
+  (:mod:`reckon.store.remote`) keeps the same mirror, reasoner, generation counter and
+  journal semantics, with a write lease in the server instead of RocksDB's open and a
+  generation-conditional update instead of ``Store.update``.
 * **Disk.** ``<tenant>/store/`` is an on-disk pyoxigraph ``Store``. A path admits one
   read-write ``Store`` at a time in any process, so a process opens it only while it
   holds the tenant's exclusive ``flock`` (:class:`~reckon.store.locking.TenantLock`),
@@ -102,8 +107,6 @@ from reckon.store.backends import (
     EmbeddedBackend,
     StoreBackend,
     WriteConflict,
-    gen_of as _gen_of,
-    incarnation_of as _incarnation_of,
 )
 from reckon.store.ids import FORMAT_VERSION, validate_tenant_id
 from reckon.store.locking import TenantLock
@@ -381,6 +384,11 @@ class TenantStore:
     :param linger: seconds this process keeps the lock (and the read-write store open)
         after an operation while no other process waits (see
         :mod:`reckon.store.locking`); 0 releases after every operation.
+    :param backend: where the quads live (:class:`~reckon.store.backends.StoreBackend`);
+        ``None``: what ``meta.json`` names -- the embedded store, or a SPARQL endpoint of
+        the shard map (:mod:`reckon.store.shards`). A remote backend never lingers
+        (``linger`` 0: the write lease goes back after each operation) and waits
+        ``lock_timeout`` for another node's lease.
     :param program_resolver: maps the program stored in the tenant to its reasoner
         factory (:data:`ProgramResolver`); with it the store reasons with exactly the
         tenant's program, whoever opened it, and follows another process's migration.
