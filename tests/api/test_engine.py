@@ -11,8 +11,7 @@ from pyoxigraph import Literal, NamedNode, Quad
 from reckon._errors import InvalidInput, ReadOnlyQuery, TenantExists, UnknownTenant
 from reckon.api import Engine, Tenant
 from reckon.store import MEMORIES
-
-from tests.api.conftest import RDF_TYPE, rk
+from tests.api.conftest import RDF_TYPE
 
 
 def test_create_lays_out_a_tenant(engine: Engine, tenant: Tenant) -> None:

@@ -6,7 +6,7 @@ materialization of the rule program from scratch over the asserted graphs
 from __future__ import annotations
 
 import itertools
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.slow  # hypothesis sequences over fresh tenants
 
 OPS = Principal.operator(person="ops")
 ANN = Principal(person="ann")
-T0 = datetime(2026, 3, 1, tzinfo=timezone.utc)
+T0 = datetime(2026, 3, 1, tzinfo=UTC)
 
 metric = st.sampled_from(["ROAS", "CPA"])
 platform = st.sampled_from(["meta", "google"])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from pyoxigraph import Literal, NamedNode, Quad
@@ -361,7 +361,7 @@ def test_delete_old_memory_keeps_newer_authoritative(svc):
 # --- update (three-state) ----------------------------------------------------------------
 
 def test_update_three_state(svc):
-    exp = datetime(2027, 1, 1, tzinfo=timezone.utc)
+    exp = datetime(2027, 1, 1, tzinfo=UTC)
     m = svc.remember(principal=OPS, **budget(expires_at=exp))
     u = svc.update(m.id, principal=Principal.operator(person="pat"), content="New text")
     assert (u.content, u.label, u.importance, u.expires_at) == ("New text", m.label, 5, exp)  # absent untouched
@@ -405,7 +405,7 @@ def test_memories_filters(svc):
 
 
 def test_expiry_against_in_graph_clock(svc, store):
-    t0 = datetime(2026, 3, 1, tzinfo=timezone.utc)
+    t0 = datetime(2026, 3, 1, tzinfo=UTC)
     set_clock(store, t0)
     m = svc.remember(principal=ANN, **pref(expires_at=t0 + timedelta(days=1)))
     assert svc.get(m.id).active

@@ -7,9 +7,8 @@ import pytest
 from pyoxigraph import Literal, NamedNode, Triple
 
 from reckon.memory import _rdf as R
-from reckon.schema._fastshacl import FastShapes
 from reckon.schema import schema_from_graph, validate
-
+from reckon.schema._fastshacl import FastShapes
 from tests.memory.conftest import schema_quads
 
 MK = "https://reckon.dev/ns/marketing#"

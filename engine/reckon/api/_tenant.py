@@ -14,7 +14,6 @@ from typing import Literal as TLiteral
 from pyoxigraph import Literal, NamedNode, Triple
 
 from reckon._errors import InvalidInput
-from reckon.api._neighbours import NeighboursMixin
 from reckon.api._models import (
     AccountInput,
     KpiInput,
@@ -24,6 +23,7 @@ from reckon.api._models import (
     TeamInput,
     parse_model,
 )
+from reckon.api._neighbours import NeighboursMixin
 from reckon.business import writers as B
 from reckon.memory.models import HistoryEntry, Kind, Memory, Principal, PropertyValue, Scope, Source
 from reckon.store import Commit, QueryResult, TenantStore
@@ -94,6 +94,8 @@ class Tenant(NeighboursMixin):
     :ivar id: the tenant id.
     :ivar store: the underlying :class:`~reckon.store.TenantStore`.
     """
+
+    store: TenantStore
 
     def __init__(self, engine: Engine, store: TenantStore) -> None:
         self.engine = engine

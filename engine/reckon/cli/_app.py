@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import inspect
 import os
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import typer
 from rich.console import Console

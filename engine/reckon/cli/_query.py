@@ -23,7 +23,6 @@ from typing import Any
 
 import typer
 
-from reckon.vocab import PREFIXES as _VOCAB_PREFIXES
 from reckon.cli._app import app, console, fail, read_text_arg
 from reckon.cli._tenant import (
     AS_OPT,
@@ -36,6 +35,7 @@ from reckon.cli._tenant import (
     print_json,
     say,
 )
+from reckon.vocab import PREFIXES as _VOCAB_PREFIXES
 
 PREFIXES = dict(_VOCAB_PREFIXES)
 _XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import typer
 from pyoxigraph import NamedNode
 
-from reckon.vocab import PREFIXES
 from reckon._errors import RuleError
 from reckon.cli._app import EXIT_INVALID, EXIT_OK, app, console, err_console, fail, rules_app
+from reckon.vocab import PREFIXES
 
 _FORMATS = {
     "turtle": "ttl",
@@ -59,7 +59,7 @@ def rules_check(
     raise typer.Exit(EXIT_OK)
 
 
-def _read_triples(paths: list[Path]) -> Iterator["object"]:
+def _read_triples(paths: list[Path]) -> Iterator[object]:
     from pyoxigraph import RdfFormat, Triple, parse
 
     for p in paths:
@@ -144,7 +144,7 @@ def infer(
         raise typer.Exit(EXIT_INVALID)
 
 
-def parse_triple_arg(text: str, prefixes: dict[str, str] | None = None) -> "object":
+def parse_triple_arg(text: str, prefixes: dict[str, str] | None = None) -> object:
     """Parse one triple given in N-Triples syntax, or Turtle with ``prefixes`` declared
     (prefixed names, ``a`` for ``rdf:type``, bare numbers and booleans)."""
     from pyoxigraph import RdfFormat, Triple, parse
@@ -222,7 +222,7 @@ def explain(
 _PREFIXES = dict(PREFIXES)
 
 
-def _prefixed(name: str) -> "NamedNode":
+def _prefixed(name: str) -> NamedNode:
     if name == "a":  # as in Turtle and SPARQL
         return NamedNode(_PREFIXES["rdf"] + "type")
     if name.startswith("<") and name.endswith(">"):

@@ -21,9 +21,9 @@ is set. Which fields were given is pydantic's ``model_fields_set``; inside
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from decimal import Decimal
-from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator

@@ -48,8 +48,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from reckon.vocab import PREFIXES
 from reckon._errors import InvalidInput, QueryLimitExceeded, ReadOnlyQuery
+from reckon.vocab import PREFIXES
 
 __all__ = [
     "DEFAULT_PREFIX_MAP",

@@ -17,9 +17,8 @@ never ``system`` turns; an operator (imports) may record any speaker and role.
 from __future__ import annotations
 
 import threading
-
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote, unquote
 
@@ -101,7 +100,7 @@ class TranscriptService:
         self.store = store
         self.memory = memory
         self.tenant: str = store.tenant_id
-        self._clock = clock or (lambda: datetime.now(timezone.utc))
+        self._clock = clock or (lambda: datetime.now(UTC))
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ ids
@@ -254,7 +253,7 @@ class TranscriptService:
         node = turn_iri(self.tenant, t.conversation, order)
         return Turn(
             id=f"{t.conversation}/{order}", iri=node.value, conversation=t.conversation, order=order,
-            role=t.role, speaker=t.speaker, at=(at or self._clock()).astimezone(timezone.utc),
+            role=t.role, speaker=t.speaker, at=(at or self._clock()).astimezone(UTC),
             text=t.text, caption=t.caption, external_id=t.external_id,
         )
 
