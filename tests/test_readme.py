@@ -161,6 +161,7 @@ class Session:
             "COLUMNS": "200",
             "RECKON_EMBEDDER": "hashing",        # the lexical embedder: the walk checks behaviour, not ranking
             "PORT": str(_free_port()),
+            "SPARQL_PORT": str(_free_port()),
             "HF_HUB_OFFLINE": "1",
         }
         if os.environ.get("RECKON_README_MODEL"):  # run the walk with the packaged MiniLM model

@@ -47,6 +47,25 @@ def test_sentences_split_clauses_joined_by_and():
         "Keep Meta under $15k this month", "keep ROAS above 3.", "Thanks!"]
 
 
+@pytest.mark.parametrize("text, expected", [
+    ("Keep ROAS above 3 and CPA under $50.", [("ROAS", "3"), ("CPA", "50")]),
+    ("CPA must stay under $50 and ROAS above 3", [("CPA", "50"), ("ROAS", "3")]),
+    ("Keep ROAS above 3.5, CPA under 40 and CTR above 2%", [("ROAS", "3.5"), ("CPA", "40"), ("CTR", "2")]),
+    ("Target: cost per acquisition below 30 and return on ad spend above 4",
+     [("CPA", "30"), ("ROAS", "4")]),
+])
+def test_one_target_per_metric_in_a_conjoined_sentence(text, expected):
+    got = RuleExtractor().extract_text(text)
+    assert [(c.properties["metric"], c.properties["target_value"]) for c in got] == expected
+    assert {c.subclass for c in got} == {"PerformanceTargetMemory"}
+
+
+@pytest.mark.parametrize("text", ["Our ROAS is 2.5 and CPA is 60.", "ROAS and CPA matter to us.",
+                                  "What if ROAS stays above 3 and CPA under 50?"])
+def test_conjoined_measurements_and_questions_stay_unextracted(text):
+    assert RuleExtractor().extract_text(text) == []
+
+
 def test_precision_and_recall_on_the_labelled_sets():
     """Numbers reported by bench/extraction.py (tuned set; hold-out written after the
     rules were frozen)."""

@@ -288,3 +288,16 @@ def test_read_only_verbs_leave_an_existing_tenant_untouched(onboarded: tuple[Pat
         r = run_cli(d, *args)
         assert r.code == 0, (verb, r.err)
         assert _tree(d) == before, verb
+
+
+def test_a_setting_out_of_range_is_an_invalid_setting_not_a_memory(tmp_path: Path) -> None:
+    d = tmp_path / "d"
+    assert run_cli(d, "tenant", "create", "acme").code == 0
+    for value in ("1.5", "-0.2"):
+        r = run_cli(d, "tenant", "settings", "set", "acme", "near_limit_threshold", "--", value)
+        assert r.code == 1, r.err
+        msg = _msg(r)
+        assert msg.startswith("invalid setting: near_limit_threshold = "), msg
+        assert "memory" not in msg
+    r = run_cli(d, "tenant", "settings", "get", "acme", "near_limit_threshold")
+    assert r.code == 0 and "0.8" in r.out  # the refused values left the default in place

@@ -169,6 +169,21 @@ class RuleExtractor:
     def __init__(self, *, platforms: dict[str, str] | None = None, metrics: dict[str, str] | None = None) -> None:
         self.platforms = {**_PLATFORMS, **{k.casefold(): v for k, v in (platforms or {}).items()}}
         self.metrics = {**_METRICS, **{k.casefold(): v for k, v in (metrics or {}).items()}}
+        names = "|".join(re.escape(k) for k in sorted(self.metrics, key=len, reverse=True))
+        #: a clause boundary before a second metric with its own comparison: "keep ROAS above 3
+        #: and CPA under $50", "CPA under $50, ROAS above 3"
+        self._metric_clause = re.compile(
+            r"(?:,\s*(?:and\s+|also\s+|plus\s+)?|\s+(?:and|also|plus)\s+)(?:(?:the|our|a|keep|hold)\s+)?"
+            r"(?=(?:" + names + r")(?![\w-])\s*(?:(?:must|should|needs? to|has to)\s+(?:stay|be|remain)\s+|stays?\s+|"
+            r"is\s+)?(?:under|below|above|over|at least|at most|(?:no\s+)?(?:more|less|greater|lower|higher)\s+than|"
+            r">=|<=|>|<|=))",
+            re.IGNORECASE)
+
+    def clauses(self, s: str) -> list[str]:
+        """``s`` split further before each metric that carries its own comparison (one
+        target per metric: "keep ROAS above 3 and CPA under $50" is two)."""
+        parts = [p.strip() for p in self._metric_clause.split(s)]
+        return [p for p in parts if p]
 
     # -- one sentence ---------------------------------------------------------------
     def budget(self, s: str) -> Candidate | None:
@@ -235,11 +250,17 @@ class RuleExtractor:
         for t in tail:
             if getattr(t, "role", "user") != "user":
                 continue
-            for s in sentences(getattr(t, "text", "") or ""):
-                c = self.budget(s) or self.target(s) or self.preference(s)
-                if c is not None:
-                    out.append(c.model_copy(update={"turns": [int(getattr(t, "order", 0))],
-                                                    "owner": getattr(t, "speaker", None)}))
+            for sentence in sentences(getattr(t, "text", "") or ""):
+                parts = self.clauses(sentence)
+                # the clauses only where each states a target (else the sentence as said)
+                if len(parts) > 1 and all(self.target(p) is not None for p in parts[1:]):
+                    found = [self.budget(p) or self.target(p) or self.preference(p) for p in parts]
+                else:
+                    found = [self.budget(sentence) or self.target(sentence) or self.preference(sentence)]
+                for c in found:
+                    if c is not None:
+                        out.append(c.model_copy(update={"turns": [int(getattr(t, "order", 0))],
+                                                        "owner": getattr(t, "speaker", None)}))
         return out
 
     def extract_text(self, text: str) -> list[Candidate]:

@@ -230,6 +230,9 @@ def run(argv: list[str]) -> int:
                 text = str(exc)
                 if text.startswith(prefix + ": "):  # "invalid memory: importance: ..." says it already
                     text = text[len(prefix) + 2:]
+                if isinstance(exc, ShapeViolation) and text.startswith("setting "):  # rk:SettingsShape refused it
+                    prefix = "invalid setting"
+                    text = text[len("setting "):]
                 err_console.print(f"[red]{prefix}:[/red] {escape(text)}", soft_wrap=True)
                 return code
         raise  # pragma: no cover - ReckonError is the last row
