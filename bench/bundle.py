@@ -38,12 +38,11 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import statistics
 import sys
 import tempfile
 import time
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from pyoxigraph import Literal, NamedNode, Quad, Triple
@@ -77,7 +76,7 @@ QUESTIONS = [
 
 def memory_triples(tenant: str, i: int, rng: random.Random) -> tuple[list[Triple], dict]:
     m = R.memory_iri(tenant, uuid.UUID(int=i + 1).hex)
-    created = datetime(2026, 1, 1, tzinfo=timezone.utc) + timedelta(minutes=13 * i)
+    created = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(minutes=13 * i)
     words = rng.sample(TOPICS, 8)
     imp = rng.choices([1, 2, 3, 4, 5], weights=[5, 35, 40, 15, 5])[0]
     r = rng.random()
@@ -152,7 +151,7 @@ def populate(engine: Engine, tenant_id: str, n: int, seed: int = 7):
                        program=engine.program.to_quads(PROGRAM)).close()  # as create_tenant does
     load_s = time.perf_counter() - t0
     t = engine.tenant(tenant_id)
-    t.tick(datetime(2026, 3, 23, 6, tzinfo=timezone.utc))
+    t.tick(datetime(2026, 3, 23, 6, tzinfo=UTC))
     for plat in PLATFORMS:
         t.set_spend(plat, 34000)
     for metric in METRICS:

@@ -167,10 +167,9 @@ def run_reckon(programs: dict[str, object], system: str, premise: list[Triple]) 
 
 def run_owlrl(system: str, premise: list[Triple]) -> tuple[set[Triple], bool]:
     import rdflib
+    from bench.lubm import from_rdflib, to_rdflib_graph
     from owlrl import DeductiveClosure, OWLRL_Semantics, RDFS_Semantics
     from owlrl.Namespaces import ERRNS
-
-    from bench.lubm import from_rdflib, to_rdflib_graph
 
     g = to_rdflib_graph(premise)
     semantics = RDFS_Semantics if system == "owlrl-rdfs" else OWLRL_Semantics

@@ -156,8 +156,8 @@ def worker(system: str, data: Path, lubm_dir: Path, incremental: bool, seed: int
         return res
     if system == "nemo":
         import nmo_python
-
         from bench.srl_to_nemo import translate
+
         from reckon.datalog._datatypes import SUPPORTED
         from reckon.datalog.loader import load_rules
 
@@ -170,7 +170,6 @@ def worker(system: str, data: Path, lubm_dir: Path, incremental: bool, seed: int
         res["dropped"] = sorted(program.dropped)
     elif system == "reasonable":
         import reasonable
-
         from bench.lubm import from_rdflib
 
         ttl = data.with_suffix(".ttl")  # reasonable reads .ttl / .n3 only; N-Triples is Turtle
@@ -184,9 +183,8 @@ def worker(system: str, data: Path, lubm_dir: Path, incremental: bool, seed: int
         closure = from_rdflib(out)
     else:
         import rdflib
-        from owlrl import DeductiveClosure, OWLRL_Semantics, RDFS_Semantics
-
         from bench.lubm import from_rdflib
+        from owlrl import DeductiveClosure, OWLRL_Semantics, RDFS_Semantics
 
         g = rdflib.Graph()
         g.parse(str(data), format="nt")

@@ -36,7 +36,7 @@ import statistics
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -66,7 +66,7 @@ API_MEMORIES = "Reckon: remember_many + search"
 
 def parse_session_time(s: str) -> datetime:
     """``"1:56 pm on 8 May, 2023"`` -> datetime(2023, 5, 8, 13, 56, tzinfo=UTC)."""
-    return datetime.strptime(s.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=timezone.utc)
+    return datetime.strptime(s.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
 
 
 def dia_key(s: str) -> str:

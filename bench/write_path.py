@@ -31,7 +31,7 @@ import sys
 import tempfile
 import time
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from pyoxigraph import Literal, NamedNode, Quad, Triple
@@ -41,8 +41,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "engine"))
 from reckon.api import Engine, Principal  # noqa: E402
 from reckon.datalog.evaluate import Reasoner  # noqa: E402
 from reckon.memory import _rdf as R  # noqa: E402
-from reckon.store.graphs import PROGRAM  # noqa: E402
 from reckon.store import MEMORIES  # noqa: E402
+from reckon.store.graphs import PROGRAM  # noqa: E402
 
 MK = "https://reckon.dev/ns/marketing#"
 OPS = Principal.operator(person="ops")
@@ -55,7 +55,7 @@ def memory_triples(tenant: str, i: int, persons: int) -> list[Triple]:
     """Layout triples of background memory ``i``: user-scope preferences spread over
     ``persons`` people, every 10th a company fact, every 50th a budget cap."""
     m = R.memory_iri(tenant, uuid.UUID(int=i + 1).hex)
-    now = R.dt_literal(datetime(2026, 3, 1, tzinfo=timezone.utc))
+    now = R.dt_literal(datetime(2026, 3, 1, tzinfo=UTC))
     words = " ".join(WORDS[(i * k) % len(WORDS)] for k in (1, 3, 7, 11))
     person = R.person_iri(tenant, f"person{i % persons}")
     ts = [

@@ -9,13 +9,18 @@ from pathlib import Path
 import reckon
 
 EXPECTED = [
+    "BundleItem",
+    "Commit",
     "ConflictPending",
+    "ContextBundle",
     "Engine",
     "EvaluationLimitExceeded",
     "ExplainError",
+    "HistoryEntry",
     "InconsistentGraph",
     "InvalidInput",
     "InvalidTenantId",
+    "Memory",
     "NotAuthorized",
     "Principal",
     "ProgramMismatch",
@@ -28,11 +33,13 @@ EXPECTED = [
     "RuleSetInvalid",
     "RuleSyntaxError",
     "SchemaError",
+    "SearchHit",
     "ShapeViolation",
     "StoreError",
     "Tenant",
     "TenantExists",
     "TenantGone",
+    "UNSET",
     "UnknownMemory",
     "UnknownTenant",
     "__version__",
@@ -51,6 +58,19 @@ def test_every_exported_name_resolves() -> None:
 
     assert reckon.Engine is Engine and reckon.Tenant is Tenant and reckon.Principal is Principal
     assert issubclass(reckon.InvalidTenantId, reckon.ReckonError)
+    assert issubclass(reckon.ShapeViolation, reckon.InvalidInput)
+    # the result types the facade returns are the exported classes
+    from reckon.memory.models import HistoryEntry, Memory
+    from reckon.recall.bundle import BundleItem, ContextBundle, SearchHit
+    from reckon.store import Commit
+
+    assert (reckon.Memory, reckon.HistoryEntry, reckon.ContextBundle, reckon.SearchHit, reckon.BundleItem,
+            reckon.Commit) == (Memory, HistoryEntry, ContextBundle, SearchHit, BundleItem, Commit)
+    import typing
+
+    hints = typing.get_type_hints(Tenant.remember)
+    assert hints["return"] is Memory and "kind" in hints and "fields" not in hints
+    assert typing.get_type_hints(Tenant.get)["return"] is Memory
 
 
 def test_unknown_attribute_raises_attribute_error() -> None:

@@ -12,8 +12,8 @@ specific class you can act on::
     ├── InconsistentGraph            the rules derive an inconsistency (owl:Nothing) and the write was refused
     ├── ExplainError                 (+ LookupError) explain() asked about a triple that is not inferred
     ├── SchemaError                  ontology / shapes files cannot be loaded
-    ├── ShapeViolation               (+ ValueError) a write does not conform to the SHACL shapes
     ├── InvalidInput                 (+ ValueError) a request is malformed (bad field, bad value)
+    │   └── ShapeViolation           a write does not conform to the SHACL shapes
     ├── NotAuthorized                (+ PermissionError) the principal may not do this
     ├── UnknownTenant                (+ LookupError) no such tenant
     │   └── TenantGone               the tenant this object was opened on was deleted (or re-created)
@@ -76,7 +76,7 @@ class RuleError(ReckonError):
         each with file, line, column, a stable code (``SRL0xx``) and a message.
     """
 
-    def __init__(self, diagnostics: "list[Diagnostic]") -> None:
+    def __init__(self, diagnostics: list[Diagnostic]) -> None:
         self.diagnostics = list(diagnostics)
         super().__init__("\n".join(str(d) for d in self.diagnostics) or "invalid rule program")
 
@@ -146,25 +146,27 @@ class SchemaError(ReckonError):
     """An ontology or shapes file cannot be loaded or is inconsistent."""
 
 
-class ShapeViolation(ReckonError, ValueError):
-    """A write does not conform to the SHACL shapes; nothing was written.
-
-    :ivar violations: list of dicts with ``focus_node``, ``path``, ``constraint``
-        (the SHACL constraint component, e.g. ``sh:MinInclusiveConstraintComponent``),
-        ``value`` and ``message``.
-    """
-
-    def __init__(self, message: str, violations: list[dict[str, Any]] | None = None) -> None:
-        self.violations = list(violations or [])
-        super().__init__(message)
-
-
 class InvalidInput(ReckonError, ValueError):
     """A request is malformed. ``field`` names the offending field when known."""
 
     def __init__(self, message: str, field: str | None = None) -> None:
         self.field = field
         super().__init__(message)
+
+
+class ShapeViolation(InvalidInput):
+    """A write does not conform to the SHACL shapes; nothing was written. An
+    :class:`InvalidInput` whose ``field`` is the first violation's field.
+
+    :ivar violations: list of dicts with ``focus_node``, ``path``, ``field``, ``constraint``
+        (the SHACL constraint component, e.g. ``sh:MinInclusiveConstraintComponent``),
+        ``value`` and ``message``.
+    """
+
+    def __init__(self, message: str, violations: list[dict[str, Any]] | None = None) -> None:
+        self.violations = list(violations or [])
+        first = self.violations[0] if self.violations else {}
+        super().__init__(message, field=first.get("field") or None)
 
 
 class NotAuthorized(ReckonError, PermissionError):

@@ -1,7 +1,7 @@
 """Business-data loaders: CSV with a column mapping, JSON records, Turtle, and the daily
 replay that turns per-day ad-platform totals into the tenant's current spend records,
-KPIs and clock (DESIGN.md "Who uses it": data pipeline; /work/notes/memory-layout.md
-"Business data").
+KPIs and clock (DESIGN.md "Who uses it": data pipeline; the business-data classes of
+``ontology/marketing.ttl``).
 
 Pipeline::
 
@@ -31,13 +31,15 @@ the target memory has no status rather than a stale one.
 from __future__ import annotations
 
 import csv
+import functools
 import json
 from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime, time, timezone
+from datetime import UTC, date, datetime, time
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from reckon._errors import InvalidInput
 
@@ -291,7 +293,10 @@ def read_json(path: str | Path, mapping: Mapping[str, str] | None = None, *, pla
     for n, obj in enumerate(data):
         keys = list(obj)
         cols_idx = _resolve_columns(keys, dict(mapping or {}), f"{p}[{n}]")
-        out.append(_record(lambda f, o=obj, c=cols_idx, k=keys: o[k[c[f]]], cols_idx.__contains__, platform, f"{p}[{n}]"))
+        def get(f: str, o: Any = obj, c: dict[str, int] = cols_idx, k: list[str] = keys) -> Any:
+            return o[k[c[f]]]
+
+        out.append(_record(get, cols_idx.__contains__, platform, f"{p}[{n}]"))
     return out
 
 
@@ -406,8 +411,8 @@ def replay_daily(
     conv_platforms = {d.platform for d in daily if d.conversions is not None}
     rev_platforms = {d.platform for d in daily if d.revenue is not None}
 
-    from reckon.api import _business as B
-    from reckon.api._models import SpendInput, parse_model
+    from reckon.business import SpendInput, parse_model
+    from reckon.business import writers as B
 
     parse_model(SpendInput, platform="any", amount=0, currency=currency)  # refuse a bad currency up front
     written_spend: dict[str, tuple[date, Decimal]] = {}
@@ -428,16 +433,15 @@ def replay_daily(
                 if v is not None:
                     m[name] = (m[name] or Decimal(0)) + v
         state = DayState(day=day, period_start=start)
-        as_of = datetime.combine(day, time(23, 59, 59), tzinfo=timezone.utc)
+        as_of = datetime.combine(day, time(23, 59, 59), tzinfo=UTC)
         ops: list[Callable[[Any], Any]] = []
         spend_done: dict[str, tuple[date, Decimal]] = {}
         for plat in sorted(mtd):
             amount = mtd[plat]["spend"] or Decimal(0)
             state.spend[plat] = amount
             if written_spend.get(plat) != (start, amount):
-                ops.append(lambda txn, p=plat, a=amount: B.write_spend(
-                    txn, tenant.id, platform=p, amount=a, period="monthly", period_start=start, currency=currency,
-                    as_of=as_of))
+                ops.append(functools.partial(B.write_spend, tenant=tenant.id, platform=plat, amount=amount,
+                                             period="monthly", period_start=start, currency=currency, as_of=as_of))
                 spend_done[plat] = (start, amount)
         targets: list[tuple[str | None, Decimal, Decimal | None, Decimal | None]] = []
         for plat in sorted(mtd):
@@ -452,23 +456,23 @@ def replay_daily(
             tot_rev = (sum(((m["revenue"] or Decimal(0)) for m in mtd.values()), Decimal(0))
                        if rev_platforms else None)
             targets.append((None, tot_spend, tot_conv, tot_rev))
-        for plat, spend, conv, rev in targets:
+        for kplat, spend, conv, rev in targets:
             values: dict[str, Decimal | None] = {}
             if "CPA" in want and conv is not None:
                 values["CPA"] = _kpi(spend, conv)
             if "ROAS" in want and rev is not None:
                 values["ROAS"] = _kpi(rev, spend)
             for metric, value in values.items():
-                key = (metric, plat)
+                key = (metric, kplat)
                 state.kpis[key] = value
                 if value is None:
                     if written_kpi.get(key) is not None:  # was defined: unlink it
-                        ops.append(lambda txn, mt=metric, p=plat: _clear_kpi(txn, tenant.id, mt, p))
+                        ops.append(functools.partial(_clear_kpi, tenant_id=tenant.id, metric=metric, platform=kplat))
                 else:
-                    ops.append(lambda txn, mt=metric, v=value, p=plat: B.write_kpi(
-                        txn, tenant.id, metric=mt, value=v, platform=p, period=None, as_of=as_of))
+                    ops.append(functools.partial(B.write_kpi, tenant=tenant.id, metric=metric, value=value,
+                                                 platform=kplat, period=None, as_of=as_of))
         if tick:
-            ops.append(lambda txn: B.write_clock(txn, as_of, allow_backwards=allow_backwards))
+            ops.append(functools.partial(B.write_clock, now=as_of, allow_backwards=allow_backwards))
             state.clock = as_of
         if ops:
             with tenant.store.transaction() as txn:  # the whole day, or nothing of it
@@ -496,7 +500,7 @@ def clear_kpi(tenant: Any, metric: str, platform: str | None = None) -> int:
 def _clear_kpi(txn: Any, tenant_id: str, metric: str, platform: str | None) -> int:
     from pyoxigraph import NamedNode, Quad
 
-    from reckon.api._business import RDF_TYPE, Vocabulary, mk, rk
+    from reckon.business.writers import RDF_TYPE, Vocabulary, mk, rk
     from reckon.store import BUSINESS, MEMORIES
 
     voc = Vocabulary(txn.view)
@@ -543,7 +547,7 @@ def load_turtle(tenant: Any, path: str | Path) -> int:
                    for q in parse(data, format=RdfFormat.TURTLE, base_iri=p.resolve().as_uri())]
     except SyntaxError as e:
         raise InvalidInput(f"{p}: Turtle syntax error: {e}", field="path") from e
-    rdf_type = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
+    from reckon.vocab import A as rdf_type
     focus = sorted({t.subject for t in triples if t.predicate == rdf_type and isinstance(t.subject, NamedNode)},
                    key=str)
     with tenant.store.transaction() as txn:

@@ -108,7 +108,7 @@ class OnboardingSpec(_M):
             if "kind" not in m:
                 raise InvalidInput(f"memories[{i}]: kind is required", field=f"memories[{i}].kind")
             out.append((f"memories[{i}]", dict(m)))
-        for key, fields in out:
+        for _key, fields in out:
             fields.setdefault("scope", "company")
             fields.setdefault("importance", _IMPORTANCE_DEFAULT.get(str(fields["kind"]), 4))
             fields.setdefault("source", "onboarding")
@@ -128,7 +128,7 @@ def load_spec(source: str | Path | dict[str, Any]) -> OnboardingSpec:
         data: Any = source
         where = "onboarding spec"
     else:
-        import yaml
+        import yaml  # type: ignore[import-untyped]
 
         p = Path(source)
         where = str(p)
@@ -232,7 +232,7 @@ def onboard(engine: Any, source: str | Path | dict[str, Any], *, tenant_id: str 
 def _extra_args(e: Exception) -> tuple[Any, ...]:
     """Constructor arguments after the message for errors that carry data."""
     if hasattr(e, "violations"):
-        return (getattr(e, "violations"),)
+        return (e.violations,)
     if isinstance(e, ConflictPending):
         return (e.conflict_id, e.candidates)
     if isinstance(e, InvalidInput):

@@ -5,14 +5,13 @@ near_limit at 85 %)."""
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
 from pyoxigraph import Literal, NamedNode
 
 from reckon._errors import InvalidInput
 from reckon.api import Tenant
-
 from tests.api.conftest import mk, rk, write_budget_memory
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
@@ -27,7 +26,7 @@ def one(tenant: Tenant, query: str) -> list[dict]:  # type: ignore[type-arg]
 
 
 def test_set_kpi_replaces_the_current_value(tenant: Tenant) -> None:
-    tenant.set_kpi("ROAS", 2.5, as_of=datetime(2026, 3, 23, 5, tzinfo=timezone.utc))
+    tenant.set_kpi("ROAS", 2.5, as_of=datetime(2026, 3, 23, 5, tzinfo=UTC))
     tenant.set_kpi("roas", "3.10")
     tenant.set_kpi("ROAS", 4, platform="meta")
     rows = one(tenant, "SELECT ?k ?v ?p WHERE { ?c mk:currentKpi ?k . ?k mk:metric mk:ROAS ; mk:value ?v "
@@ -98,11 +97,11 @@ def test_tick_keeps_exactly_one_now_and_drives_expiry(tenant: Tenant) -> None:
         txn.add(Quad(m, rk("expiresAt"), Literal("2026-04-01T00:00:00Z", datatype=NamedNode(XSD + "dateTime")), MEMORIES))
     active = f"ASK {{ GRAPH <urn:reckon:graph:inferred> {{ <{m.value}> a rk:ActiveMemory }} }}"
     assert one(tenant, active) is False  # no clock value yet: an expiring memory is not active
-    tenant.tick(datetime(2026, 3, 23, 6, tzinfo=timezone.utc))
+    tenant.tick(datetime(2026, 3, 23, 6, tzinfo=UTC))
     assert one(tenant, active) is True
     with pytest.raises(InvalidInput, match="no time zone"):  # naive: refused, never guessed
         tenant.tick(datetime(2026, 4, 2))
-    tenant.tick(datetime(2026, 4, 2, tzinfo=timezone.utc))
+    tenant.tick(datetime(2026, 4, 2, tzinfo=UTC))
     assert one(tenant, active) is False
     nows = one(tenant, "SELECT ?n WHERE { rk:clock rk:now ?n }")
     assert nows == [{"n": Literal("2026-04-02T00:00:00Z", datatype=NamedNode(XSD + "dateTime"))}]

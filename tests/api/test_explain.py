@@ -8,7 +8,6 @@ from pyoxigraph import Literal
 
 from reckon._errors import ExplainError, InvalidInput
 from reckon.api import Tenant
-
 from tests.api.conftest import mk, write_budget_memory
 
 

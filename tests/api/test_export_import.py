@@ -11,7 +11,6 @@ from pyoxigraph import BlankNode, Literal, NamedNode, Quad, Triple
 from reckon._errors import InvalidInput, TenantExists
 from reckon.api import Engine, Tenant
 from reckon.store import BUSINESS, INFERRED, MEMORIES
-
 from tests.api.conftest import mk, write_budget_memory
 
 

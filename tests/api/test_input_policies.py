@@ -3,7 +3,7 @@ clear ReckonError that leaves the store as it was, or a documented, tested behav
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from decimal import Decimal
 
 import pytest
@@ -14,7 +14,7 @@ from reckon.cli._tenant import validate_tenant
 
 OPS = Principal(person="dana", role="operator")
 LEE = Principal(person="lee")
-UTC = timezone.utc
+UTC = UTC
 
 
 @pytest.fixture(scope="module")

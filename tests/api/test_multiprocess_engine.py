@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from reckon.api import Engine
-
 from tests.api.conftest import mk, write_budget_memory
 
 CHILD = Path(__file__).with_name("engine_child.py")

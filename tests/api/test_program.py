@@ -14,7 +14,7 @@ from pyoxigraph import Quad
 
 from reckon import InvalidInput, ProgramMismatch, RuleError, ShapeViolation
 from reckon.api import Engine, Principal, Tenant
-from reckon.api._business import initial_quads
+from reckon.business.writers import initial_quads
 from reckon.cli._tenant import validate_tenant
 from reckon.schema import load_schema
 from reckon.store import SCHEMA, TenantStore, tenant_dir

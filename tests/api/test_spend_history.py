@@ -5,7 +5,7 @@ replay writes one per day, which the inspector's chart draws."""
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta, timezone
 from decimal import Decimal
 
 import pytest
@@ -29,7 +29,7 @@ def _points(t):
 
 
 def test_one_point_per_day_the_last_refresh_wins(tenant):
-    utc = timezone.utc
+    utc = UTC
     tenant.set_spend("meta", 1000, as_of=datetime(2026, 3, 1, 9, tzinfo=utc))
     tenant.set_spend("meta", "1500.50", as_of=datetime(2026, 3, 1, 18, 30, 0, 123456, tzinfo=utc))
     tenant.set_spend("meta", 2600, as_of=datetime(2026, 3, 2, 1, tzinfo=timezone(timedelta(hours=5))))  # 1 March UTC
@@ -46,7 +46,7 @@ def test_one_point_per_day_the_last_refresh_wins(tenant):
 
 
 def test_default_time_is_the_in_graph_clock(tenant):
-    tenant.tick(datetime(2026, 3, 20, 23, 59, 59, tzinfo=timezone.utc))
+    tenant.tick(datetime(2026, 3, 20, 23, 59, 59, tzinfo=UTC))
     tenant.set_spend("meta", 30000)
     assert [d for d, _, _ in _points(tenant)] == ["2026-03-20"]
 
@@ -61,7 +61,7 @@ def test_history_is_not_joined_by_the_rules_and_validates(tenant):
                           properties={"platform": "meta", "amount": "40000", "currency": "USD", "period": "monthly"})
     for day, amount in ((1, 39000), (2, 1000)):  # a high past point, then the current, low one
         tenant.set_spend("meta", amount, period_start=date(2026, 3, 1),
-                         as_of=datetime(2026, 3, day, tzinfo=timezone.utc))
+                         as_of=datetime(2026, 3, day, tzinfo=UTC))
     assert tenant.get(cap.id).status["budgetStatus"] == "within_budget"
     assert len(_points(tenant)) == 2
     report = validate_tenant(tenant)

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reckon.api import Engine, Principal
-from reckon.api._business import period_end
+from reckon.business.writers import period_end
 
 OPS = Principal(person="dana", role="operator")
 UTC = timezone.utc

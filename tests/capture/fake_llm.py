@@ -80,26 +80,26 @@ class FakeLLM:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
-    def reply(self, content: str | dict[str, Any]) -> "FakeLLM":
+    def reply(self, content: str | dict[str, Any]) -> FakeLLM:
         self.replies.append(("reply", content if isinstance(content, str) else json.dumps(content)))
         return self
 
-    def status(self, code: int, retry_after: float | None = None) -> "FakeLLM":
+    def status(self, code: int, retry_after: float | None = None) -> FakeLLM:
         self.replies.append(("status", (code, retry_after)))
         return self
 
-    def hang(self, seconds: float) -> "FakeLLM":
+    def hang(self, seconds: float) -> FakeLLM:
         self.replies.append(("hang", seconds))
         return self
 
-    def block(self, seconds: float = 60.0) -> "FakeLLM":
+    def block(self, seconds: float = 60.0) -> FakeLLM:
         self.replies.append(("block", seconds))
         return self
 
     def release(self) -> None:
         self._release.set()
 
-    def __enter__(self) -> "FakeLLM":
+    def __enter__(self) -> FakeLLM:
         self._thread.start()
         return self
 

@@ -8,7 +8,7 @@ the same renaming."""
 from __future__ import annotations
 
 import itertools
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
@@ -37,7 +37,7 @@ TENANT = st.fixed_dictionaries({
     "roas": st.none() | st.decimals(min_value=0, max_value=10, places=3),
     "people": st.lists(st.tuples(st.from_regex(r"[a-z]{1,8}", fullmatch=True), TEXT), max_size=2),
     "clock": st.none() | st.datetimes(min_value=datetime(2020, 1, 1), max_value=datetime(2030, 1, 1),
-                                      timezones=st.sampled_from([timezone.utc, timezone(timedelta(hours=5, minutes=30)),
+                                      timezones=st.sampled_from([UTC, timezone(timedelta(hours=5, minutes=30)),
                                                                  timezone(timedelta(hours=-8))])),
 })
 
@@ -90,7 +90,7 @@ def test_export_then_import_is_isomorphic(spec: dict, tmp_path_factory) -> None:
     for plat, amount in spec["spend"].items():
         t.set_spend(plat, amount)
     if spec["roas"] is not None:
-        t.set_kpi("ROAS", spec["roas"], as_of=datetime(2026, 1, 1, tzinfo=timezone.utc))
+        t.set_kpi("ROAS", spec["roas"], as_of=datetime(2026, 1, 1, tzinfo=UTC))
     if spec["clock"] is not None:
         t.tick(spec["clock"])
     t.store.close()

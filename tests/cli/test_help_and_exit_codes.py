@@ -32,6 +32,7 @@ def _flat(text: str) -> str:
 def _commands() -> list[tuple[list[str], Any]]:
     """Every command path of the app with its raw (unpolished) click command."""
     import typer
+
     from reckon.cli._app import app, command
 
     command()  # registers every verb module

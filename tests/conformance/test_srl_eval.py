@@ -20,9 +20,8 @@ from pathlib import Path
 import pytest
 from pyoxigraph import BlankNode, Literal, NamedNode, RdfFormat, Triple, parse
 from rdflib import BNode as RBNode
-from rdflib import Graph
+from rdflib import Graph, URIRef
 from rdflib import Literal as RLiteral
-from rdflib import URIRef
 from rdflib.compare import isomorphic
 
 from reckon.datalog.evaluate import materialize

@@ -10,10 +10,9 @@ unbound = error) and must agree, except the listed deliberate differences.
 from __future__ import annotations
 
 import pytest
-from pyoxigraph import BlankNode, Literal, NamedNode, Store, Triple, Variable
+from pyoxigraph import Store
 
-from reckon.datalog.expr import EvalContext, ExprError, compile_expr, ebv, evaluate
-from reckon.datalog.model import Call
+from reckon.datalog.expr import EvalContext, ExprError, evaluate
 from tests.datalog._sparql_expr import parse_expr, sparql_prologue
 
 ERR = "ERR"

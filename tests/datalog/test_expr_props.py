@@ -22,7 +22,7 @@ from decimal import Decimal
 
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from pyoxigraph import Literal, NamedNode, Store
+from pyoxigraph import Literal, Store
 
 from reckon.datalog.expr import EvalContext, ExprError, evaluate
 from tests.datalog._sparql_expr import parse_expr, sparql_prologue

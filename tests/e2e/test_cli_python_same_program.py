@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from reckon.api import Engine, Principal
-
 from tests.api.test_program import ONTO, RULES, SHAPES
 from tests.conftest import REPO
 

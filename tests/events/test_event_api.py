@@ -12,6 +12,7 @@ from itertools import permutations
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from reckon import InvalidInput, UnknownMemory
 
 T0 = datetime(2026, 3, 1, 9, 0, 0, 123456, tzinfo=timezone(timedelta(hours=5, minutes=30)))

@@ -13,8 +13,8 @@ from datetime import UTC, datetime
 from itertools import combinations
 
 import pytest
-from reckon import InvalidInput
 
+from reckon import InvalidInput
 from tests.conftest import shared_path
 
 EV = "https://reckon.dev/ns/events#"

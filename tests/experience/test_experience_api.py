@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 import pytest
+
 from reckon import InvalidInput, NotAuthorized, Principal, UnknownMemory
 from reckon.recall.embed import minilm_available
 

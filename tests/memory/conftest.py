@@ -10,9 +10,9 @@ closure, ``rk:supersedes`` and ``rk:ActiveMemory`` against the in-graph clock.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 import pytest
 from pyoxigraph import Quad, RdfFormat, Store, Triple, parse

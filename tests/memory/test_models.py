@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
@@ -92,11 +92,11 @@ def test_naive_expiry_is_refused_and_teams_are_sorted_unique():
     with pytest.raises(InvalidInput, match="no time zone"):
         parse_input({**GOOD, "expires_at": "2027-01-01T12:00:00"})
     m = parse_input({**GOOD, "scope": "team", "teams": ["b", "a", "b"],
-                     "expires_at": datetime(2027, 1, 1, 12, tzinfo=timezone.utc)})
-    assert m.expires_at == datetime(2027, 1, 1, 12, tzinfo=timezone.utc)
+                     "expires_at": datetime(2027, 1, 1, 12, tzinfo=UTC)})
+    assert m.expires_at == datetime(2027, 1, 1, 12, tzinfo=UTC)
     assert m.teams == ["a", "b"]
     aware = datetime(2027, 1, 1, 14, tzinfo=timezone(timedelta(hours=2)))
-    assert parse_input({**GOOD, "expires_at": aware}).expires_at == datetime(2027, 1, 1, 12, tzinfo=timezone.utc)
+    assert parse_input({**GOOD, "expires_at": aware}).expires_at == datetime(2027, 1, 1, 12, tzinfo=UTC)
 
 
 def test_normalise_label():

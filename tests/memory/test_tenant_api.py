@@ -5,7 +5,7 @@ refused write names field and constraint and leaves the tenant's dump byte-ident
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -87,7 +87,7 @@ def test_budget_status_follows_spend_refreshes(tenant):
 
 
 def test_expired_memory_leaves_active_set_on_the_tick_past_expiry(tenant):
-    t0 = datetime(2026, 3, 2, 9, tzinfo=timezone.utc)
+    t0 = datetime(2026, 3, 2, 9, tzinfo=UTC)
     tenant.tick(t0)
     m = tenant.remember(**cap(expires_at=t0 + timedelta(days=30)))
     tenant.tick(t0 + timedelta(days=29))

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from reckon import InvalidInput, Principal
 
 HERE = Path(__file__).resolve().parent

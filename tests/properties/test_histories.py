@@ -43,7 +43,7 @@ import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -64,7 +64,7 @@ OPS = Principal(person="dana", role="operator")
 HIGHER = {"ROAS", "CTR", "conversion_rate", "revenue", "conversions"}
 LOWER = {"CPA", "CPC", "CPM"}
 PLATFORMS = ["meta", "google"]
-T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 
 WATCH_RULES = """PREFIX mk: <https://reckon.dev/ns/marketing#>
 PREFIX ex: <https://example.org/ns/watch#>

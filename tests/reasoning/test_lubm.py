@@ -16,11 +16,9 @@ Q13 prp-inv1/2 + prp-spo1 (hasAlumnus = degreeFrom⁻); Q14 none.
 from __future__ import annotations
 
 import pytest
-
-from tests.reasoning.conftest import load_shipped
-
 from bench.lubm import QUERY_NUMBERS, base_triples, run_query, store_of  # tests/reasoning/conftest.py puts the repo root on sys.path
 
+from tests.reasoning.conftest import load_shipped
 
 
 @pytest.fixture(scope="module")
@@ -103,11 +101,10 @@ def test_lubm_incremental_delete_of_a_random_sample_equals_recompute(materialize
     the same operation on LUBM(10))."""
     import random
 
+    from bench.lubm import UB
     from pyoxigraph import NamedNode
 
     from reckon.datalog.evaluate import Reasoner
-
-    from bench.lubm import UB
 
     original, _ = materialized
     base = list(base_triples(lubm_dir))

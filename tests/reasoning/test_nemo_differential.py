@@ -12,11 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import nmo_python  # test dependency (pyproject.toml [test]): the benchmark's peer
+from bench.lubm import base_triples, write_ntriples  # tests/reasoning/conftest.py puts the repo root on sys.path
 from pyoxigraph import BlankNode
 
 from tests.reasoning.conftest import closure, load_shipped
-
-from bench.lubm import base_triples, write_ntriples  # tests/reasoning/conftest.py puts the repo root on sys.path
 
 
 def _ground(triples):  # type: ignore[no-untyped-def]
@@ -26,6 +25,7 @@ def _ground(triples):  # type: ignore[no-untyped-def]
 def test_nemo_closure_equals_reckon_closure_on_one_department(lubm_dir, tmp_path: Path) -> None:
     from bench.reasoning import _from_nemo, _rdf_only
     from bench.srl_to_nemo import translate
+
     from reckon.datalog._datatypes import SUPPORTED
 
     base = base_triples(lubm_dir, subjects=("Department0-University0",))

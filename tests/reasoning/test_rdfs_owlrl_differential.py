@@ -27,11 +27,10 @@ loaded 2-CPU machine; its literal pass is quadratic).
 from __future__ import annotations
 
 import pytest
+from bench.lubm import base_triples, owlrl_rdfs_closure  # tests/reasoning/conftest.py puts the repo root on sys.path
 from pyoxigraph import BlankNode, NamedNode, Triple
 
 from tests.reasoning.conftest import closure, load_shipped
-
-from bench.lubm import base_triples, owlrl_rdfs_closure  # tests/reasoning/conftest.py puts the repo root on sys.path
 
 RDF_TYPE = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
 RDFS_RESOURCE = NamedNode("http://www.w3.org/2000/01/rdf-schema#Resource")

@@ -9,7 +9,7 @@ although the new conversation shares no word with it.
 from __future__ import annotations
 
 import os
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -21,7 +21,7 @@ from reckon.recall.bundle import block_label
 DANA = Principal.operator(person="dana", teams=["growth"])
 ANN = Principal(person="ann", teams=["growth"])
 LEE = Principal(person="lee", teams=["sales"])
-T0 = datetime(2026, 3, 2, 9, 15, tzinfo=timezone.utc)
+T0 = datetime(2026, 3, 2, 9, 15, tzinfo=UTC)
 
 
 @pytest.fixture(scope="module")

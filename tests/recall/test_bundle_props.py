@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -23,7 +23,7 @@ from reckon.store import SCHEMA
 
 OPS = Principal.operator(person="dana")
 READER = Principal(person="ann", teams=["growth"])
-NOW = datetime(2026, 3, 23, 6, tzinfo=timezone.utc)
+NOW = datetime(2026, 3, 23, 6, tzinfo=UTC)
 RK = "https://reckon.dev/ns/core#"
 XSD_INT = NamedNode("http://www.w3.org/2001/XMLSchema#integer")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from datetime import UTC
 
 import numpy as np
 import pytest
@@ -119,11 +120,11 @@ def test_returned_ids_are_a_copy() -> None:
 
 def test_recall_index_keyword_scores_follow_rows_after_interleaved_writes() -> None:
     """RecallIndex maps KeywordIndex scores to its rows, with or without the same layout."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from reckon.recall import HashingEmbedder, RankConfig, RecallIndex
 
-    now = datetime(2026, 3, 1, tzinfo=timezone.utc)
+    now = datetime(2026, 3, 1, tzinfo=UTC)
     ix = RecallIndex(None, embedder=HashingEmbedder(), config=RankConfig())
     texts = {f"m{i}": f"topic{i % 4} note{i} shared" for i in range(30)}
     for k, t in texts.items():

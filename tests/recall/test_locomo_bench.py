@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from reckon import Principal
 from reckon.api import Engine
@@ -23,8 +23,8 @@ def _bench():  # type: ignore[no-untyped-def]
 
 def test_session_dates_and_malformed_evidence_ids() -> None:
     b = _bench()
-    assert b.parse_session_time("1:56 pm on 8 May, 2023") == datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
-    assert b.parse_session_time("12:09 am on 13 September, 2023") == datetime(2023, 9, 13, 0, 9, tzinfo=timezone.utc)
+    assert b.parse_session_time("1:56 pm on 8 May, 2023") == datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+    assert b.parse_session_time("12:09 am on 13 September, 2023") == datetime(2023, 9, 13, 0, 9, tzinfo=UTC)
     data = json.loads(shared_path("data", "locomo", "locomo_dev.json").read_text())
     conv = data[0]
     qs = dict(b.questions_of(conv))
@@ -33,7 +33,7 @@ def test_session_dates_and_malformed_evidence_ids() -> None:
     assert multi
     turns = b.turns_of(conv)
     assert len(turns) == 419 and turns[0]["dia_id"] == "D1:1"
-    assert turns[0]["time"] == datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
+    assert turns[0]["time"] == datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
     ids = {b.dia_key(t["dia_id"]) for t in turns}
     assert all(ev <= ids for ev in qs.values())  # every evidence id names a real turn
     total = sum(len(b.questions_of(c)) for c in data)

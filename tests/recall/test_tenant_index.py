@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 import time
+from datetime import UTC
 from pathlib import Path
 
 import numpy as np
@@ -252,9 +253,9 @@ def test_check_reports_a_document_that_disagrees_with_the_store(tmp_path: Path) 
 
 
 def test_expiry_by_the_clock_leaves_the_index(tmp_path: Path) -> None:
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timedelta
 
-    t0 = datetime(2026, 3, 2, 9, 0, 0, 123456, tzinfo=timezone.utc)
+    t0 = datetime(2026, 3, 2, 9, 0, 0, 123456, tzinfo=UTC)
     t = Engine(tmp_path, embedder="hashing").create_tenant("acme")
     t.tick(t0)
     m = t.remember(**fact("Promo code", "spring promo code SPRING26", expires_at=t0 + timedelta(days=2)))

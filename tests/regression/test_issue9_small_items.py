@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+
 from reckon._errors import InvalidInput
 from reckon.api import Engine, Principal
 
@@ -51,6 +52,7 @@ def test_servers_judge_expiry_against_the_wall_clock(tenant) -> None:
 
 def test_http_server_ticks_a_never_ticked_tenant(tmp_path, monkeypatch) -> None:
     from fastapi.testclient import TestClient
+
     from reckon.server.auth import TokenStore
     from reckon.server.http import create_app
 

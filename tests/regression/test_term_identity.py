@@ -6,7 +6,7 @@ memory stayed active. Fixed by giving every term the store's identity
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 from pyoxigraph import Literal, NamedNode, Quad
@@ -21,7 +21,7 @@ OPS = Principal(person="dana", role="operator")
 
 def test_clock_with_trailing_zero_microseconds_expires_memories(tmp_path) -> None:  # type: ignore[no-untyped-def]
     t = Engine(tmp_path).create_tenant("acme")
-    t0 = datetime(2026, 3, 1, 10, 0, 34, 829040, tzinfo=timezone.utc)  # isoformat ends in a zero
+    t0 = datetime(2026, 3, 1, 10, 0, 34, 829040, tzinfo=UTC)  # isoformat ends in a zero
     t.tick(t0)
     m = t.remember(kind="fact", scope="company", importance=3, source="operator", label="promo",
                    content="spring promo runs", expires_at=t0 + timedelta(days=2), principal=OPS)

@@ -10,7 +10,7 @@ string key and of any xsd:dateTime parsing.
 from __future__ import annotations
 
 import random
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pyoxigraph as ox
 import pytest
@@ -23,7 +23,7 @@ from .conftest import COMPANY, RK, T, assert_same_as_scratch, memory, objects, t
 
 XSD_INTEGER = ox.NamedNode("http://www.w3.org/2001/XMLSchema#integer")
 MEM = "urn:reckon:acme:memory:"
-EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 OFFSETS = [0, 60, -300, 330, 840, -720, 120]  # minutes
 
 

@@ -19,12 +19,11 @@ are not entailment differences:
 from __future__ import annotations
 
 import pytest
+from bench.lubm import from_rdflib, to_rdflib_graph  # noqa: E402
 from pyoxigraph import BlankNode, Literal, NamedNode, Triple
 
-from tests.rules_owl2rl.test_golden import CASES, FOLDERS, _program, _ttl
-
 import tests.reasoning.conftest  # noqa: F401  (puts the repository root on sys.path for bench.lubm)
-from bench.lubm import from_rdflib, to_rdflib_graph  # noqa: E402
+from tests.rules_owl2rl.test_golden import CASES, FOLDERS, _program, _ttl
 
 OWL_DISJOINT = NamedNode("http://www.w3.org/2002/07/owl#disjointWith")
 XSD = "http://www.w3.org/2001/XMLSchema#"

@@ -4,8 +4,8 @@ dict of Turtle predicate-object pairs, so each test changes exactly one field.""
 
 from __future__ import annotations
 
-import rdflib
 import pytest
+import rdflib
 
 from reckon.schema import load_schema
 

@@ -3,6 +3,8 @@ own shape is a memory with no code change (seed 003 §3, §7; DESIGN.md "Memorie
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from reckon._errors import SchemaError
@@ -184,3 +186,107 @@ def test_schema_from_a_tenant_schema_graph_behaves_like_the_files(schema):
     assert validate(budget(), [MEMORY], schema=rebuilt) == []
     vs = validate(budget(rk__kind="rk:Banana", mk__currency='"usd"'), [MEMORY], schema=rebuilt)
     assert sorted(v["constraint"] for v in vs) == ["sh:InConstraintComponent", "sh:PatternConstraintComponent"]
+
+
+# ---------------------------------------------------------------------------------------
+# A whole module in Turtle + SRL, no Python: a status property with its rendering template
+# (issue 10: status rendering as data; ontology/core.ttl rk:statusTemplate)
+# ---------------------------------------------------------------------------------------
+
+STATUS_ONTOLOGY = ONTOLOGY + """
+ex:RankObservation a owl:Class ; rdfs:label "rank observation" ;
+    rdfs:comment "Business data: where the site ranks for a keyword today." .
+ex:rank a owl:DatatypeProperty ; rdfs:label "rank" .
+ex:RankState a owl:Class ; rdfs:label "rank state" .
+ex:OnTarget a ex:RankState ; rdfs:label "on_target" .
+ex:OffTarget a ex:RankState ; rdfs:label "off_target" .
+ex:currentRank a owl:DatatypeProperty ; rdfs:label "current rank" ;
+    rdfs:comment "Derived: today's rank for the memory's keyword." .
+ex:rankStatus a owl:ObjectProperty ; rdfs:label "rank status" ;
+    rdfs:comment "Derived: ex:OnTarget or ex:OffTarget." ;
+    rk:statusTemplate "{{ value }} — ranked {{ currentRank }} for '{{ keyword }}' (target {{ targetRank }}, {{ channel | upper }})" .
+"""
+
+STATUS_SHAPES = SHAPES + """
+ex:RankObservationShape a sh:NodeShape ; sh:targetClass ex:RankObservation ;
+    sh:property [ sh:path ex:rank ; sh:name "rank" ; sh:minCount 1 ; sh:maxCount 1 ;
+                  sh:datatype xsd:integer ; sh:minInclusive 1 ; sh:message "rank: one integer >= 1" ] ,
+                [ sh:path ex:keyword ; sh:minCount 1 ; sh:maxCount 1 ; sh:datatype xsd:string ] .
+"""
+
+STATUS_RULES = """
+PREFIX ex: <https://example.org/seo#>
+PREFIX rk: <https://reckon.dev/ns/core#>
+# rule: seo-current-rank — If an active keyword target's keyword has a rank observation,
+#   then the memory's ex:currentRank is that rank.
+RULE { ?m ex:currentRank ?r } WHERE {
+  ?m a ex:KeywordTargetMemory ; a rk:ActiveMemory ; ex:keyword ?k .
+  ?o a ex:RankObservation ; ex:keyword ?k ; ex:rank ?r .
+}
+RULE { ?m ex:rankStatus ex:OnTarget } WHERE { ?m ex:currentRank ?r ; ex:targetRank ?t . FILTER(?r <= ?t) }
+RULE { ?m ex:rankStatus ex:OffTarget } WHERE { ?m ex:currentRank ?r ; ex:targetRank ?t . FILTER(?r > ?t) }
+"""
+
+RANK = """
+@prefix ex: <https://example.org/seo#> .
+@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+<urn:reckon:seo:rank:reckon> a ex:RankObservation ; ex:keyword "reckon" ; ex:rank {rank} .
+"""
+
+
+@pytest.fixture
+def status_module(tmp_path):
+    d = tmp_path / "seo"
+    d.mkdir()
+    (d / "seo.ttl").write_text(STATUS_ONTOLOGY, encoding="utf-8")
+    (d / "seo-shapes.ttl").write_text(STATUS_SHAPES, encoding="utf-8")
+    (d / "seo.srl").write_text(STATUS_RULES, encoding="utf-8")
+    return d
+
+
+def test_module_with_a_status_template_validates_derives_renders_and_is_a_tool(status_module, tmp_path,
+                                                                               monkeypatch):
+    from reckon import InvalidInput, Principal, ShapeViolation
+    from reckon.api import Engine
+    from reckon.loaders import load_turtle
+
+    monkeypatch.setenv("RECKON_EMBEDDER", "hashing")
+    eng = Engine(tmp_path / "data", modules=[status_module])
+    t = eng.create_tenant("seo", company_name="Seo Inc")
+    ops = Principal.operator("dana")
+    # appears in the tool schema, with the shapes' constraints
+    remember = next(d for d in t.tool_definitions(format="anthropic") if d["name"] == "remember")
+    assert "KeywordTargetMemory" in json.dumps(remember["input_schema"])
+    # validates: the module's shape refuses a rank target of 0, by the shape's message
+    base = dict(kind="objective", scope="company", importance=5, source="operator", label="Rank for reckon",
+                content="Get the site into the top 3 for 'reckon'.", subclass="KeywordTargetMemory")
+    with pytest.raises(ShapeViolation, match="target_rank"):
+        t.remember(principal=ops, **base, properties={"channel": "organic search", "keyword": "reckon",
+                                                       "target_rank": 0})
+    m = t.remember(principal=ops, **base, properties={"channel": "organic search", "keyword": "reckon",
+                                                       "target_rank": 3})
+    # business data of the module goes through its shapes too (a rank of 0 is refused)
+    bad = tmp_path / "bad.ttl"
+    bad.write_text(RANK.replace("{rank}", "0"), encoding="utf-8")
+    with pytest.raises(InvalidInput):
+        load_turtle(t, bad)
+    # derives: the module's rules join the memory with the business data
+    good = tmp_path / "rank.ttl"
+    good.write_text(RANK.replace("{rank}", "7"), encoding="utf-8")
+    load_turtle(t, good)
+    assert t.get(m.id).status == {"currentRank": 7, "rankStatus": "off_target"}
+    # renders in the bundle through the module's template, no Python
+    text = t.context(ops).render()
+    assert "off_target — ranked 7 for 'reckon' (target 3, ORGANIC SEARCH)" in text, text
+    assert "rankStatus:" not in text
+
+
+def test_check_reports_a_status_template_that_does_not_compile(status_module):
+    from reckon.schema import check_schema
+
+    ok = load_schema(status_module)
+    assert not [p for p in check_schema(ok, rules=False) if "Template" in p.message]
+    broken = status_module / "seo.ttl"
+    broken.write_text(STATUS_ONTOLOGY.replace("{{ value }} —", "{{ value | nosuchfilter }} —"), encoding="utf-8")
+    problems = [str(p) for p in check_schema(load_schema(status_module), rules=False)]
+    assert any("ex:rankStatus" in p and "does not compile" in p and "nosuchfilter" in p for p in problems), problems

@@ -4,6 +4,7 @@ envelope. Query limits are set small here so that each is reached with a small i
 from __future__ import annotations
 
 import pytest
+
 from reckon.api import Engine
 from reckon.store import QueryLimits
 
@@ -11,6 +12,7 @@ from reckon.store import QueryLimits
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
     from fastapi.testclient import TestClient
+
     from reckon.server.auth import TokenStore
     from reckon.server.http import create_app
 

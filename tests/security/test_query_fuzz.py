@@ -20,6 +20,7 @@ import sys
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from reckon._errors import InvalidInput, ReadOnlyQuery
 from reckon.api import Engine
 from reckon.store import QueryPlan
@@ -199,6 +200,7 @@ def test_second_wall_worker_cannot_connect_past_the_check(world, listener) -> No
 @pytest.fixture(scope="module")
 def http(world):
     from fastapi.testclient import TestClient
+
     from reckon.server.auth import TokenStore
     from reckon.server.http import create_app
 

@@ -4,8 +4,6 @@ serialisation (STYLE.md, "Queries are never strings glued to user input")."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from pyoxigraph import Literal, NamedNode, Quad
 

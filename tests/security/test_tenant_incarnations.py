@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from reckon._errors import TenantGone, UnknownTenant
 from reckon.api import Engine, Principal
 

@@ -4,9 +4,10 @@ for each, a few memories, and a FastAPI TestClient (no network)."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 

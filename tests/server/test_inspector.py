@@ -6,7 +6,7 @@ the SPARQL console's grant and read-only guard, and what each page shows."""
 from __future__ import annotations
 
 import re
-from datetime import date
+from datetime import UTC, date
 from html.parser import HTMLParser
 from typing import Any
 
@@ -27,6 +27,7 @@ def insp(world):
     """The server world plus: spend at 85 % of the cap, a member `lee` without teams, and
     clients signed in as dana (operator), sam (member of growth), lee and ana (SPARQL grant)."""
     from fastapi.testclient import TestClient
+
     from reckon.server.auth import TokenStore
 
     acme = world.engine.tenant("acme")
@@ -108,6 +109,7 @@ def test_the_cookie_does_not_open_the_rest_api(insp):
 
 def test_a_revoked_token_signs_the_browser_out(world):
     from fastapi.testclient import TestClient
+
     from reckon.server.auth import TokenStore
 
     ts = TokenStore(world.data_dir)
@@ -280,11 +282,11 @@ def test_superseded_memories_have_their_own_state_and_timeline(insp):
 
 def test_business_page_charts_spend_over_time_with_the_cap(insp):
     acme = insp.engine.tenant("acme")
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     for day, amount in ((2, 2000), (3, 4100), (4, 6100)):
         acme.set_spend("google", amount, period_start=date(2026, 3, 1),
-                       as_of=datetime(2026, 3, day, 23, 59, 59, tzinfo=timezone.utc))
+                       as_of=datetime(2026, 3, day, 23, 59, 59, tzinfo=UTC))
     r = insp.browsers["acme_ops"].get("/ui/business")
     assert r.status_code == 200
     assert '<svg class="chart"' in r.text
@@ -431,18 +433,18 @@ def test_budget_fixture_is_the_one_the_pages_show(insp):
 
 
 def test_expired_memories_are_their_own_lane(insp):
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from reckon.api import Principal
 
     acme = insp.engine.tenant("acme")
-    acme.tick(datetime(2026, 3, 10, tzinfo=timezone.utc))
+    acme.tick(datetime(2026, 3, 10, tzinfo=UTC))
     m = acme.remember(principal=Principal.operator("dana"), kind="context", scope="company", importance=4,
                       source="operator", label="Spring sale week", content="The spring sale runs this week.",
-                      expires_at=datetime(2026, 3, 15, tzinfo=timezone.utc))
+                      expires_at=datetime(2026, 3, 15, tzinfo=UTC))
     c = insp.browsers["acme_ops"]
     assert f'data-memory="{m.id}"' in c.get("/ui/lanes", params={"state": "active"}).text
-    acme.tick(datetime(2026, 3, 20, tzinfo=timezone.utc))
+    acme.tick(datetime(2026, 3, 20, tzinfo=UTC))
     expired = c.get("/ui/lanes", params={"state": "expired"}).text
     assert f'data-memory="{m.id}"' in expired and "2026-03-20" in expired
     assert f'data-memory="{m.id}"' not in c.get("/ui/lanes", params={"state": "active"}).text

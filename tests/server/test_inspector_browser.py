@@ -18,9 +18,10 @@ import os
 import shutil
 import threading
 import time
+from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -61,12 +62,13 @@ def browser() -> Iterator[Any]:
 def demo_server(tmp_path_factory: pytest.TempPathFactory, _hashing_embedder: None) -> Iterator[dict[str, Any]]:
     """uvicorn on a free loopback port over the demo tenant, with an operator token."""
     import uvicorn
+    from rich.console import Console
+
     from reckon import ConflictPending, Principal
     from reckon.api import Engine
     from reckon.cli._demo import run_demo
     from reckon.server.auth import TokenStore
     from reckon.server.http import create_app
-    from rich.console import Console
 
     d = tmp_path_factory.mktemp("inspector-demo")
     run_demo(d, out=Console(file=io.StringIO()))

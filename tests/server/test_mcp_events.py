@@ -11,6 +11,7 @@ from tests.server.test_mcp import TIMEOUT, mcp_tenant  # noqa: F401  (fixture)
 
 def test_agent_builds_and_walks_the_event_graph(mcp_tenant):  # noqa: F811
     from mcp import Client
+
     from reckon.api import Principal
     from reckon.server.mcp import build_server
 

@@ -10,6 +10,7 @@ from tests.server.test_mcp import TIMEOUT, mcp_tenant  # noqa: F401  (fixture)
 
 def test_agent_learns_a_strategy_card(mcp_tenant):  # noqa: F811
     from mcp import Client
+
     from reckon.api import Principal
     from reckon.server.mcp import build_server
 

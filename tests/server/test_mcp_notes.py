@@ -11,6 +11,7 @@ from tests.server.test_mcp import TIMEOUT, mcp_tenant  # noqa: F401  (fixture)
 
 def test_two_agents_coordinate_through_notes(mcp_tenant):  # noqa: F811
     from mcp import Client
+
     from reckon.api import Principal
     from reckon.server.mcp import build_server
 

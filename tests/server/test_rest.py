@@ -96,8 +96,10 @@ def test_patch_three_state(world):
     assert world.engine.tenant("acme").get(m["id"]).expires_at is None
     r = world.client.patch(url, json={"label": None}, headers=world.h("acme_sam"))  # required: cannot remove
     assert r.status_code == 422 and r.json()["error"]["field"] == "label"
-    r = world.client.patch(url, json={"importance": 2}, headers=world.h("acme_analyst"))  # not the owner
-    assert r.status_code == 403
+    # not the owner's: another member's private memory is answered like an absent one (issue 10)
+    r = world.client.patch(url, json={"importance": 2}, headers=world.h("acme_analyst"))
+    assert r.status_code == 404 and r.json()["error"]["type"] == "unknown_memory"
+    assert "sam" not in r.text
     r = world.client.patch(url, json={"scope": "company"}, headers=world.h("acme_sam"))  # immutable
     assert r.status_code == 422 and r.json()["error"]["field"] == "scope"
 
@@ -108,7 +110,7 @@ def test_supersede(world):
     replacement = {"kind": "fact", "scope": "user", "importance": 3, "label": "Lunch break moved",
                    "content": "Lunch at one o'clock, no calls."}
     r = world.client.post(url, json={"replacement": replacement}, headers=world.h("acme_analyst"))
-    assert r.status_code == 403  # only the owner supersedes
+    assert r.status_code == 404  # only the owner supersedes; to anyone else it is as if absent (issue 10)
     r = world.client.post(url, json={}, headers=world.h("acme_sam"))
     assert r.status_code == 422 and r.json()["error"]["field"] == "replacement"
     r = world.client.post(url, json={"replacement": replacement}, headers=world.h("acme_sam"))

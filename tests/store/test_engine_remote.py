@@ -9,7 +9,6 @@ import os
 import shutil
 from pathlib import Path
 
-
 from reckon import Engine, Principal
 
 OPS = Principal(person="dana", role="operator")

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 from pyoxigraph import Literal, NamedNode, Quad
@@ -15,7 +15,6 @@ from pyoxigraph import Literal, NamedNode, Quad
 from reckon import Engine, Principal
 from reckon._errors import ReckonError
 from reckon.store import BUSINESS
-
 from tests.store.conftest import _server
 from tests.store.servers import Server, start_oxigraph
 

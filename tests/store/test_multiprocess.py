@@ -16,7 +16,6 @@ import pytest
 from pyoxigraph import NamedNode, Quad, Triple
 
 from reckon.store import MEMORIES, SCHEMA, TenantStore
-
 from tests.store.toy_reasoner import SUB, TYPE, ToyReasoner, closure
 
 CHILD = Path(__file__).with_name("mp_child.py")

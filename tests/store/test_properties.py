@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 from pyoxigraph import BlankNode, NamedNode, Quad, Triple
 
 from reckon.store import BUSINESS, MEMORIES, SCHEMA
-
 from tests.store.toy_reasoner import SUB, TYPE, ToyReasoner, closure
 
 NODES = [NamedNode(f"urn:x:{c}") for c in "abcde"] + [BlankNode("b0")]

@@ -3,15 +3,12 @@ runs; the default graph is the union of the public graphs; GRAPH addresses each.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from pyoxigraph import Literal, NamedNode, Quad, Triple, Variable
 
 from reckon._errors import InvalidInput, ReadOnlyQuery
 from reckon.store import BUSINESS, MEMORIES, SCHEMA, TenantStore
 from reckon.store.query_guard import tokenize
-
 from tests.store.toy_reasoner import SUB, TYPE, ToyReasoner
 
 

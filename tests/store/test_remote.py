@@ -19,7 +19,6 @@ from reckon.store.backends import WriteConflict
 from reckon.store.graphs import META
 from reckon.store.remote import Endpoint, RemoteBackend
 from reckon.store.tenant_store import PUBLIC_IRIS
-
 from tests.store.toy_reasoner import SUB, TYPE, ToyReasoner
 
 REMOTE = ["oxigraph", "virtuoso"]

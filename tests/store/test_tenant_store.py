@@ -11,7 +11,6 @@ from pyoxigraph import BlankNode, Literal, NamedNode, Quad, Triple
 from reckon._errors import InvalidInput, ShapeViolation, StoreError, TenantExists
 from reckon.store import BUSINESS, INFERRED, MEMORIES, SCHEMA, TenantStore
 from reckon.store.graphs import META
-
 from tests.store.toy_reasoner import SUB, TYPE, ToyReasoner, closure
 
 

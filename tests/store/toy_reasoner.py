@@ -7,8 +7,8 @@ reckon.datalog): two rules over ``urn:t:`` predicates.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from pyoxigraph import NamedNode, Triple
 

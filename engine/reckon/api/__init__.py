@@ -12,7 +12,7 @@ from reckon.api._models import (
     SubscriptionInput,
     TeamInput,
 )
-from reckon.api._tenant import Tenant
+from reckon.api._tenant import UNSET, Tenant, Unset
 
 __all__ = [
     "AccountInput",
@@ -25,4 +25,6 @@ __all__ = [
     "SubscriptionInput",
     "TeamInput",
     "Tenant",
+    "UNSET",
+    "Unset",
 ]

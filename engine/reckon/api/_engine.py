@@ -16,8 +16,9 @@ import shutil
 import threading
 import uuid
 from collections import OrderedDict
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from pyoxigraph import NamedNode, Quad
 
@@ -109,12 +110,12 @@ class Engine:
         self.refuse_inconsistent = bool(refuse_inconsistent)
         """Every tenant's store refuses a write after which its rules derive a new
         inconsistency (see :meth:`reasoner_factory`)."""
-        modules = [Path(m) for m in (modules or [])]
-        for m in modules:
+        module_paths = [Path(m) for m in (modules or [])]
+        for m in module_paths:
             if not m.is_dir() and m.suffix not in _RULE_SUFFIXES + (".ttl", ".nt"):
                 raise InvalidInput(f"module {m}: expected a .srl, .dlog or .ttl file", field="modules")
         self._rules_arg = None if rules is None else list(rules)
-        self._modules_arg = modules
+        self._modules_arg = module_paths
         self.explicit_program: bool = rules is not None or bool(modules)
         """True when ``rules`` or ``modules`` were given (see the class docstring)."""
         self._program: Any = None
@@ -123,7 +124,7 @@ class Engine:
         self._jobs = jobs
         self.embedder = embedder
         self._lock = threading.RLock()
-        self._tenants: "OrderedDict[str, Tenant]" = OrderedDict()
+        self._tenants: OrderedDict[str, Tenant] = OrderedDict()
         self.max_open_tenants: int = max(1, int(os.environ.get("RECKON_MAX_OPEN_TENANTS", "128")))
         """Tenants kept open (mirror, reasoner, lock files) at once; the least recently
         used beyond this is suspended (``TenantStore.suspend``) and reopens on demand."""
@@ -211,7 +212,7 @@ class Engine:
             return self.reasoner_factory()
         return stored.reasoner_factory(refuse_inconsistent=self.refuse_inconsistent)  # type: ignore[no-any-return]
 
-    def judge_for(self, tenant: "Tenant") -> Any:
+    def judge_for(self, tenant: Tenant) -> Any:
         """The conflict judge for ``tenant``'s write path (``None`` = the default)."""
         j = self._judge
         if j is None or callable(getattr(j, "judge", None)):
@@ -228,7 +229,7 @@ class Engine:
                 self._jobs = Jobs.for_engine(self)
             return self._jobs or None
 
-    def after_turns(self, tenant: "Tenant", turns: Sequence[Any]) -> None:
+    def after_turns(self, tenant: Tenant, turns: Sequence[Any]) -> None:
         """Called after turns were recorded: queue an extraction job for each
         conversation that has enough unprocessed turns (never runs extraction here).
         Queueing never fails the recorded write."""
@@ -255,7 +256,7 @@ class Engine:
             raise StoreError(f"cannot create the data directory {self.data_dir}: {e}") from e
 
     # ------------------------------------------------------------------ tenants
-    def create_tenant(self, tenant_id: str, *, company_name: str | None = None, exist_ok: bool = False) -> "Tenant":
+    def create_tenant(self, tenant_id: str, *, company_name: str | None = None, exist_ok: bool = False) -> Tenant:
         """Create a tenant: schema graph, company node, clock node, derived closure.
 
         :param exist_ok: return the existing tenant instead of raising (a script that
@@ -263,8 +264,8 @@ class Engine:
         :raises InvalidTenantId: when the id is invalid (before any path is built).
         :raises TenantExists: when it already exists (and not ``exist_ok``).
         """
-        from reckon.api._business import initial_quads
         from reckon.api._tenant import Tenant
+        from reckon.business.writers import initial_quads
 
         validate_tenant_id(tenant_id)
         if company_name is not None and (not isinstance(company_name, str) or not company_name.strip()):
@@ -306,7 +307,7 @@ class Engine:
         m = self._shards()
         return None if m.default == EMBEDDED else m.endpoint(m.default)
 
-    def _cache(self, tenant_id: str, t: "Tenant") -> None:
+    def _cache(self, tenant_id: str, t: Tenant) -> None:
         """Remember ``t`` as most recently used; suspend the least recently used beyond
         :attr:`max_open_tenants` (bounded file descriptors and memory)."""
         self._tenants[tenant_id] = t
@@ -315,7 +316,7 @@ class Engine:
             _, old = self._tenants.popitem(last=False)
             old.store.suspend()
 
-    def tenant(self, tenant_id: str) -> "Tenant":
+    def tenant(self, tenant_id: str) -> Tenant:
         """An existing tenant (one :class:`Tenant` object per id per engine).
 
         :raises InvalidTenantId: when the id is invalid.
@@ -394,7 +395,7 @@ class Engine:
             return False
         return bool(where != local)
 
-    def move_tenant(self, tenant_id: str, to: str) -> "Tenant":
+    def move_tenant(self, tenant_id: str, to: str) -> Tenant:
         """Move a tenant to endpoint ``to`` of the shard map (or ``"embedded"``): export,
         import on the target, verify, switch (writes wait only now), delete the source
         (:mod:`reckon.store.move`).
@@ -467,7 +468,7 @@ class Engine:
         raise UnknownTenant(f"tenant {tenant_id!r} keeps being re-created by another process; not deleted")
 
     # ------------------------------------------------------------------ export / import
-    def import_tenant(self, tenant_id: str, source: str | Path | bytes) -> "Tenant":
+    def import_tenant(self, tenant_id: str, source: str | Path | bytes) -> Tenant:
         """Create ``tenant_id`` from a :meth:`Tenant.export` file: its asserted graphs
         replace the new tenant's, tenant IRIs ``urn:reckon:<old>:`` are renamed to
         ``urn:reckon:<tenant_id>:``, and the inferred graph is derived from scratch with
@@ -488,8 +489,8 @@ class Engine:
         stored = Program.from_quads(program_quads)
         program = stored or self.program
         if stored is None:  # a version 1 export: adopted like a tenant of that version
-            from reckon.api._program import _legacy_mismatch
             from reckon._errors import ProgramMismatch
+            from reckon.api._program import _legacy_mismatch
 
             problems = _legacy_mismatch({q.triple for q in quads if q.graph_name == SCHEMA}, set(), program)
             if problems:
@@ -499,8 +500,8 @@ class Engine:
                     problems,
                 )
         if self.explicit_program and program.digest != self.program.digest:
-            from reckon.api._program import _differences
             from reckon._errors import ProgramMismatch
+            from reckon.api._program import _differences
 
             diff = _differences(program, self.program)
             raise ProgramMismatch(

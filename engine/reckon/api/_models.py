@@ -1,24 +1,22 @@
-"""Input models of the facade: who is acting (:class:`Principal`) and business data.
+"""Input models of the facade: who is acting (:class:`Principal`, the memory layer's one
+class) and business data (:mod:`reckon.business.models`), re-exported."""
 
-``Principal`` is the memory layer's model (``reckon.memory.models.Principal``),
-re-exported so that there is exactly one class. The business-data models normalise
-and check the pipeline's values before any triple is built (DESIGN.md, Architecture:
-"model (pydantic: parse, normalise, clear errors)").
-"""
-
-from __future__ import annotations
-
-import re
-from datetime import date, datetime, timezone
-from decimal import Decimal, InvalidOperation
-from typing import Any
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-
-from reckon._errors import InvalidInput
+from reckon.business.models import (
+    AMOUNT_LIMIT,
+    MAX_MAGNITUDE,
+    AccountInput,
+    KpiInput,
+    PersonInput,
+    SpendInput,
+    SubscriptionInput,
+    TeamInput,
+    parse_model,
+)
 from reckon.memory.models import Principal
 
 __all__ = [
+    "AMOUNT_LIMIT",
+    "MAX_MAGNITUDE",
     "AccountInput",
     "KpiInput",
     "PersonInput",
@@ -28,143 +26,3 @@ __all__ = [
     "TeamInput",
     "parse_model",
 ]
-
-_CURRENCY = re.compile(r"[A-Z]{3}")
-
-
-AMOUNT_LIMIT = Decimal("1e15")
-"""Spend amounts, budget caps and KPI values must be below this in magnitude (in the
-record's unit or currency): larger values are never real ad-platform figures and
-loaders refuse them too (``reckon.loaders``)."""
-
-
-def _decimal(value: Any) -> Decimal:
-    """A finite decimal below :data:`AMOUNT_LIMIT` that the store holds exactly (at most
-    18 fractional digits: ``reckon.store.terms.decimal_literal``)."""
-    from reckon.store.terms import decimal_literal
-
-    if isinstance(value, bool):
-        raise ValueError("a boolean is not a number")
-    try:
-        d = value if isinstance(value, Decimal) else Decimal(repr(value) if isinstance(value, float) else str(value).strip())
-    except (InvalidOperation, ValueError) as e:
-        raise ValueError(f"not a decimal number: {value!r}") from e
-    if not d.is_finite():
-        raise ValueError(f"not a finite number: {value!r}")
-    if d.copy_abs() >= AMOUNT_LIMIT:
-        raise ValueError(f"{value!r} is out of range: amounts and values must be below 1e15 in magnitude")
-    try:
-        decimal_literal(d)
-    except ValueError as e:
-        raise ValueError(f"{value!r} {e}") from None
-    return d
-
-
-MAX_MAGNITUDE = AMOUNT_LIMIT
-"""KPI values and spend amounts must be below this in magnitude (as in ``reckon.loaders``):
-past it a float rendering (bundle, JSON) loses every cent long before it overflows."""
-
-
-def _utc(value: datetime) -> datetime:
-    """Aware date-times are returned in UTC; a naive one is refused (as in the memory
-    layer: no time zone is ever guessed)."""
-    if value.tzinfo is None or value.utcoffset() is None:
-        raise ValueError(
-            f"{value.isoformat()} has no time zone; give an aware datetime (e.g. with tzinfo=timezone.utc)"
-        )
-    return value.astimezone(timezone.utc)
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True)
-
-
-class KpiInput(_Model):
-    """A current KPI value: ``metric`` (e.g. ``"ROAS"``; any mk:Metric by label or local
-    name), ``value`` (decimal, in the metric's unit), optional ``platform`` (company-wide
-    when absent), optional ``period`` (an mk:Period: daily, weekly, monthly, quarterly,
-    yearly) and ``as_of`` (UTC; default: now)."""
-
-    metric: str = Field(min_length=1)
-    value: Decimal
-    platform: str | None = None
-    period: str | None = None
-    as_of: datetime | None = None
-
-    _v = field_validator("value", mode="before")(lambda cls, v: _decimal(v))
-    _t = field_validator("as_of")(lambda cls, v: None if v is None else _utc(v))
-
-
-class SpendInput(_Model):
-    """Current spend on one ``platform`` for one ``period`` (default monthly):
-    ``amount`` >= 0 in ``currency`` (ISO 4217, default USD) from ``period_start``, observed
-    ``as_of`` (UTC; default: the in-graph clock, else now)."""
-
-    platform: str = Field(min_length=1)
-    amount: Decimal
-    period: str = "monthly"
-    period_start: date | None = None
-    currency: str = "USD"
-    as_of: datetime | None = None
-
-    _v = field_validator("amount", mode="before")(lambda cls, v: _decimal(v))
-    _t = field_validator("as_of")(lambda cls, v: None if v is None else _utc(v))
-
-    @field_validator("amount")
-    @classmethod
-    def _non_negative(cls, v: Decimal) -> Decimal:
-        if v < 0:
-            raise ValueError("spend must be >= 0")
-        return v
-
-    @field_validator("currency")
-    @classmethod
-    def _iso4217(cls, v: str) -> str:
-        if _CURRENCY.fullmatch(v) is None:
-            raise ValueError("currency must be an ISO 4217 code of three upper-case letters, e.g. 'USD'")
-        return v
-
-
-class AccountInput(_Model):
-    """A connected ad account: ``platform``, the platform's ``account_id``, optional ``name``."""
-
-    platform: str = Field(min_length=1)
-    account_id: str = Field(min_length=1, max_length=256)
-    name: str | None = Field(default=None, min_length=1)
-
-
-class SubscriptionInput(_Model):
-    """The company's subscription: ``plan`` name, ``status`` (an mk:SubscriptionStatus:
-    active, trial, past_due, cancelled) and optional ``seats`` >= 0."""
-
-    plan: str = Field(min_length=1)
-    status: str = "active"
-    seats: int | None = Field(default=None, ge=0)
-
-
-class PersonInput(_Model):
-    """A person of the tenant: id (slug), optional display ``name`` and team ids."""
-
-    person_id: str = Field(min_length=1, max_length=256)
-    name: str | None = Field(default=None, min_length=1)
-    teams: list[str] = Field(default_factory=list)
-
-
-class TeamInput(_Model):
-    """A team of the tenant: id (slug) and optional display ``name``."""
-
-    team_id: str = Field(min_length=1, max_length=256)
-    name: str | None = Field(default=None, min_length=1)
-
-
-def parse_model(model: type[_Model], **data: Any) -> Any:
-    """Build ``model`` from keyword data, turning pydantic errors into InvalidInput.
-
-    :raises InvalidInput: naming the first offending field.
-    """
-    try:
-        return model(**data)
-    except ValidationError as e:
-        err = e.errors()[0]
-        field = ".".join(str(x) for x in err.get("loc", ())) or None
-        raise InvalidInput(f"{model.__name__}: {field}: {err.get('msg')}", field=field) from None

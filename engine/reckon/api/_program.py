@@ -39,6 +39,7 @@ from pyoxigraph import (
     serialize,
 )
 
+from reckon import vocab
 from reckon._errors import InvalidInput, ProgramMismatch, ShapeViolation
 from reckon.schema.program import SETTINGS, Module, ModuleFile, Program
 from reckon.store import MEMORIES, SCHEMA
@@ -49,11 +50,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["MigrationReport", "ModuleInfo", "adopt", "check_open", "migrate", "stored_program"]
 
-_RDF_TYPE = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
+_RDF_TYPE = vocab.A
 _NOT_SETTINGS = frozenset(NamedNode(x) for x in (
-    "http://www.w3.org/1999/02/22-rdf-syntax-ns#type", "http://www.w3.org/2000/01/rdf-schema#label",
-    "http://www.w3.org/2000/01/rdf-schema#comment", "http://www.w3.org/2000/01/rdf-schema#seeAlso",
-    "http://www.w3.org/2000/01/rdf-schema#isDefinedBy"))
+    vocab.RDF + "type", vocab.RDFS + "label", vocab.RDFS + "comment", vocab.RDFS + "seeAlso",
+    vocab.RDFS + "isDefinedBy"))
 LEGACY_MODULE = "legacy-schema"
 """Name of the module :func:`adopt` creates for schema triples no module produces."""
 
@@ -74,7 +74,7 @@ class ModuleInfo:
     kinds: list[str]
 
     @classmethod
-    def of(cls, m: Module) -> "ModuleInfo":
+    def of(cls, m: Module) -> ModuleInfo:
         return cls(m.name, m.digest, [f.path for f in m.files], m.kinds)
 
 
@@ -187,9 +187,9 @@ def _settings_delta(
 
 
 def _declared_classes(schema: set[Triple]) -> set[Any]:
-    owl_class = NamedNode("http://www.w3.org/2002/07/owl#Class")
-    rdfs_class = NamedNode("http://www.w3.org/2000/01/rdf-schema#Class")
-    sub = NamedNode("http://www.w3.org/2000/01/rdf-schema#subClassOf")
+    owl_class = NamedNode(vocab.OWL + "Class")
+    rdfs_class = NamedNode(vocab.RDFS + "Class")
+    sub = vocab.SUBCLASS
     out = set()
     for t in schema:
         if t.predicate == _RDF_TYPE and t.object in (owl_class, rdfs_class):
@@ -246,7 +246,7 @@ def _status_changes(commit: Any, tenant_id: str) -> list[dict[str, Any]]:
 
 
 def migrate(
-    tenant: "Tenant",
+    tenant: Tenant,
     new: Program,
     *,
     action: str,
@@ -311,7 +311,7 @@ def migrate(
     )
 
 
-def _schema_changed(tenant: "Tenant") -> None:
+def _schema_changed(tenant: Tenant) -> None:
     """Drop this process's caches of the tenant's schema (other processes follow the
     stored program key)."""
     mem = getattr(tenant, "_memory", None)
@@ -354,7 +354,7 @@ def _derived_predicates(prog: Program) -> set[str] | None:
     return out
 
 
-def check_open(tenant: "Tenant", opener: Program, explicit: bool) -> None:
+def check_open(tenant: Tenant, opener: Program, explicit: bool) -> None:
     """Check (and for a legacy tenant, adopt) the program of a tenant being opened.
 
     :raises ProgramMismatch: ``explicit`` and the stored program differs from
@@ -365,7 +365,7 @@ def check_open(tenant: "Tenant", opener: Program, explicit: bool) -> None:
         stored = stored_program(view)
         if stored is None:
             schema_now = {q.triple for q in view.quads(None, None, None, SCHEMA)}
-            inferred_preds = {q.predicate.value for q in view.quads(None, None, None, NamedNode("urn:reckon:graph:inferred"))}
+            inferred_preds = {q.predicate.value for q in view.quads(None, None, None, vocab.INFERRED)}
     if stored is not None:
         if explicit and stored.digest != opener.digest:
             diff = _differences(stored, opener)
@@ -406,7 +406,7 @@ def _legacy_mismatch(schema_now: set[Triple], inferred_preds: set[str], opener: 
         )
     derivable = _derived_predicates(opener)
     if derivable is not None:
-        strange = sorted(inferred_preds - derivable - {"http://www.w3.org/1999/02/22-rdf-syntax-ns#type"})
+        strange = sorted(inferred_preds - derivable - {vocab.RDF + "type"})
         if strange:
             problems.append(
                 "its inferred graph holds predicates no rule of the program derives ("
@@ -415,16 +415,7 @@ def _legacy_mismatch(schema_now: set[Triple], inferred_preds: set[str], opener: 
     return problems
 
 
-_SHIPPED_NS = (
-    "https://reckon.dev/ns/core#",
-    "https://reckon.dev/ns/marketing#",
-    "https://reckon.dev/ns/recruiting#",
-    "https://reckon.dev/ns/agent#",
-    "https://reckon.dev/ns/notes#",
-    "https://reckon.dev/ns/events#",
-    "https://reckon.dev/ns/experience#",
-    "https://reckon.dev/ns/types#",
-)
+_SHIPPED_NS = (vocab.RK, vocab.MK, vocab.RC, vocab.AG, vocab.NT, vocab.EV, vocab.XP, vocab.TY)
 
 
 def _grouped(triples: set[Triple]) -> list[set[Triple]]:
@@ -483,7 +474,7 @@ def _unexplained(legacy: set[Triple], program: set[Triple]) -> tuple[set[Triple]
     return unknown, legacy - unknown
 
 
-def adopt(tenant: "Tenant", program: Program, *, keep_unknown_schema: bool = False) -> MigrationReport:
+def adopt(tenant: Tenant, program: Program, *, keep_unknown_schema: bool = False) -> MigrationReport:
     """Record ``program`` as the program of a tenant created before programs were stored.
 
     :param keep_unknown_schema: keep the schema triples no module of ``program``
@@ -499,7 +490,7 @@ def adopt(tenant: "Tenant", program: Program, *, keep_unknown_schema: bool = Fal
             )
         schema_now = {q.triple for q in view.quads(None, None, None, SCHEMA)}
         inferred_preds = {q.predicate.value
-                          for q in view.quads(None, None, None, NamedNode("urn:reckon:graph:inferred"))}
+                          for q in view.quads(None, None, None, vocab.INFERRED)}
     settings = {t for t in schema_now if t.subject == SETTINGS and t.predicate not in _NOT_SETTINGS}
     unknown, _ = _unexplained(schema_now - settings, program.schema_triples())
     if unknown:
@@ -520,7 +511,7 @@ def adopt(tenant: "Tenant", program: Program, *, keep_unknown_schema: bool = Fal
     return migrate(tenant, program, action="adopt", validate=False)
 
 
-def install(tenant: "Tenant", module: Module, *, upgrade: bool = False) -> MigrationReport:
+def install(tenant: Tenant, module: Module, *, upgrade: bool = False) -> MigrationReport:
     """Add ``module`` to the tenant's program (or, with ``upgrade``, replace the module
     of that name).
 
@@ -545,7 +536,7 @@ def install(tenant: "Tenant", module: Module, *, upgrade: bool = False) -> Migra
                    module=module.name)
 
 
-def remove(tenant: "Tenant", name: str) -> MigrationReport:
+def remove(tenant: Tenant, name: str) -> MigrationReport:
     """Remove the module called ``name`` from the tenant's program.
 
     :raises InvalidInput: no such module, or it is ``core`` (every memory needs it), or a

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyoxigraph import Literal, NamedNode, Quad, Triple
 
+from reckon import vocab
 from reckon._errors import InvalidInput, ShapeViolation
 from reckon.schema.program import SETTINGS
 from reckon.store import SCHEMA
@@ -32,11 +33,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["SettingChange", "get_settings", "set_setting", "setting_specs"]
 
-_XSD = "http://www.w3.org/2001/XMLSchema#"
-_SH = "http://www.w3.org/ns/shacl#"
-_RDFS = "http://www.w3.org/2000/01/rdf-schema#"
-_RDF_TYPE = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
-_SETTINGS_CLASS = NamedNode("https://reckon.dev/ns/core#Settings")
+_XSD, _SH, _RDFS = vocab.XSD, vocab.SH, vocab.RDFS
+_RDF_TYPE = vocab.A
+_SETTINGS_CLASS = vocab.rk("Settings")
 
 
 class SettingChange(dict):  # type: ignore[type-arg]
@@ -163,7 +162,7 @@ def _schema(view: Any) -> list[Triple]:
     return [q.triple for q in view.quads(None, None, None, SCHEMA)]
 
 
-def get_settings(tenant: "Tenant") -> dict[str, Any]:
+def get_settings(tenant: Tenant) -> dict[str, Any]:
     """Every setting of the tenant: name -> typed value (``None`` when unset; a list
     when a damaged tenant holds several values: ``tenant validate`` reports it)."""
     with tenant.store.snapshot() as view:
@@ -182,7 +181,7 @@ def get_settings(tenant: "Tenant") -> dict[str, Any]:
     return out
 
 
-def set_setting(tenant: "Tenant", name: str, value: Any) -> SettingChange:
+def set_setting(tenant: Tenant, name: str, value: Any) -> SettingChange:
     """Replace one setting's value (one transaction; see the module docstring).
 
     :raises InvalidInput: unknown setting, or a value of the wrong type.

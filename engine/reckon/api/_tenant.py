@@ -4,16 +4,16 @@ operations (delegated verbatim to ``reckon.memory.MemoryService``)."""
 from __future__ import annotations
 
 import threading
-from datetime import date, datetime
+from collections.abc import Callable, Collection, Mapping, Sequence
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
+from typing import Literal as TLiteral
 
 from pyoxigraph import Literal, NamedNode, Triple
 
 from reckon._errors import InvalidInput
-from reckon.api import _business as B
-from reckon.api._neighbours import NeighboursMixin
 from reckon.api._models import (
     AccountInput,
     KpiInput,
@@ -23,12 +23,66 @@ from reckon.api._models import (
     TeamInput,
     parse_model,
 )
+from reckon.api._neighbours import NeighboursMixin
+from reckon.business import writers as B
+from reckon.memory.models import HistoryEntry, Kind, Memory, Principal, PropertyValue, Scope, Source
 from reckon.store import Commit, QueryResult, TenantStore
+from reckon.vocab import A
 
 if TYPE_CHECKING:  # pragma: no cover
     from reckon.api._engine import Engine
+    from reckon.memory.service import MemoryService
+    from reckon.recall.bundle import ContextBundle, SearchHit, TenantRecall
 
-__all__ = ["Tenant"]
+__all__ = ["UNSET", "Tenant", "Unset"]
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _arguments_checked(fn: Callable[_P, _R]) -> Callable[_P, _R]:
+    """A facade method whose missing or unknown argument raises :class:`InvalidInput`
+    naming it (every public call raises a ``ReckonError``), not a bare ``TypeError``;
+    the signature and types stay the method's own."""
+    import functools
+    import inspect
+    import re
+
+    sig = inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def checked(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            sig.bind(*args, **kwargs)
+        except TypeError as exc:
+            m = re.search(r"'(\w+)'", str(exc))
+            raise InvalidInput(f"{fn.__name__}(): {exc}", field=m.group(1) if m else None) from None
+        return fn(*args, **kwargs)
+
+    return checked
+
+
+class Unset:
+    """The type of :data:`UNSET`: "not given" in a three-state partial edit."""
+
+    _instance: Unset | None = None
+
+    def __new__(cls) -> Unset:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+UNSET = Unset()
+"""A field of :meth:`Tenant.update` left untouched (``None`` removes it)."""
+
+
 
 
 class Tenant(NeighboursMixin):
@@ -41,7 +95,9 @@ class Tenant(NeighboursMixin):
     :ivar store: the underlying :class:`~reckon.store.TenantStore`.
     """
 
-    def __init__(self, engine: "Engine", store: TenantStore) -> None:
+    store: TenantStore
+
+    def __init__(self, engine: Engine, store: TenantStore) -> None:
         self.engine = engine
         self.store = store
         self.id: str = store.tenant_id
@@ -50,6 +106,25 @@ class Tenant(NeighboursMixin):
         self._transcripts: Any = None
         self._turn_index: Any = None
         self._mlock = threading.Lock()
+        # every asserted write of this tenant meets its shapes (issue 10: one validator)
+        store.validator = self._check_write
+
+    def _derived_predicates(self) -> frozenset[str]:
+        """IRIs the tenant's stored program derives (its rule heads; ``rdf:type`` aside):
+        handed to the memory layer, which refuses to assert them."""
+        key = self.store.program_key
+        cached = getattr(self, "_derived_cache", None)
+        if cached is not None and cached[0] == key and key is not None:
+            return cached[1]  # type: ignore[no-any-return]
+        rs = self.program().ruleset()
+        out = frozenset() if rs is None else frozenset(
+            tp.p.value for r in rs.rules for tp in r.head if isinstance(tp.p, NamedNode)
+        ) - {A.value}
+        self._derived_cache = (key, out)
+        return out
+
+    def _check_write(self, added: Any, removed: Any, view: Any) -> None:
+        self.memory.check_write(added, removed, view)
 
     def __repr__(self) -> str:
         return f"Tenant({self.id!r})"
@@ -297,7 +372,6 @@ class Tenant(NeighboursMixin):
 
     def clock(self) -> datetime | None:
         """The in-graph clock ``rk:clock rk:now`` (UTC), or ``None`` when never ticked."""
-        from datetime import timezone
 
         from reckon.store import BUSINESS
 
@@ -309,7 +383,7 @@ class Tenant(NeighboursMixin):
             t = datetime.fromisoformat(vals[0].value.replace("Z", "+00:00"))
         except ValueError:
             return None
-        return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+        return t if t.tzinfo else t.replace(tzinfo=UTC)
 
     def advance_clock(self, now: datetime | None = None, *, min_step: float = 60.0) -> bool:
         """Move the in-graph clock forward to ``now`` (default: the wall clock) when it is
@@ -320,11 +394,10 @@ class Tenant(NeighboursMixin):
 
         :returns: whether the clock was moved.
         """
-        from datetime import timezone
 
-        now = now or datetime.now(timezone.utc)
+        now = now or datetime.now(UTC)
         if now.tzinfo is None:
-            now = now.replace(tzinfo=timezone.utc)
+            now = now.replace(tzinfo=UTC)
         cur = self.clock()
         if cur is not None and (now - cur).total_seconds() <= min_step:
             return False
@@ -348,14 +421,15 @@ class Tenant(NeighboursMixin):
 
     # ------------------------------------------------------------------ memory (reckon.memory)
     @property
-    def memory(self) -> Any:
+    def memory(self) -> MemoryService:
         """The tenant's ``reckon.memory.MemoryService`` (created on first use)."""
         with self._mlock:
             if self._memory is None:
                 from reckon.memory.service import MemoryService
 
-                self._memory = MemoryService(self.store, judge=self.engine.judge_for(self))
-            return self._memory
+                self._memory = MemoryService(self.store, judge=self.engine.judge_for(self),
+                                             derived=self._derived_predicates)
+            return cast("MemoryService", self._memory)
 
     def set_judge(self, judge: Any) -> None:
         """Replace this tenant's conflict judge (a ``reckon.memory.conflicts.ConflictJudge``:
@@ -368,11 +442,58 @@ class Tenant(NeighboursMixin):
             raise InvalidInput("judge: an object with a judge(new, candidates) method is required", field="judge")
         self.memory.judge = judge
 
-    def remember(self, **fields: Any) -> Any:
-        """Store a new memory; see ``MemoryService.remember`` (API.md for the fields).
-        It is searchable by keyword at once; its embedding is computed after the write,
-        off the caller's path. :returns: ``Memory``."""
-        m = _checked(self.memory.remember, **fields)
+    @_arguments_checked
+    def remember(
+        self,
+        *,
+        principal: Principal,
+        kind: Kind,
+        scope: Scope,
+        importance: int,
+        source: Source,
+        label: str,
+        content: str,
+        subclass: str | None = None,
+        properties: Mapping[str, PropertyValue] | None = None,
+        confidence: float | None = None,
+        expires_at: datetime | None = None,
+        teams: list[str] | None = None,
+        owner: str | None = None,
+        derived_from: list[str] | None = None,
+        supersedes: Sequence[str] | None = None,
+        conflict_resolution: TLiteral["replace", "keep_both"] | None = None,
+        conflict_id: str | None = None,
+    ) -> Memory:
+        """Store a new memory, or update the same-label memory (dedup); see
+        ``MemoryService.remember`` for dedup, conflicts and supersession.
+
+        The fields are :class:`~reckon.memory.MemoryInput`'s: ``kind`` (preference | fact |
+        objective | context), ``scope`` (user | team | company), ``importance`` 1-5,
+        ``source`` (agent_tool | extraction | operator | onboarding | import), ``label``
+        (1-500 characters), ``content`` (1-20,000 characters), ``subclass`` (a class under
+        rk:Memory by local name or IRI) with its ``properties`` (by ``sh:name`` or local
+        name), ``confidence`` 0-1 (default 1 for human sources), ``expires_at`` (aware),
+        ``teams`` (team scope), ``owner`` (user scope; default the principal),
+        ``derived_from`` (turn ids). It is searchable by keyword at once; its embedding is
+        computed after the write, off the caller's path.
+
+        :param supersedes: ids this memory explicitly replaces (their owner only).
+        :param conflict_resolution: ``"replace"`` / ``"keep_both"``, with the ``conflict_id``
+            of a :class:`~reckon.ConflictPending`.
+        :raises InvalidInput: a missing, unknown or bad field (``.field`` names it).
+        :raises ShapeViolation: the memory does not conform to its class's shapes.
+        :raises ConflictPending: it would replace memories a human may want to keep.
+        :raises NotAuthorized: the principal may not write this memory.
+        :raises UnknownMemory: a ``supersedes`` id that is absent or not readable.
+        """
+        fields: dict[str, Any] = {
+            "kind": kind, "scope": scope, "importance": importance, "source": source, "label": label,
+            "content": content, "subclass": subclass, "properties": properties, "confidence": confidence,
+            "expires_at": expires_at, "teams": teams, "owner": owner, "derived_from": derived_from,
+        }
+        fields = {k: v for k, v in fields.items() if v is not None}
+        m = self.memory.remember(principal=principal, supersedes=supersedes,
+                                 conflict_resolution=conflict_resolution, conflict_id=conflict_id, **fields)
         self._indexed()
         return m
 
@@ -385,7 +506,7 @@ class Tenant(NeighboursMixin):
             ``"skip"`` (``None`` in the result).
         :returns: ``list[Memory | None]`` in item order.
         """
-        ms = _checked(self.memory.remember_many, items, principal=principal, conflicts=conflicts)
+        ms: list[Any] = _checked(self.memory.remember_many, items, principal=principal, conflicts=conflicts)
         self._indexed_many([m for m in ms if m is not None])
         return ms
 
@@ -444,7 +565,7 @@ class Tenant(NeighboursMixin):
         :raises NotAuthorized: a member recording another person's turn or a system turn.
         :raises ShapeViolation: a turn that does not conform to ``ag:TurnShape``.
         """
-        recorded = _checked(self.transcripts.record, turns, principal=principal)
+        recorded: list[Any] = _checked(self.transcripts.record, turns, principal=principal)
         try:
             self.turn_index.add(recorded)
         except Exception:  # noqa: BLE001 - indexing never fails a committed write
@@ -456,7 +577,7 @@ class Tenant(NeighboursMixin):
 
     def turns(self, conversation: str, *, after: int = -1) -> list[Any]:
         """Turns of a conversation with order > ``after``, in order."""
-        return self.transcripts.turns(conversation, after=after)
+        return list(self.transcripts.turns(conversation, after=after))
 
     def turn(self, turn_id: str) -> Any:
         """One turn by id (``"<conversation>/<order>"``) or IRI (``UnknownMemory`` if absent)."""
@@ -469,12 +590,12 @@ class Tenant(NeighboursMixin):
         :raises UnknownMemory: no such memory.
         """
         m = self.memory.get(memory_id)
-        turns = [self.transcripts.turn(iri) for iri in m.derived_from]
+        turns: list[Any] = [self.transcripts.turn(iri) for iri in m.derived_from]
         return sorted(turns, key=lambda t: (t.at, t.conversation, t.order))
 
     def conversations(self) -> list[Any]:
         """Every conversation: turns, last order, participants, extraction watermark."""
-        return self.transcripts.conversations()
+        return list(self.transcripts.conversations())
 
     def search_turns(self, query: str, *, principal: Any, k: int = 10, conversations: Any = None,
                      roles: Any = None) -> list[Any]:
@@ -484,49 +605,104 @@ class Tenant(NeighboursMixin):
         :returns: ``list[TurnHit]`` (``.turn``, ``.score``), best first.
         :raises InvalidInput: for a bad query, k or role.
         """
-        return _checked(self.turn_index.search, query, principal=principal, k=k,
-                        conversations=conversations, roles=roles)
+        hits: list[Any] = _checked(self.turn_index.search, query, principal=principal, k=k,
+                                   conversations=conversations, roles=roles)
+        return hits
 
-    def update(self, memory_id: str, *, principal: Any, **changes: Any) -> Any:
-        """Three-state partial edit (absent = untouched, ``None`` = remove, value = set);
-        see ``MemoryService.update``. :returns: ``Memory``."""
-        m = _checked(self.memory.update, memory_id, principal=principal, **changes)
+    @_arguments_checked
+    def update(
+        self,
+        memory_id: str,
+        *,
+        principal: Principal,
+        kind: Kind | Unset = UNSET,
+        importance: int | Unset = UNSET,
+        label: str | Unset = UNSET,
+        content: str | Unset = UNSET,
+        confidence: float | None | Unset = UNSET,
+        expires_at: datetime | None | Unset = UNSET,
+        properties: Mapping[str, PropertyValue | None] | None | Unset = UNSET,
+        teams: list[str] | None | Unset = UNSET,
+    ) -> Memory:
+        """Three-state partial edit of :class:`~reckon.memory.MemoryPatch`'s fields: a
+        field not given is untouched, ``None`` removes it, a value sets it; see
+        ``MemoryService.update``.
+
+        :raises InvalidInput: an unknown or bad field, or a required field set to ``None``.
+        :raises NotAuthorized: the principal may not edit this memory.
+        :raises UnknownMemory: absent, or not readable by ``principal``.
+        """
+        given = {"kind": kind, "importance": importance, "label": label, "content": content,
+                 "confidence": confidence, "expires_at": expires_at, "properties": properties, "teams": teams}
+        changes = {k: v for k, v in given.items() if v is not UNSET}
+        m = self.memory.update(memory_id, principal=principal, **changes)
         self._indexed()
         return m
 
-    def supersede(self, old_id: str, new: Any, *, principal: Any) -> Any:
-        """Replace ``old_id`` by a new memory (dict of fields) or an existing one (id);
-        see ``MemoryService.supersede``. :returns: the new ``Memory``."""
+    @_arguments_checked
+    def supersede(self, old_id: str, new: Mapping[str, Any] | str, *, principal: Principal) -> Memory:
+        """Replace ``old_id`` by a new memory (a mapping of :meth:`remember` fields) or by
+        an existing one (its id); see ``MemoryService.supersede``.
+
+        :returns: the new (or given) memory.
+        :raises NotAuthorized: the principal does not own ``old_id``.
+        :raises UnknownMemory: either memory absent or not readable by ``principal``."""
+        if isinstance(new, Mapping):
+            new = dict(new)
         m = self.memory.supersede(old_id, new, principal=principal)
         self._indexed()
         return m
 
-    def restore(self, memory_id: str, *, principal: Any) -> Any:
-        """Operator only: undo a supersession; see ``MemoryService.restore``."""
+    @_arguments_checked
+    def restore(self, memory_id: str, *, principal: Principal) -> Memory:
+        """Operator only: undo a supersession; see ``MemoryService.restore``.
+
+        :raises RestoreRefused: a live memory would contradict it."""
         m = self.memory.restore(memory_id, principal=principal)
         self._indexed()
         return m
 
-    def delete(self, memory_id: str, *, principal: Any) -> None:
+    @_arguments_checked
+    def delete(self, memory_id: str, *, principal: Principal) -> None:
         """Operator only: delete a memory; see ``MemoryService.delete``."""
         self.memory.delete(memory_id, principal=principal)
         self._indexed()
 
-    def get(self, memory_id: str) -> Any:
-        """One memory by id (``UnknownMemory`` if absent)."""
-        return self.memory.get(memory_id)
+    def get(self, memory_id: str, *, principal: Principal | None = None) -> Memory:
+        """One memory by id.
 
-    def history(self, memory_id: str) -> Any:
-        """The supersession chain and lineage of a memory."""
-        return self.memory.history(memory_id)
+        :param principal: who reads (``None``: the tenant's own code, no read policy); a
+            memory they may not read (:func:`reckon.memory.authz.can_read`) is reported
+            exactly as an absent one.
+        :raises UnknownMemory: when absent, or not readable by ``principal``."""
+        return self.memory.get(memory_id, principal=principal)
 
-    def memories(self, **filters: Any) -> Any:
-        """Memories of the tenant (``active_only``, ``kind``, ``scope``, ``subclass``)."""
-        return _checked(self.memory.memories, **filters)
+    def history(self, memory_id: str, *, principal: Principal | None = None) -> list[HistoryEntry]:
+        """The supersession chain and lineage of a memory, oldest first.
+
+        :param principal: who reads: the memory must be readable by them (else
+            ``UnknownMemory``, as when absent); entries they may not read are left out.
+        :raises UnknownMemory: when absent, or not readable by ``principal``."""
+        return self.memory.history(memory_id, principal=principal)
+
+    @_arguments_checked
+    def memories(
+        self,
+        *,
+        active_only: bool = True,
+        kind: Kind | None = None,
+        scope: Scope | None = None,
+        subclass: str | None = None,
+    ) -> list[Memory]:
+        """Memories of the tenant, filtered (``subclass``: instances of that class or any
+        class below it), sorted by creation time then id. No read policy: filter with
+        :func:`reckon.memory.authz.can_read_memory` for a principal."""
+        return self.memory.memories(
+            active_only=active_only, kind=kind, scope=scope, subclass=subclass)
 
     # ------------------------------------------------------------------ recall (reckon.recall.bundle)
     @property
-    def recall(self) -> Any:
+    def recall(self) -> TenantRecall:
         """The tenant's ``reckon.recall.bundle.TenantRecall`` (bundle, search, index)."""
         memory = self.memory  # outside the lock (not re-entrant)
         with self._mlock:
@@ -534,7 +710,7 @@ class Tenant(NeighboursMixin):
                 from reckon.recall.bundle import TenantRecall
 
                 self._recall = TenantRecall(self.store, memory, embedder=getattr(self.engine, "embedder", None))
-            return self._recall
+            return cast("TenantRecall", self._recall)
 
     def _indexed(self) -> None:
         """After a write: the recall index (if open in this process) follows the commits
@@ -549,9 +725,10 @@ class Tenant(NeighboursMixin):
         del ms
         self._indexed()
 
-    def context(self, principal: Any, conversation: Any = "", budget_chars: int = 6000) -> Any:
+    def context(self, principal: Principal, conversation: str | Sequence[str] = "",
+                budget_chars: int = 6000) -> ContextBundle:
         """The context bundle for a new turn; see ``TenantRecall.context``.
-        :returns: ``ContextBundle`` (``.render()`` is the prompt text).
+        :returns: :class:`~reckon.recall.bundle.ContextBundle` (``.render()`` is the prompt text).
         :raises InvalidInput: when ``conversation`` is longer than
             ``reckon.api._limits.MAX_CONVERSATION_CHARS`` (100,000) characters."""
         from reckon.api._limits import MAX_CONVERSATION_CHARS
@@ -561,16 +738,37 @@ class Tenant(NeighboursMixin):
                                field="conversation")
         return self.recall.context(principal, conversation, budget_chars)
 
-    def search(self, query: str, *, principal: Any, **options: Any) -> Any:
-        """Hybrid search over active visible memories (importance 2-3 by default); see
-        ``TenantRecall.search``. :returns: list of ``SearchHit``.
+    @_arguments_checked
+    def search(
+        self,
+        query: str,
+        *,
+        principal: Principal,
+        k: int = 10,
+        kinds: Collection[str] | None = None,
+        scopes: Collection[str] | None = None,
+        subclasses: Collection[str] | None = None,
+        importance: tuple[int, int] | Collection[int] | str = (2, 3),
+        explain: bool = False,
+        now: datetime | None = None,
+    ) -> list[SearchHit]:
+        """Hybrid search (BM25 + embeddings, RRF, recency, MMR) over the active memories
+        that are readable by and addressed to ``principal`` (company, their teams', their
+        own), importance 2-3 by default; see ``TenantRecall.search``.
+
+        :param k: number of hits (1-100).
+        :param importance: tiers: ``(lo, hi)``, a collection, or ``"all"``.
+        :param explain: attach each hit's score explanation.
+        :returns: :class:`~reckon.recall.bundle.SearchHit` list, best first.
         :raises InvalidInput: when ``query`` is longer than
-            ``reckon.api._limits.MAX_SEARCH_CHARS`` (2,000) characters."""
+            ``reckon.api._limits.MAX_SEARCH_CHARS`` (2,000) characters, or an option is bad."""
         from reckon.api._limits import MAX_SEARCH_CHARS
 
         if isinstance(query, str) and len(query) > MAX_SEARCH_CHARS:
             raise InvalidInput(f"query: at most {MAX_SEARCH_CHARS} characters, got {len(query)}", field="query")
-        return _checked(self.recall.search, query, principal=principal, **options)
+        return self.recall.search(query, principal=principal, k=k, kinds=kinds,
+                                  scopes=scopes, subclasses=subclasses, importance=importance,
+                                  explain=explain, now=now)
 
     def tool_definitions(self, format: str = "openai") -> Any:
         """LLM tool definitions (remember, search, supersede, get_context); see

@@ -37,8 +37,6 @@ memory omits ``subclass``. The root of every tool's parameters stays a plain obj
 
 from __future__ import annotations
 
-from reckon.api._limits import MAX_CONVERSATION_CHARS, MAX_SEARCH_CHARS
-
 import json
 import logging
 from datetime import datetime
@@ -54,6 +52,7 @@ from reckon._errors import (
     ShapeViolation,
     UnknownMemory,
 )
+from reckon.api._limits import MAX_CONVERSATION_CHARS, MAX_SEARCH_CHARS
 from reckon.memory.models import IMPORTANCE_NAMES, KINDS, SCOPES, Principal
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -301,9 +300,7 @@ def tool_definitions(tenant: Tenant, format: Literal["openai", "anthropic", "bot
 def tenant_catalogue(tenant: Tenant) -> Catalogue:
     """The catalogue of the tenant's own SCHEMA graph (shipped + its modules); the parsed
     schema is shared by tenants with the same schema content."""
-    from reckon.memory._shacl import TenantValidator, read_schema
-
-    return TenantValidator(lambda: read_schema(tenant.store.query)).schema.catalogue()  # type: ignore[no-any-return]
+    return tenant.memory.schema.catalogue()
 
 
 # ---------------------------------------------------------------------------------------
@@ -335,7 +332,7 @@ def _json(v: Any) -> Any:
 def _validate(schema: dict[str, Any], args: dict[str, Any]) -> dict[str, Any] | None:
     """JSON Schema check with ``jsonschema`` when installed (the service validates again)."""
     try:
-        import jsonschema
+        import jsonschema  # type: ignore[import-untyped]
     except ImportError:  # pragma: no cover - optional
         return None
     validator = jsonschema.Draft202012Validator(schema)

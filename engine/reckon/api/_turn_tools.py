@@ -98,10 +98,10 @@ def handle_turn_tool(tenant: Any, name: str, arguments: Any, principal: Principa
             return {"ok": True, "hits": [{"score": h.score, "turn": json.loads(h.turn.model_dump_json())}
                                          for h in hits]}
         return _err("unknown_tool", f"unknown tool {name!r}; transcript tools: {', '.join(TURN_TOOL_NAMES)}")
-    except InvalidInput as exc:
-        return _err("invalid_input", str(exc), exc.field)
     except ShapeViolation as exc:
         return _err("shape_violation", str(exc))
+    except InvalidInput as exc:
+        return _err("invalid_input", str(exc), exc.field)
     except NotAuthorized as exc:
         return _err("not_authorized", str(exc))
     except ReckonError as exc:

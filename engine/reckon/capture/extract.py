@@ -133,7 +133,7 @@ def extract_conversation(tenant: Any, conversation: str, extractor: Extractor) -
         if c.expires_at is not None:
             item["expires_at"] = c.expires_at
         items.append(item)
-        who.append(Principal(person=owner))  # type: ignore[arg-type]
+        who.append(Principal(person=owner))
         labels.append(c.label)
 
     def watermark(txn: Any) -> None:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Sequence
-from typing import Any
 
 from reckon.capture.llm import ChatClient, LLMError, parse_json_object
 from reckon.memory.conflicts import ContradictionJudge, Subject

@@ -78,7 +78,7 @@ class ChatClient:
             raise InvalidInput("model: give model or set RECKON_LLM_MODEL", field="model")
 
     @classmethod
-    def from_env(cls) -> "ChatClient | None":
+    def from_env(cls) -> ChatClient | None:
         """A client from ``RECKON_LLM_*``, or ``None`` when no base URL is configured."""
         if not os.environ.get("RECKON_LLM_BASE_URL"):
             return None

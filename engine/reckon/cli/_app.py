@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import inspect
 import os
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -123,6 +124,8 @@ def memory_write() -> Iterator[None]:
     try:
         yield
     except InvalidInput as exc:
+        if isinstance(exc, ShapeViolation):
+            raise
         if (exc.field or "").split(".", 1)[0].split("[", 1)[0] in MEMORY_FIELDS:
             raise InvalidMemory(exc) from exc
         raise
@@ -247,7 +250,7 @@ def run(argv: list[str]) -> int:
         from pydantic import ValidationError
 
         if isinstance(exc, ValidationError):  # e.g. an empty --as building the Principal
-            first = exc.errors()[0] if exc.errors() else {}
+            first: Any = exc.errors()[0] if exc.errors() else {}
             field = ".".join(str(x) for x in first.get("loc", ())) or exc.title
             err_console.print(
                 f"[red]error:[/red] invalid {escape(field)}: {escape(str(first.get('msg', exc)))}",

@@ -16,7 +16,7 @@ mapping, unknown platform / metric, bad number or date); 3 internal error.
 
 from __future__ import annotations
 
-from datetime import date, datetime, time, timezone
+from datetime import UTC, date, datetime, time
 from pathlib import Path
 
 import typer
@@ -86,7 +86,7 @@ def clock_tick(
 ) -> None:
     """Set the in-graph clock; expiry and clock-dependent statuses are re-derived. A time
     earlier than the current clock is refused unless --allow-backwards."""
-    now = _when(when, "WHEN") or datetime.now(timezone.utc)
+    now = _when(when, "WHEN") or datetime.now(UTC)
     open_tenant(tenant).tick(now, allow_backwards=allow_backwards)
     say(f"clock = {now.isoformat()}")
 
@@ -127,7 +127,7 @@ def load(
             if r.metric is None or r.value is None:
                 raise fail(f"{file}: --kind kpi needs metric and value columns (map them with --map)")
             t.set_kpi(r.metric, r.value, platform=r.platform or None,
-                      as_of=datetime.combine(r.day, time(23, 59, 59), tzinfo=timezone.utc))
+                      as_of=datetime.combine(r.day, time(23, 59, 59), tzinfo=UTC))
             n += 1
         say(f"set {n} KPI values")
         return

@@ -119,7 +119,7 @@ def run_demo(data_dir: Path, *, out: Console, tenant_id: str = "acme", budget_ch
     status = budget.status.get("budgetStatus")
     explained = ""
     if status is not None:
-        mk = "https://reckon.dev/ns/marketing#"
+        from reckon.vocab import MK as mk
         status_iri = {"within_budget": "WithinBudget", "near_limit": "NearLimit", "over_budget": "OverBudget"}[status]
         out.print(Rule(f"Why is {budget.label!r} {status}? (reckon explain)"))
         explained = tenant.explain(budget.iri, mk + "budgetStatus", NamedNode(mk + status_iri)).render()

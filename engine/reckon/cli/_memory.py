@@ -13,7 +13,7 @@ refused); 3 internal error.
 
 from __future__ import annotations
 
-from datetime import date, datetime, time, timezone
+from datetime import UTC, date, datetime, time
 from typing import Any
 
 import typer
@@ -63,7 +63,7 @@ def parse_when(text: str | None, option: str) -> datetime | None:
         return None
     try:
         if len(text.strip()) == 10:
-            return datetime.combine(date.fromisoformat(text.strip()), time(0), tzinfo=timezone.utc)
+            return datetime.combine(date.fromisoformat(text.strip()), time(0), tzinfo=UTC)
         value = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:
         raise fail(f"{option}: not an ISO 8601 date or date-time: {text!r}") from None

@@ -35,17 +35,9 @@ from reckon.cli._tenant import (
     print_json,
     say,
 )
+from reckon.vocab import PREFIXES as _VOCAB_PREFIXES
 
-PREFIXES = {
-    "rk": "https://reckon.dev/ns/core#",
-    "mk": "https://reckon.dev/ns/marketing#",
-    "rc": "https://reckon.dev/ns/recruiting#",
-    "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
-    "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
-    "xsd": "http://www.w3.org/2001/XMLSchema#",
-    "owl": "http://www.w3.org/2002/07/owl#",
-    "sh": "http://www.w3.org/ns/shacl#",
-}
+PREFIXES = dict(_VOCAB_PREFIXES)
 _XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
 
 
@@ -200,7 +192,7 @@ def render_results(result: Any, form: str, variables: list[str], fmt: str) -> st
             doc = {"head": {"vars": names},
                    "results": {"bindings": [{k: _json_term(v) for k, v in r.items()} for r in result]}}
         parsed = parse_query_results(json.dumps(doc), QueryResultsFormat.JSON)
-        return parsed.serialize(format=QueryResultsFormat.XML).decode() + "\n"
+        return (parsed.serialize(format=QueryResultsFormat.XML) or b"").decode() + "\n"
     if form == "ask":
         if fmt == "json":
             return json.dumps({"head": {}, "boolean": bool(result)}) + "\n"

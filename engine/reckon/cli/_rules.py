@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import typer
 from pyoxigraph import NamedNode
 
 from reckon._errors import RuleError
 from reckon.cli._app import EXIT_INVALID, EXIT_OK, app, console, err_console, fail, rules_app
+from reckon.vocab import PREFIXES
 
 _FORMATS = {
     "turtle": "ttl",
@@ -58,7 +59,7 @@ def rules_check(
     raise typer.Exit(EXIT_OK)
 
 
-def _read_triples(paths: list[Path]) -> Iterator["object"]:
+def _read_triples(paths: list[Path]) -> Iterator[object]:
     from pyoxigraph import RdfFormat, Triple, parse
 
     for p in paths:
@@ -143,7 +144,7 @@ def infer(
         raise typer.Exit(EXIT_INVALID)
 
 
-def parse_triple_arg(text: str, prefixes: dict[str, str] | None = None) -> "object":
+def parse_triple_arg(text: str, prefixes: dict[str, str] | None = None) -> object:
     """Parse one triple given in N-Triples syntax, or Turtle with ``prefixes`` declared
     (prefixed names, ``a`` for ``rdf:type``, bare numbers and booleans)."""
     from pyoxigraph import RdfFormat, Triple, parse
@@ -218,19 +219,10 @@ def explain(
         console.print(reasoner.explain(t).render(), markup=False, soft_wrap=True)
 
 
-_PREFIXES = {
-    "rk": "https://reckon.dev/ns/core#",
-    "mk": "https://reckon.dev/ns/marketing#",
-    "rc": "https://reckon.dev/ns/recruiting#",
-    "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
-    "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
-    "xsd": "http://www.w3.org/2001/XMLSchema#",
-    "owl": "http://www.w3.org/2002/07/owl#",
-    "sh": "http://www.w3.org/ns/shacl#",
-}
+_PREFIXES = dict(PREFIXES)
 
 
-def _prefixed(name: str) -> "NamedNode":
+def _prefixed(name: str) -> NamedNode:
     if name == "a":  # as in Turtle and SPARQL
         return NamedNode(_PREFIXES["rdf"] + "type")
     if name.startswith("<") and name.endswith(">"):

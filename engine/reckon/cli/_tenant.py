@@ -180,11 +180,10 @@ def validate_tenant(t: Any) -> dict[str, Any]:
     from pyoxigraph import NamedNode
 
     from reckon.datalog.evaluate import Reasoner
-    from reckon.store.terms import canonical_term
     from reckon.schema import schema_from_graph, validate
     from reckon.store import ASSERTED, BUSINESS, MEMORIES, SCHEMA
-
-    rdf_type = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
+    from reckon.store.terms import canonical_term
+    from reckon.vocab import A as rdf_type
     asserted = t.store.asserted()
     schema_triples = [q.triple for q in asserted if q.graph_name == SCHEMA]
     data = [q.triple for q in asserted if q.graph_name in (MEMORIES, BUSINESS)]
@@ -391,11 +390,11 @@ def modules_adopt(
 ) -> None:
     """Record the program of a tenant created before Reckon stored programs in tenants:
     the shipped modules plus PATHS."""
+    from reckon._errors import UnknownTenant
     from reckon.api import Engine
     from reckon.api._program import adopt
     from reckon.api._tenant import Tenant
     from reckon.store import TenantStore, tenant_dir, validate_tenant_id
-    from reckon._errors import UnknownTenant
 
     eng = Engine(state.data_dir, modules=list(paths or []))
     path = tenant_dir(eng.data_dir, validate_tenant_id(tenant_id))

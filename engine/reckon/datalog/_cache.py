@@ -55,7 +55,7 @@ _MAGIC = b"RECKON-CACHE\0"
 _lock = threading.Lock()
 _fingerprint: str | None = None
 _parsed: dict[str, Any] = {}
-_programs: dict[str, "ProgramCache"] = {}
+_programs: dict[str, ProgramCache] = {}
 
 
 def fingerprint() -> str:

@@ -50,10 +50,11 @@ import binascii
 import math
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from decimal import Decimal
 from fractions import Fraction
-from functools import lru_cache
-from typing import Any, Callable
+from functools import cache, lru_cache
+from typing import Any
 
 from pyoxigraph import Literal, NamedNode
 
@@ -73,9 +74,8 @@ __all__ = [
     "value",
 ]
 
-RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
-RDFS = "http://www.w3.org/2000/01/rdf-schema#"
-OWL = "http://www.w3.org/2002/07/owl#"
+from reckon.vocab import OWL, RDF, RDFS  # noqa: E402  (the one spelling of the namespaces)
+
 XSD = X.XSD
 
 PLAIN_LITERAL = RDF + "PlainLiteral"
@@ -102,7 +102,7 @@ _NAME_CHAR = _NAME_START + r"\-.0-9\u00B7\u0300-\u036F\u203F-\u2040"
 
 
 
-@lru_cache(maxsize=None)
+@cache
 def _xml_name_re(kind: str) -> re.Pattern[str]:
     """XML Name / NCName / NMTOKEN patterns, compiled on first use (their Unicode classes
     cost ~50 ms to compile)."""

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Context, Decimal, InvalidOperation
 from typing import Final
 
-
 XSD: Final = "http://www.w3.org/2001/XMLSchema#"
 RDF: Final = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
 

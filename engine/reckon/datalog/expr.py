@@ -59,10 +59,10 @@ import urllib.parse
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from decimal import ROUND_CEILING, ROUND_DOWN, ROUND_FLOOR, Context, Decimal, InvalidOperation
 from functools import lru_cache
-from typing import Any, Optional
+from typing import Any
 
 from pyoxigraph import BaseDirection, BlankNode, Literal, NamedNode, Triple, Variable
 
@@ -77,7 +77,7 @@ except ImportError:  # pragma: no cover - depends on the environment
 
 __all__ = ["EvalContext", "ExprError", "Row", "compile_expr", "compile_filter", "ebv", "evaluate"]
 
-Row = Sequence[Optional[GroundTerm]]
+Row = Sequence[GroundTerm | None]
 """Variable values by slot; ``None`` marks an unbound slot."""
 
 Compiled = Callable[[Row, "EvalContext"], GroundTerm]
@@ -108,7 +108,7 @@ class EvalContext:
 
     def __post_init__(self) -> None:
         if self.now is None:
-            t = datetime.now(timezone.utc)
+            t = datetime.now(UTC)
             self.now = Literal(t.strftime("%Y-%m-%dT%H:%M:%S.%fZ"), datatype=_DT_DATETIME)
 
     def new_solution(self) -> None:
@@ -897,7 +897,7 @@ def _dt_arg(a: GroundTerm, fn: str) -> str:
     return a.value
 
 
-def _decided(x: Optional[bool], fn: str) -> Literal:
+def _decided(x: bool | None, fn: str) -> Literal:
     if x is None:
         raise _err(f"{fn}: unknown datatype")
     return TRUE if x else FALSE

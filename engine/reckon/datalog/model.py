@@ -89,9 +89,9 @@ class Location:
 class TripleTermPattern:
     """An RDF 1.2 triple term ``<<( s p o )>>`` with at least one variable inside."""
 
-    s: "PatternTerm"
-    p: "PatternTerm"
-    o: "PatternTerm"
+    s: PatternTerm
+    p: PatternTerm
+    o: PatternTerm
 
     def __str__(self) -> str:
         return f"<<( {_fmt(self.s)} {_fmt(self.p)} {_fmt(self.o)} )>>"
@@ -114,8 +114,8 @@ class Call:
     is the list.
     """
 
-    name: Union[str, NamedNode]
-    args: tuple["Expr", ...] = ()
+    name: str | NamedNode
+    args: tuple[Expr, ...] = ()
 
     def __str__(self) -> str:
         n = self.name if isinstance(self.name, str) else str(self.name)
@@ -166,7 +166,7 @@ class Negation:
     """``NOT { ... }`` (or ``NOT DATA { ... }`` when ``data`` is true: matched against the
     base graph only). ``elements`` are triple patterns and filters."""
 
-    elements: tuple[Union[TriplePattern, Filter], ...]
+    elements: tuple[TriplePattern | Filter, ...]
     data: bool = False
     loc: Location | None = field(default=None, compare=False, hash=False)
 
@@ -191,7 +191,7 @@ class Aggregate:
     function: str
     expr: Expr | None
     distinct: bool
-    elements: tuple[Union[TriplePattern, Filter], ...]
+    elements: tuple[TriplePattern | Filter, ...]
     loc: Location | None = field(default=None, compare=False, hash=False)
 
 
@@ -266,7 +266,7 @@ class RuleSet:
         §9.2.1, OWL 2 RDF-Based Semantics §4). Reckon extension."""
         return GENERALIZED_TRIPLES in self.data
 
-    def __add__(self, other: "RuleSet") -> "RuleSet":
+    def __add__(self, other: RuleSet) -> RuleSet:
         """Merge two rule sets (SRL "Processing Imports": union of rules and data)."""
         return RuleSet(
             rules=self.rules + other.rules,

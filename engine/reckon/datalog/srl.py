@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import NoReturn, Union
+from typing import NoReturn
 
 from pyoxigraph import BaseDirection, BlankNode, Literal, NamedNode, Triple, Variable
 
@@ -355,7 +355,7 @@ class TermParser:
             self.fail(f"variable ?{t.value} is not allowed in a DATA block", "SRL010", t)
         return Variable(str(t.value))
 
-    def bnode(self, label: str | None) -> Union[BlankNode, Variable]:
+    def bnode(self, label: str | None) -> BlankNode | Variable:
         """A blank node in the current mode: a variable in a body, a BlankNode elsewhere."""
         if self.mode == "body":
             if label is None:
@@ -383,7 +383,7 @@ class TermParser:
         self._anon = 0
         self._paths = 0
 
-    def make_triple_term(self, s: PatternTerm, p: PatternTerm, o: PatternTerm, t: Token) -> Union[Triple, TripleTermPattern]:
+    def make_triple_term(self, s: PatternTerm, p: PatternTerm, o: PatternTerm, t: Token) -> Triple | TripleTermPattern:
         """``<<( s p o )>>``: a ground ``Triple``, else a :class:`TripleTermPattern`."""
         if _open(s) or _open(p) or _open(o) or (self.mode == "head" and (_bn(s) or _bn(o))):
             return TripleTermPattern(s, p, o)

@@ -34,7 +34,6 @@ from pyoxigraph import BlankNode, NamedNode, Triple, Variable
 
 from reckon._errors import RuleSetInvalid
 from reckon.datalog.diagnostics import Diagnostic
-from reckon.datalog.wellformed import check_wellformed
 from reckon.datalog.model import (
     INTERNAL,
     Aggregate,
@@ -45,6 +44,7 @@ from reckon.datalog.model import (
     TriplePattern,
     TripleTermPattern,
 )
+from reckon.datalog.wellformed import check_wellformed
 
 __all__ = ["Stratum", "Dependency", "DependencyGraph", "dependency_graph", "stratify", "check_program"]
 

@@ -43,7 +43,7 @@ import logging
 import os
 import threading
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -111,7 +111,7 @@ class _Both:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 class Jobs:
@@ -161,7 +161,7 @@ class Jobs:
             jobs._on_signal(signal, task, exc)
 
     @classmethod
-    def for_engine(cls, engine: Any) -> "Jobs | bool":
+    def for_engine(cls, engine: Any) -> Jobs | bool:
         """The engine's queue, or ``False`` when ``RECKON_JOBS_URL=off``."""
         if (os.environ.get("RECKON_JOBS_URL") or "").strip().lower() in ("off", "none", "0", "false"):
             return False
@@ -199,7 +199,7 @@ class Jobs:
         returns how many were queued."""
         engine = _engine(self.data_dir)
         n = 0
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         for tid in engine.list_tenants():
             t = engine.tenant(tid)
             try:
@@ -349,7 +349,7 @@ class Jobs:
                 if task is None:
                     if not self.huey.scheduled_count():
                         break
-                    for t in self.huey.read_schedule(datetime.now(timezone.utc).replace(tzinfo=None)):
+                    for t in self.huey.read_schedule(datetime.now(UTC).replace(tzinfo=None)):
                         self.huey.enqueue(t)
                     time.sleep(0.2)
                     continue

@@ -24,19 +24,17 @@ from reckon.memory.models import (
 )
 from reckon.memory.service import MemoryService
 
-__all__ = sorted(
-    [
-        "Conflict",
-        "ConflictJudge",
-        "HistoryEntry",
-        "LexicalJudge",
-        "Memory",
-        "MemoryInput",
-        "MemoryPatch",
-        "MemoryService",
-        "Principal",
-        "Subject",
-        "default_confidence",
-        "normalise_label",
-    ]
-)
+__all__ = [
+    "Conflict",
+    "ConflictJudge",
+    "HistoryEntry",
+    "LexicalJudge",
+    "Memory",
+    "MemoryInput",
+    "MemoryPatch",
+    "MemoryService",
+    "Principal",
+    "Subject",
+    "default_confidence",
+    "normalise_label",
+]

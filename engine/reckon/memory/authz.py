@@ -16,24 +16,31 @@ naming who, what and why:
   team and company memories belong to the tenant's operators.
 * **restore**, **delete** — operators only.
 
-And who may *read* one (:func:`can_read`, the policy of every read surface: HTTP,
-MCP resources, the inspector): operators every memory of the tenant; members company
-memories, their teams' and their own.
+And who may *read* one (:func:`can_read`, the one policy of every read path:
+``Tenant.get`` / ``history``, search, the bundle, HTTP, MCP, the inspector): operators
+every memory of the tenant; members company memories, their teams' and their own. A
+memory a principal may not read is reported exactly as an absent one (HTTP 404, MCP
+"not found", :class:`~reckon._errors.UnknownMemory`), on reads and on writes alike, so
+neither its existence nor its owner leaks.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from reckon._errors import NotAuthorized
-from reckon.memory.models import HUMAN_SOURCES, Principal
+from reckon.memory.models import HUMAN_SOURCES, Memory, Principal
 
 __all__ = [
     "can_read",
+    "can_read_memory",
     "can_supersede",
     "check_create",
     "check_delete",
     "check_restore",
     "check_supersede",
     "check_update",
+    "in_audience",
 ]
 
 
@@ -76,13 +83,30 @@ def check_update(principal: Principal, *, memory_id: str, scope: str, owner: str
         )
 
 
-def can_read(principal: Principal, *, scope: str, owner: str | None, teams: list[str] | tuple[str, ...]) -> bool:
-    """True when ``principal`` may read a memory of this scope, owner and teams."""
-    if principal.is_operator or scope == "company":
+def in_audience(principal: Principal, *, scope: str | None, owner: str | None,
+                teams: Collection[str]) -> bool:
+    """True when a memory of this scope, owner and teams speaks to ``principal``: company
+    memories, their teams' and their own. The candidates of their bundle and their
+    search (an operator's bundle holds the operator's own personal memories, not every
+    member's); always a subset of what :func:`can_read` allows."""
+    if scope == "company":
         return True
     if scope == "team":
         return bool(set(teams) & set(principal.teams))
-    return owner == principal.person
+    return scope == "user" and owner is not None and owner == principal.person
+
+
+def can_read(principal: Principal, *, scope: str | None, owner: str | None, teams: Collection[str]) -> bool:
+    """True when ``principal`` may read a memory of this scope, owner and teams: operators
+    every memory of the tenant; members those :func:`in_audience`. The one read check of
+    every read path (``Tenant.get`` / ``history``, search, the bundle, REST, MCP, the
+    inspector); a memory that fails it is reported exactly as an absent one."""
+    return principal.is_operator or in_audience(principal, scope=scope, owner=owner, teams=teams)
+
+
+def can_read_memory(principal: Principal, memory: Memory) -> bool:
+    """:func:`can_read` of a :class:`~reckon.memory.models.Memory`."""
+    return can_read(principal, scope=memory.scope, owner=memory.owner, teams=memory.teams)
 
 
 def can_supersede(principal: Principal, *, scope: str, owner: str | None) -> bool:

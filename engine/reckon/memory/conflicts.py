@@ -36,9 +36,9 @@ import re
 import threading
 import unicodedata
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 __all__ = [
     "ConflictJudge",
@@ -102,11 +102,40 @@ class Verdict:
 
 @runtime_checkable
 class ConflictJudge(Protocol):
-    """Decides which candidates a new memory would replace."""
+    """Decides which candidates a new memory would replace.
+
+    A judge may also say ``needs_shared_word = True`` (an attribute or property): it never
+    finds a conflict between two texts that share no word token (a word-count cosine
+    below its threshold), so the write path may offer it only the candidates that share
+    a token with the new memory (:class:`LexicalJudge`, :class:`ContradictionJudge`
+    without an encoder). Judges without the attribute see every candidate.
+    """
 
     def judge(self, new: Subject, candidates: Sequence[Subject]) -> list[str]:
         """Ids of the candidates ``new`` would replace (a subset of ``candidates``)."""
         ...
+
+
+SIMILARITY_THRESHOLD = 0.5
+"""Word-count cosine at or above which two plain memories are about the same thing: the
+:class:`LexicalJudge`'s default and the bundle's cross-scope precedence test."""
+
+
+def cosine_matrix(texts: Sequence[str]) -> Any:
+    """All pairwise word-count cosines of ``texts`` (the :class:`LexicalJudge`'s measure)
+    as a ``float64`` array ``(n, n)``, in one matrix product."""
+    import numpy as np
+
+    counts = [Counter(tokens(t)) for t in texts]
+    vocab = {t: j for j, t in enumerate(sorted({t for c in counts for t in c}))}
+    mat = np.zeros((len(texts), max(1, len(vocab))), dtype=np.float64)
+    for r, c in enumerate(counts):
+        for t, v in c.items():
+            mat[r, vocab[t]] = v
+    norms = np.linalg.norm(mat, axis=1)
+    norms[norms == 0] = 1.0
+    mat /= norms[:, None]
+    return mat @ mat.T
 
 
 def tokens(text: str) -> list[str]:
@@ -139,12 +168,17 @@ class LexicalJudge:
     :param threshold: cosine similarity at or above which two memories conflict.
     """
 
-    def __init__(self, threshold: float = 0.5, *, cache_size: int = 100_000) -> None:
+    def __init__(self, threshold: float = SIMILARITY_THRESHOLD, *, cache_size: int = 100_000) -> None:
         if not 0.0 < threshold <= 1.0:
             raise ValueError("threshold must be in (0, 1]")
         self.threshold = threshold
         self._cache: dict[str, tuple[Counter[str], float]] = {}
         self._cache_size = cache_size
+
+    @property
+    def needs_shared_word(self) -> bool:
+        """Two texts without a shared token have cosine 0 < threshold: never a conflict."""
+        return self.threshold > 0
 
     def _vector(self, text: str) -> tuple[Counter[str], float]:
         """Word counts and their norm, memoised by text (candidates recur on every write)."""
@@ -372,6 +406,12 @@ class ContradictionJudge:
         self._vectors: dict[str, Any] = {}  # text -> embedding (candidates recur on every write)
         self._vlock = threading.Lock()
 
+    @property
+    def needs_shared_word(self) -> bool:
+        """Without an encoder candidates are ranked by word-count cosine: a candidate that
+        shares no token with the new memory has similarity 0 < ``candidate_threshold``."""
+        return self.encoder is None and self.candidate_threshold > 0
+
     def embed(self, texts: Sequence[str]) -> Any:
         """Embeddings of ``texts`` (float32 array (n, d)), memoised by text (100,000 at most).
 
@@ -396,7 +436,6 @@ class ContradictionJudge:
         if not candidates:
             return []
         if self.encoder is not None:
-            import numpy as np
 
             vecs = self.embed([new.text] + [c.text for c in candidates])
             return [max(0.0, float(x)) for x in vecs[1:] @ vecs[0]]

@@ -21,7 +21,8 @@ is set. Which fields were given is pydantic's ``model_fields_set``; inside
 from __future__ import annotations
 
 import unicodedata
-from datetime import datetime, timezone
+from collections.abc import Mapping
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any, Literal
 
@@ -149,7 +150,7 @@ class Principal(BaseModel):
             raise InvalidInput(f"Principal: {field}: {first.get('msg', e)}", field=field) from None
 
     @classmethod
-    def operator(cls, person: str = "ops", teams: list[str] | None = None) -> "Principal":
+    def operator(cls, person: str = "ops", teams: list[str] | None = None) -> Principal:
         """An operator principal (convenience)."""
         return cls(person=person, teams=list(teams or []), role="operator")
 
@@ -169,7 +170,7 @@ def _aware(value: datetime | None) -> datetime | None:
             f"{value.isoformat()} has no time zone; give an aware datetime or an ISO 8601 "
             "text with an offset (Z, +02:00)"
         )
-    return value.astimezone(timezone.utc)
+    return value.astimezone(UTC)
 
 
 
@@ -243,7 +244,7 @@ class MemoryInput(BaseModel):
         return data
 
     @model_validator(mode="after")
-    def _scope_links(self) -> "MemoryInput":
+    def _scope_links(self) -> MemoryInput:
         if self.scope == "company" and self.teams:
             raise ValueError("teams: a company memory has no team links")
         if self.scope != "user" and self.owner is not None:
@@ -297,7 +298,7 @@ class MemoryPatch(BaseModel):
         return data
 
     @model_validator(mode="after")
-    def _required_not_removed(self) -> "MemoryPatch":
+    def _required_not_removed(self) -> MemoryPatch:
         for name in sorted(self.model_fields_set & _PATCHABLE_REQUIRED):
             if getattr(self, name) is None:
                 raise ValueError(f"{name}: a required field cannot be removed (None)")
@@ -392,7 +393,7 @@ class Conflict(BaseModel):
     reason: str
 
 
-def _field_of(err: dict[str, Any]) -> str:
+def _field_of(err: Mapping[str, Any]) -> str:
     loc = [str(p) for p in err.get("loc", ())]
     return ".".join(loc) if loc else "__root__"
 

@@ -19,8 +19,9 @@ import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime, timezone
-from typing import Any, Literal as TLiteral
+from datetime import UTC, datetime
+from typing import Any, cast
+from typing import Literal as TLiteral
 
 from pyoxigraph import Literal, NamedNode, Quad, Triple
 
@@ -29,16 +30,14 @@ from reckon._errors import (
     InvalidInput,
     ReckonError,
     RestoreRefused,
-    ShapeViolation,
     UnknownMemory,
 )
 from reckon.memory import _rdf as R
-from reckon.store.graphs import ASSERTED
 from reckon.memory import authz
+from reckon.memory._peers import _groups_of, _PeerEntry, _PeerIndex
 from reckon.memory.conflicts import (
     ConflictJudge,
     ContradictionJudge,
-    LexicalJudge,
     Subject,
     conflict_digest,
     tokens,
@@ -46,13 +45,20 @@ from reckon.memory.conflicts import (
 from reckon.memory.models import (
     Conflict,
     HistoryEntry,
+    Kind,
     Memory,
     MemoryInput,
     Principal,
+    Scope,
+    Source,
     normalise_label,
     parse_input,
     parse_patch,
 )
+from reckon.memory.protocols import MemoryStore
+from reckon.schema.tenant import TenantSchema
+from reckon.store.graphs import ASSERTED
+from reckon.vocab import MEMORIES, sparql_prefixes
 
 __all__ = ["MemoryService", "Validator"]
 
@@ -60,159 +66,25 @@ __all__ = ["MemoryService", "Validator"]
 #: (its triples plus the type triples of the nodes it links to); raises ShapeViolation.
 Validator = Callable[[NamedNode, list[Triple]], None]
 
-_PREFIXES = (
-    "PREFIX rk: <https://reckon.dev/ns/core#>\n"
-    "PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>\n"
-)
+_PREFIXES = sparql_prefixes("rk", "rdfs")
 _Q_ALL = _PREFIXES + (
-    "SELECT ?m ?g ?p ?o WHERE { GRAPH <urn:reckon:graph:memories> { ?m rk:kind ?k } GRAPH ?g { ?m ?p ?o } }"
+    "SELECT ?m ?g ?p ?o WHERE { GRAPH " + str(MEMORIES) + " { ?m rk:kind ?k } GRAPH ?g { ?m ?p ?o } }"
 )
 
 
-#: SchemaViews by SCHEMA-graph digest, shared by tenants with the same modules.
-_VIEWS: dict[str, R.SchemaView] = {}
-_VIEWS_LOCK = threading.Lock()
 
 
 def _now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
-class _PeerEntry:
-    """One active memory as the write path's dedup / conflict reads see it."""
-
-    __slots__ = ("a", "full", "groups", "label_key", "toks")
-
-    def __init__(self, a: dict[Any, list[Any]], groups: list[tuple[Any, ...]], full: bool = True) -> None:
-        self.a = a  # asserted triples: all of them when ``full``, else the peers query's fields
-        self.full = full
-        self.groups = groups  # the (scope, stakeholder) groups of the index it is listed in
-        self.label_key = normalise_label(a[R.LABEL][0].value)
-        content = a.get(R.P_CONTENT)
-        self.toks = frozenset(tokens(f"{a[R.LABEL][0].value} {content[0].value if content else ''}"))
-
-    def node(self, m: NamedNode, view: Any) -> dict[Any, list[Any]]:
-        """All asserted triples of the memory (read from ``view`` once, on first need)."""
-        if not self.full:
-            a: dict[Any, list[Any]] = defaultdict(list)
-            for q in view.quads(m, None, None, R.MEMORIES):
-                a[q.predicate].append(q.object)
-            self.a, self.full = dict(a), True
-        return self.a
-
-    def partial(self, scope_iri: NamedNode) -> dict[Any, list[Any]]:
-        """The fields the peers query reads (type, label, content, team, kind, source, scope)."""
-        d: dict[Any, list[Any]] = defaultdict(list)
-        for p in (R.A, R.LABEL, R.P_CONTENT, R.P_TEAM, R.P_KIND, R.P_SOURCE):
-            if p in self.a:
-                d[p] = list(dict.fromkeys(self.a[p]))
-        d[R.P_SCOPE] = [scope_iri]
-        return d
-
-
-_USER = R.SCOPE_IRI["user"]
-_TEAM = R.SCOPE_IRI["team"]
-
-
-def _groups_of(a: dict[Any, list[Any]]) -> list[tuple[Any, ...]]:
-    """(scope, stakeholder) group keys of a memory: (user scope, owner) per owner, (team
-    scope, team set), (scope,) otherwise."""
-    out: list[tuple[Any, ...]] = []
-    for s in a.get(R.P_SCOPE, []):
-        if s == _USER:
-            out.extend((s, o) for o in a.get(R.P_OWNER, []))
-        elif s == _TEAM:
-            if a.get(R.P_TEAM):
-                out.append((s, frozenset(a[R.P_TEAM])))
-        else:
-            out.append((s,))
-    return out
-
-
-class _PeerIndex:
-    """Active memories of a tenant by (scope, stakeholder) group, as of one store
-    generation: normalised label -> memories (dedup) and word token -> memories
-    (conflict candidates of the lexical judge). A group is read (by the peers query)
-    the first time a write needs it, then kept; the index is brought forward by
-    re-reading only the memories that known commits touched."""
-
-    def __init__(self, gen: int) -> None:
-        self.gen = gen
-        self.complete = False  # every group listed (built whole from the mirror)
-        self.built: set[tuple[Any, ...]] = set()
-        self.entries: dict[NamedNode, _PeerEntry] = {}
-        self.groups: dict[tuple[Any, ...], set[NamedNode]] = defaultdict(set)
-        self.by_label: dict[tuple[Any, ...], set[NamedNode]] = defaultdict(set)
-        self.by_token: dict[tuple[Any, ...], set[NamedNode]] = defaultdict(set)
-
-    def _drop(self, m: NamedNode) -> None:
-        e = self.entries.pop(m, None)
-        if e is None:
-            return
-        for g in e.groups:
-            keys = [(self.groups, g), (self.by_label, (g, e.label_key))]
-            keys += [(self.by_token, (g, tok)) for tok in e.toks]
-            for d, k in keys:
-                members = d.get(k)
-                if members is not None:
-                    members.discard(m)
-                    if not members:
-                        del d[k]
-
-    def _join(self, m: NamedNode, e: _PeerEntry, g: tuple[Any, ...]) -> None:
-        self.groups[g].add(m)
-        self.by_label[(g, e.label_key)].add(m)
-        for tok in e.toks:
-            self.by_token[(g, tok)].add(m)
-
-    def refresh(self, m: Any, view: Any) -> None:
-        """Re-read memory ``m`` from ``view``: listed in its built groups when it is an
-        active memory, else dropped."""
-        self._drop(m)
-        if not isinstance(m, NamedNode) or not view.contains(Quad(m, R.A, R.ACTIVE, R.INFERRED)):
-            return
-        a: dict[Any, list[Any]] = defaultdict(list)
-        for q in view.quads(m, None, None, R.MEMORIES):
-            a[q.predicate].append(q.object)
-        if not a.get(R.P_SCOPE) or not a.get(R.A) or not a.get(R.LABEL):
-            return
-        groups = [g for g in _groups_of(a) if self.complete or g in self.built]
-        if groups:
-            e = _PeerEntry(dict(a), groups)
-            self.entries[m] = e
-            for g in groups:
-                self._join(m, e, g)
-
-    @classmethod
-    def build(cls, gen: int, view: Any) -> "_PeerIndex":
-        """Every group at once from the mirror: one pattern read per indexed predicate."""
-        idx = cls(gen)
-        active = {q.subject for q in view.quads(None, R.A, R.ACTIVE, R.INFERRED)}
-        nodes: dict[Any, dict[Any, list[Any]]] = {}
-        for p in (R.A, R.LABEL, R.P_CONTENT, R.P_SCOPE, R.P_OWNER, R.P_TEAM, R.P_KIND, R.P_SOURCE):
-            for q in view.quads(None, p, None, R.MEMORIES):
-                if q.subject in active:
-                    nodes.setdefault(q.subject, {}).setdefault(p, []).append(q.object)
-        for m, a in nodes.items():
-            if isinstance(m, NamedNode) and a.get(R.P_SCOPE) and a.get(R.A) and a.get(R.LABEL):
-                groups = _groups_of(a)
-                if groups:
-                    e = idx.entries[m] = _PeerEntry(a, groups, full=False)
-                    for g in groups:
-                        idx._join(m, e, g)
-        idx.complete = True
-        return idx
-
-    def add_group(self, g: tuple[Any, ...], nodes: dict[NamedNode, dict[Any, list[Any]]]) -> None:
-        """List the group's members (``nodes``: memory -> peers-query fields)."""
-        self.built.add(g)
-        for m, a in nodes.items():
-            e = self.entries.get(m)
-            if e is None:
-                e = self.entries[m] = _PeerEntry(dict(a), [g], full=False)
-            elif g not in e.groups:
-                e.groups.append(g)
-            self._join(m, e, g)
+def _refuse_derived(spec: Any, name: str, derived: frozenset[str]) -> None:
+    """:raises InvalidInput: when property ``name`` (``spec``) is one the rules derive."""
+    if spec.iri in derived:
+        raise InvalidInput(
+            f"properties.{name}: {spec.local} is derived by the rules from live data; it cannot be written",
+            field=f"properties.{name}",
+        )
 
 
 def _at_index(exc: ReckonError, i: int) -> ReckonError:
@@ -256,19 +128,20 @@ class MemoryService:
 
     def __init__(
         self,
-        store: Any,
+        store: MemoryStore,
         *,
         judge: ConflictJudge | None = None,
         validator: Validator | None = None,
         clock: Callable[[], datetime] = _now,
+        derived: Callable[[], frozenset[str]] | None = None,
     ) -> None:
-        self.store = store
+        self.store: MemoryStore = store
+        self._derived = derived
         self.tenant = store.tenant_id
         self.judge: ConflictJudge = judge or ContradictionJudge()
         self._validator = validator
         self._clock = clock
-        self._schema: R.SchemaView | None = None
-        self._schema_rows: tuple[str, list[Triple]] | None = None
+        self._schema: TenantSchema | None = None
         self._tl = threading.local()
         self._peer_index: _PeerIndex | None = None
         self._commits: dict[int, Any] = {}  # generation -> Commit of this service's writes
@@ -314,44 +187,45 @@ class MemoryService:
         migration, in this process or another one)."""
         key = getattr(self.store, "program_key", None)
         if key != getattr(self, "_program_key", None):
-            if getattr(self, "_program_key", None) is not None or self._schema_rows is not None:
+            if getattr(self, "_program_key", None) is not None or self._schema is not None:
                 self.reload_schema()
             self._program_key = key
 
-    def _schema_triples(self) -> tuple[str, list[Triple]]:
-        self._schema_fresh()
-        if self._schema_rows is None:
-            from reckon.memory._shacl import read_schema
-
-            self._schema_rows = read_schema(self._query)
-        return self._schema_rows
-
     @property
-    def schema(self) -> R.SchemaView:
-        """The tenant's memory classes and property specs (cached; see :meth:`reload_schema`)."""
+    def schema(self) -> TenantSchema:
+        """The tenant's :class:`~reckon.schema.TenantSchema` (cached; see :meth:`reload_schema`)."""
+        return self.schema_for(self._query)
+
+    def schema_for(self, query: Callable[..., Any]) -> TenantSchema:
+        """:attr:`schema`, read through ``query`` when not cached (the store's write check
+        runs inside the store's lock and reads through the transaction's view)."""
         self._schema_fresh()
-        if self._schema is None:
-            key, triples = self._schema_triples()
-            with _VIEWS_LOCK:
-                if key not in _VIEWS:
-                    _VIEWS[key] = R.SchemaView(triples)
-                self._schema = _VIEWS[key]
-        return self._schema
+        schema = self._schema
+        if schema is None:
+            schema = self._schema = TenantSchema.read(query)
+        return schema
 
     def reload_schema(self) -> None:
         """Forget the cached schema (after the tenant's SCHEMA graph changed)."""
         self._schema = None
-        self._schema_rows = None
         self._peer_index = None
         if hasattr(self._validator, "reset"):
             self._validator.reset()  # type: ignore[union-attr]
 
     def _validate(self, focus: NamedNode, triples: list[Triple]) -> None:
-        if self._validator is None:
-            from reckon.memory._shacl import default_validator
+        if self._validator is not None:
+            self._validator(focus, triples)
+        else:
+            self.schema.validate(focus, triples)
 
-            self._validator = default_validator(self._schema_triples)
-        self._validator(focus, triples)
+    def check_write(self, added: Sequence[Quad], removed: Sequence[Quad], view: Any) -> None:
+        """The store's write check (``TenantStore.validator``): every node an asserted
+        write changes must conform to the tenant's shapes
+        (:meth:`reckon.schema.TenantSchema.check_delta`).
+
+        :raises ShapeViolation: for a node that does not conform; nothing is written.
+        """
+        self.schema_for(view.query).check_delta(added, removed, view)
 
     # ------------------------------------------------------------------------------
     # ids and reads
@@ -431,10 +305,10 @@ class MemoryService:
         return Memory(
             id=hex_id,
             iri=m.value,
-            kind=R.IRI_KIND[one(R.P_KIND)],
-            scope=R.IRI_SCOPE[one(R.P_SCOPE)],
+            kind=cast(Kind, R.IRI_KIND[one(R.P_KIND)]),
+            scope=cast(Scope, R.IRI_SCOPE[one(R.P_SCOPE)]),
             importance=int(one(R.P_IMPORTANCE).value),
-            source=R.IRI_SOURCE[one(R.P_SOURCE)],
+            source=cast(Source, R.IRI_SOURCE[one(R.P_SOURCE)]),
             label=one(R.LABEL).value,
             content=one(R.P_CONTENT).value if one(R.P_CONTENT) is not None else "",
             confidence=float(one(R.P_CONFIDENCE).value),
@@ -454,12 +328,56 @@ class MemoryService:
             derived_from=sorted(o.value for o in asserted.get(R.P_DERIVED_FROM, [])),
         )
 
-    def get(self, memory_id: str) -> Memory:
+    def _absent(self, memory_id: object) -> UnknownMemory:
+        """The one answer for a memory that is absent or that the reader may not see."""
+        return UnknownMemory(f"no memory {memory_id!r} in tenant {self.tenant!r}")
+
+    @staticmethod
+    def _audience(asserted: dict[Any, list[Any]]) -> dict[str, Any]:
+        """``scope``, ``owner`` and ``teams`` of a memory's asserted triples (the read
+        policy's inputs, :func:`reckon.memory.authz.can_read`)."""
+        scope = asserted.get(R.P_SCOPE)
+        owner = asserted.get(R.P_OWNER)
+        return {
+            "scope": R.IRI_SCOPE.get(scope[0], "user") if scope else "user",
+            "owner": R.slug_of(owner[0].value) if owner else None,
+            "teams": sorted(R.slug_of(t.value) for t in asserted.get(R.P_TEAM, [])),
+        }
+
+    def _load_for(
+        self, memory_id: str, principal: Principal | None
+    ) -> tuple[NamedNode, dict[Any, list[Any]], dict[Any, list[Any]]]:
+        """:meth:`_load` under the read policy: a memory ``principal`` may not read is
+        reported exactly like an absent one (no owner, no existence leaks); a deleted
+        memory's tombstone is an operator's to see. ``principal=None``: no policy (the
+        caller is the tenant's own code)."""
+        try:
+            loaded = self._load(memory_id)
+        except UnknownMemory:
+            if principal is not None and not principal.is_operator:
+                raise self._absent(memory_id) from None
+            raise
+        if principal is not None and not authz.can_read(principal, **self._audience(loaded[1])):
+            raise self._absent(memory_id)
+        return loaded
+
+    def readable(self, memory_id: str, principal: Principal) -> bool:
+        """Whether ``principal`` may read memory ``memory_id`` (``False`` when absent)."""
+        try:
+            self._load_for(memory_id, principal)
+        except UnknownMemory:
+            return False
+        return True
+
+    def get(self, memory_id: str, *, principal: Principal | None = None) -> Memory:
         """One memory with its derived state (``active``, ``status``, ``supersedes``).
 
-        :raises UnknownMemory: when there is no such memory in this tenant.
+        :param principal: who reads; a memory they may not read
+            (:func:`reckon.memory.authz.can_read`) is reported as absent.
+        :raises UnknownMemory: when there is no such memory in this tenant (or none
+            ``principal`` may read: the same message).
         """
-        m, asserted, inferred = self._load(memory_id)
+        m, asserted, inferred = self._load_for(memory_id, principal)
         return self._to_memory(m, asserted, inferred)
 
     def memories(
@@ -502,7 +420,7 @@ class MemoryService:
                 if not any(t == cls or cls in self.schema.class_chain(t) for t in types):
                     continue
             out.append(self._to_memory(m, a, i))
-        out.sort(key=lambda x: (x.created_at or datetime.min.replace(tzinfo=timezone.utc), x.id))
+        out.sort(key=lambda x: (x.created_at or datetime.min.replace(tzinfo=UTC), x.id))
         return out
 
     # ------------------------------------------------------------------------------
@@ -527,8 +445,12 @@ class MemoryService:
 
     def _derived_predicates(self) -> frozenset[str]:
         """IRIs of predicates some rule of the tenant's program derives (rule heads):
-        a writer never asserts them (memory-layout: derived triples live only in the
-        inferred graph), else a stored "status" could contradict the derived one."""
+        a writer never asserts them (derived triples live only in the inferred graph),
+        else a stored "status" could contradict the derived one. From the ``derived``
+        callable the service was built with (the facade hands it the tenant's program),
+        else from the store's reasoner."""
+        if self._derived is not None:
+            return self._derived()
         try:
             rs = getattr(self.store.reasoner(), "ruleset", None)
         except Exception:  # noqa: BLE001 - no reasoner: nothing is derived
@@ -544,12 +466,7 @@ class MemoryService:
         derived = self._derived_predicates() if properties else frozenset()
         for name, value in properties.items():
             spec = self.schema.resolve_property(klass, name)
-            if spec.iri in derived:
-                raise InvalidInput(
-                    f"properties.{name}: {spec.local} is derived by the rules from live data; "
-                    f"it cannot be written",
-                    field=f"properties.{name}",
-                )
+            _refuse_derived(spec, name, derived)
             for term in self.schema.to_terms(spec, value):
                 out.append(Triple(m, NamedNode(spec.iri), term))
         return out
@@ -698,7 +615,8 @@ class MemoryService:
         """
         if isinstance(items, (str, bytes, dict)) or not isinstance(items, Sequence):
             raise InvalidInput("items: a list of memory field dicts is required", field="items")
-        principals = list(principal) if isinstance(principal, (list, tuple)) else [principal] * len(items)
+        principals: list[Principal] = (list(principal) if isinstance(principal, (list, tuple))
+                                       else [cast(Principal, principal)] * len(items))
         if len(principals) != len(items) or not all(isinstance(p, Principal) for p in principals):
             raise InvalidInput("principal: a reckon Principal (or one per item) is required", field="principal")
         if conflicts not in ("raise", "keep_both", "skip"):
@@ -838,13 +756,14 @@ class MemoryService:
         replaced: list[NamedNode] = []
         if supersedes:
             for sid in supersedes:
-                old, oa, _ = self._load(sid)
+                old, oa, _ = self._load_for(sid, principal)
                 self._check_supersedable(principal, old, oa)
                 replaced.append(old)
         else:
             if peers is not None:
                 candidates = {pid: v for pid, v in peers.items() if klass == R.MEMORY or klass in v[0].get(R.A, [])}
             else:
+                assert group is not None  # peers are read by query exactly when there is no group
                 candidates = self._candidates(group, data, klass)
             hits = self._judge(m, klass, data, triples, candidates)
             if forced:
@@ -895,10 +814,10 @@ class MemoryService:
             for t in triples:
                 a[t.predicate].append(t.object)
             self._pend(m, dict(a))
-            idx = self._peer_index
+            pidx = self._peer_index
             for old in replaced:
-                if idx is not None:
-                    idx._drop(old)  # noqa: SLF001 - superseded in this batch: no longer a peer
+                if pidx is not None:
+                    pidx._drop(old)  # noqa: SLF001 - superseded in this batch: no longer a peer
         return m
 
     def _pend(self, m: NamedNode, asserted: dict[Any, list[Any]] | None) -> None:
@@ -989,6 +908,7 @@ class MemoryService:
         if idx is None:
             return None
         scope_iri = R.SCOPE_IRI[scope]
+        g: tuple[Any, ...]
         if scope == "user":
             g = (scope_iri, self._person(owner)) if owner is not None else ("none",)
         elif scope == "team":
@@ -1020,11 +940,9 @@ class MemoryService:
                     out[pid] = (e.node(pid, view), None)
             return out
         judge = self.judge
-        # both judges need a shared word token for a similarity above their threshold
-        # (the contradiction judge without an encoder ranks candidates by the same cosine)
-        lexical = (type(judge) is LexicalJudge and judge.threshold > 0) or (
-            type(judge) is ContradictionJudge and judge.encoder is None and judge.candidate_threshold > 0)
-        if lexical:
+        # a judge that never matches texts without a shared word token is offered only the
+        # candidates that share one (ConflictJudge.needs_shared_word)
+        if bool(getattr(judge, "needs_shared_word", False)):
             pool: set[NamedNode] = set()
             for tok in set(tokens(f"{data.label} {data.content}")):
                 pool |= idx.by_token.get((gkey, tok), set())
@@ -1214,7 +1132,7 @@ class MemoryService:
         """
         patch = parse_patch(changes)
         with self._transaction() as txn:
-            m, asserted, _ = self._load(memory_id)
+            m, asserted, _ = self._load_for(memory_id, principal)
             owner = asserted.get(R.P_OWNER)
             authz.check_update(
                 principal, memory_id=m.value.rsplit(":", 1)[-1],
@@ -1228,7 +1146,7 @@ class MemoryService:
     ) -> dict[Any, list[Any]]:
         new: dict[Any, list[Any]] = {p: list(v) for p, v in asserted.items()}
         scope = R.IRI_SCOPE[asserted[R.P_SCOPE][0]]
-        simple = {
+        simple: dict[str, tuple[NamedNode, Callable[[Any], Any]]] = {
             "label": (R.LABEL, lambda v: Literal(v)),
             "content": (R.P_CONTENT, lambda v: Literal(v)),
             "kind": (R.P_KIND, lambda v: R.KIND_IRI[v]),
@@ -1265,12 +1183,7 @@ class MemoryService:
                 derived = self._derived_predicates()
                 for pname, pval in value.items():
                     spec = self.schema.resolve_property(klass, pname)
-                    if spec.iri in derived:
-                        raise InvalidInput(
-                            f"properties.{pname}: {spec.local} is derived by the rules from live data; "
-                            f"it cannot be written",
-                            field=f"properties.{pname}",
-                        )
+                    _refuse_derived(spec, pname, derived)
                     p = NamedNode(spec.iri)
                     new[p] = [] if pval is None else self.schema.to_terms(spec, pval)
         now = R.dt_literal(self._clock())
@@ -1320,8 +1233,8 @@ class MemoryService:
             fields.pop("principal", None)
             return self.remember(principal=principal, supersedes=[old_id], **fields)
         with self._transaction() as txn:
-            old, oa, _ = self._load(old_id)
-            target, ta, _ = self._load(new)
+            old, oa, _ = self._load_for(old_id, principal)
+            target, ta, _ = self._load_for(new, principal)
             if old == target:
                 raise InvalidInput("supersedes: a memory cannot supersede itself", field="supersedes")
             self._check_supersedable(principal, old, oa)
@@ -1451,7 +1364,7 @@ class MemoryService:
     # ------------------------------------------------------------------------------
     # history
     # ------------------------------------------------------------------------------
-    def history(self, memory_id: str) -> list[HistoryEntry]:
+    def history(self, memory_id: str, *, principal: Principal | None = None) -> list[HistoryEntry]:
         """The lineage of a memory through the supersession chain in both directions
         (older memories it replaced, newer ones that replaced it), oldest first; each
         entry has source, times, author and whether it was updated after creation.
@@ -1460,11 +1373,16 @@ class MemoryService:
         each entry lists the earlier label / content of its in-place updates
         (``revisions``).
 
+        :param principal: who reads: the memory must be one they may read (else it is
+            reported as absent); entries of memories they may not read, and tombstones
+            unless they are an operator, are left out.
         :raises UnknownMemory: no such memory and no tombstone of one.
         """
+        if principal is not None and not principal.is_operator:
+            self._load_for(memory_id, principal)
         start = self._history_entry(memory_id)
         if start is None:
-            raise UnknownMemory(f"no memory {memory_id!r} in tenant {self.tenant!r}")
+            raise self._absent(memory_id)
         seen: dict[str, HistoryEntry] = {start.id: start}
         todo = [start]
         while todo:
@@ -1478,7 +1396,9 @@ class MemoryService:
                 seen[nid] = entry
                 todo.append(entry)
         out = list(seen.values())
-        far = datetime.min.replace(tzinfo=timezone.utc)
+        if principal is not None and not principal.is_operator:
+            out = [e for e in out if e.id == start.id or self.readable(e.id, principal)]
+        far = datetime.min.replace(tzinfo=UTC)
         out.sort(key=lambda e: (e.created_at or e.deleted_at or far, e.id))
         return out
 
@@ -1506,7 +1426,7 @@ class MemoryService:
                     revised_at=R.python_value(d[R.P_REVISED_AT][0]) if d.get(R.P_REVISED_AT) else None,
                     revised_by=R.slug_of(by[0].value) if by else None,
                 ))
-        far = datetime.min.replace(tzinfo=timezone.utc)
+        far = datetime.min.replace(tzinfo=UTC)
         revs.sort(key=lambda r: (r.revised_at or far, r.label))
         superseded_by = sorted(o.value.rsplit(":", 1)[-1] for o in asserted.get(R.P_SUPERSEDED_BY, []))
         if R.P_KIND not in asserted:
@@ -1520,6 +1440,7 @@ class MemoryService:
                 deleted_by=R.slug_of(by[0].value) if by else None,
             )
         mem = self._to_memory(m, asserted, inferred)
+        event: TLiteral["created", "updated", "superseded", "current", "deleted"]
         if mem.superseded_by:
             event = "superseded"
         elif revs or (mem.updated_at and mem.created_at and mem.updated_at > mem.created_at):

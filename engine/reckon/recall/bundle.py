@@ -69,23 +69,38 @@ store's snapshot.
 from __future__ import annotations
 
 import logging
-import re
 import threading
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Collection, Sequence
-from datetime import datetime, timezone
-from decimal import Decimal
-from typing import Any, Literal as TLiteral
+from datetime import UTC, datetime
+from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, Field
 from pyoxigraph import NamedNode
 
+from reckon import vocab as R
+from reckon import vocab as V
 from reckon._errors import InvalidInput
-from reckon.memory import _rdf as R
-from reckon.memory.conflicts import tokens as lexical_tokens
+from reckon.memory import authz
+from reckon.memory.conflicts import SIMILARITY_THRESHOLD, cosine_matrix
 from reckon.memory.models import IMPORTANCE_NAMES, KINDS, SCOPES, Memory, Principal
-from reckon.recall.rank import ScoreExplanation
+from reckon.recall import render
+from reckon.recall.models import (
+    MAX_ITEM_CHARS,
+    BundleBlock,
+    BundleConflict,
+    BundleItem,
+    BusinessLine,
+    ContextBundle,
+    SearchHit,
+    block_label,
+)
+from reckon.recall.precedence import (
+    OVERRIDE_WORDS,
+    SCOPE_RANK,
+    conflict_key,
+    deliberate,
+)
 from reckon.store.graphs import BUSINESS, INFERRED, MEMORIES, SCHEMA
 
 __all__ = [
@@ -102,21 +117,15 @@ __all__ = [
 
 log = logging.getLogger("reckon.recall")
 
-MK = "https://reckon.dev/ns/marketing#"
-RC = "https://reckon.dev/ns/recruiting#"
+MK = V.MK
+RC = V.RC
 
+_P_KIND = R.rk("kind")
 _LIVE_CONTEXT = R.rk("liveContext")
 _LIVE_MEMBER = R.rk("liveMember")
 _SETTINGS = R.rk("settings")
 _CLOCK = R.rk("clock")
 _NOW = R.rk("now")
-
-#: Words in a personal / team memory's label or content that mark an override as
-#: deliberate (case-insensitive, word-prefix match).
-OVERRIDE_WORDS = re.compile(
-    r"\b(overrid\w*|instead of|rather than|regardless|despite|exception|unlike|supersed\w*)\b",
-    re.IGNORECASE,
-)
 
 #: Kind blocks, most important first (plain memories; subclass memories get their own
 #: blocks, which rank above these).
@@ -126,23 +135,22 @@ _KIND_BLOCKS: tuple[tuple[str, str], ...] = (
     ("fact", "Facts"),
     ("context", "Context"),
 )
-_SCOPE_RANK = {"user": 2, "team": 1, "company": 0}
 _MIN_BUDGET = 500
-_MAX_ITEM_CHARS = 400
+_MAX_ITEM_CHARS = MAX_ITEM_CHARS
 _CONVERSATION_TURNS = 6
 _CONVERSATION_CHARS = 2000
 
 # Queries are built from constants and from pyoxigraph terms serialised by pyoxigraph
 # (``str(NamedNode)``: a validated IRI in N-Triples form, e.g. a person IRI whose id was
-# percent-encoded by ``reckon.memory._rdf.person_iri``) and validated integers; never from
+# percent-encoded by ``reckon.vocab.person_iri``) and validated integers; never from
 # raw strings. (pyoxigraph 0.5 ``substitutions`` are applied after evaluation: binding the
 # owner that way is ~10x slower than a constant; measured in bench/bundle.py's setup.)
-_PREFIX = "PREFIX rk: <https://reckon.dev/ns/core#>\n"
+_PREFIX = V.sparql_prefixes("rk")
 
 
 def _q_class(cls: NamedNode) -> str:
-    return ("SELECT ?m WHERE { ?m a " + str(NamedNode(cls.value)) + " . GRAPH <urn:reckon:graph:inferred> "
-            "{ ?m a <https://reckon.dev/ns/core#ActiveMemory> } }")
+    return ("SELECT ?m WHERE { ?m a " + str(NamedNode(cls.value)) + " . GRAPH " + str(V.INFERRED)
+            + " { ?m a " + str(V.rk("ActiveMemory")) + " } }")
 
 
 # ---------------------------------------------------------------------------------------
@@ -150,231 +158,18 @@ def _q_class(cls: NamedNode) -> str:
 # ---------------------------------------------------------------------------------------
 
 
-class BundleItem(BaseModel):
-    """One memory in the bundle.
-
-    :ivar id: the memory id (32 hex digits; what the tools take); ``iri`` its IRI.
-    :ivar importance_name: ``"High"`` (4) or ``"Critical"`` (5).
-    :ivar status: derived statuses (``Memory.status``); ``status_text`` their rendering.
-    :ivar similarity: cosine to the conversation (``None`` when not ranked by similarity).
-    :ivar overridden_by: id of the more specific memory that takes precedence, if any.
-    """
-
-    id: str
-    iri: str
-    block: str
-    label: str
-    content: str
-    kind: str
-    scope: str
-    importance: int
-    importance_name: str
-    confidence: float
-    owner: str | None = None
-    teams: list[str] = Field(default_factory=list)
-    author: str | None = None
-    subclass: str | None = None
-    subclass_iri: str | None = None
-    properties: dict[str, Any] = Field(default_factory=dict)
-    status: dict[str, Any] = Field(default_factory=dict)
-    status_text: str | None = None
-    similarity: float | None = None
-    created_at: datetime | None = None
-    updated_at: datetime | None = None
-    expires_at: datetime | None = None
-    overridden_by: str | None = None
-    overrides: list[str] = Field(default_factory=list)
-
-    def line(self, max_chars: int = _MAX_ITEM_CHARS) -> str:
-        """The item as one Markdown list line (content shortened to ``max_chars``).
-
-        Label and content are folded onto the one line (every run of whitespace,
-        newlines and Unicode line separators included, becomes one space), so text a
-        user or an agent stored can never open a section of its own in the prompt.
-        """
-        label = _one_line(self.label)
-        content = _one_line(self.content)
-        if content and content != label:
-            if len(content) > max_chars:
-                content = content[: max_chars - 1].rstrip() + "…"
-            text = f"{label}: {content}"
-        else:
-            text = label
-        who = [self.importance_name, self.scope]
-        if self.scope == "team" and self.teams:
-            who[-1] = f"team {', '.join(self.teams)}"
-        if self.owner:
-            who.append(f"owner {self.owner}")
-        if self.author and self.author != self.owner:
-            who.append(f"set by {self.author}")
-        if self.expires_at is not None:
-            who.append(f"expires {self.expires_at.strftime('%Y-%m-%d')}")
-        out = f"- [{self.id}] {text} ({'; '.join(who)})"
-        if self.status_text:
-            out += f" — status: {self.status_text}"
-        if self.overrides:
-            out += f" — takes precedence over [{'], ['.join(self.overrides)}]"
-        if self.overridden_by:
-            out += f" — OVERRIDDEN by [{self.overridden_by}] (more specific scope)"
-        return out
-
-
-def _one_line(text: str) -> str:
-    """``text`` with every whitespace run (``\\n``, ``\\r``, U+2028 ...) folded to one space."""
-    return " ".join(text.split())
-
-
-class BundleBlock(BaseModel):
-    """A labelled group of items: a subclass block or a kind block.
-
-    :ivar key: subclass CURIE-ish key (``"subclass:<iri>"``) or the kind (``"objective"`` ...).
-    :ivar omitted: items of this block dropped to fit the budget.
-    """
-
-    key: str
-    label: str
-    items: list[BundleItem] = Field(default_factory=list)
-    omitted: int = 0
-
-
-class BusinessLine(BaseModel):
-    """One line of live business data from the live context (KPI, account, subscription)."""
-
-    kind: str
-    iri: str
-    text: str
-
-
-class BundleConflict(BaseModel):
-    """Two bundle memories of different scopes that disagree (seed §4).
-
-    :ivar authoritative: id of the more specific memory (shown as the one to apply).
-    :ivar overridden: id of the less specific one.
-    :ivar key: what they are both about (``"PerformanceTargetMemory metric=ROAS"`` or
-        ``"similar text (cosine 0.62)"``).
-    :ivar kind: ``"deliberate"`` or ``"accidental"`` (see the module docstring).
-    """
-
-    authoritative: str
-    overridden: str
-    authoritative_scope: str
-    overridden_scope: str
-    key: str
-    kind: TLiteral["deliberate", "accidental"]
-    reason: str
-
-    def line(self) -> str:
-        what = ("deliberate override" if self.kind == "deliberate"
-                else "ACCIDENTAL? confirm with the user which one applies")
-        return (f"- [{self.authoritative}] ({self.authoritative_scope}) takes precedence over "
-                f"[{self.overridden}] ({self.overridden_scope}) on {self.key}: {what} ({self.reason})")
-
-
-class ContextBundle(BaseModel):
-    """What a fresh conversation starts with (seed 003 §6, §8).
-
-    :ivar blocks: non-empty blocks in display order (subclass blocks, then objectives,
-        preferences, facts, context).
-    :ivar business: live business data lines.
-    :ivar conflicts: scope conflicts, authoritative first.
-    :ivar omitted: items dropped to fit ``budget_chars``, by block label (plus
-        ``"business"`` and ``"conflicts"`` when lines of those were dropped).
-    :ivar omitted_total: sum of ``omitted``.
-    :ivar capped: eligible items left out by the per-scope guardrail cap, by scope.
-    :ivar ranking: how items are ordered inside blocks (similarity or the fallback, and why).
-    :ivar text: the rendered prompt text (``len(text) <= budget_chars``).
-    """
-
-    tenant: str
-    principal: str
-    generated_at: datetime
-    clock: datetime | None = None
-    budget_chars: int
-    blocks: list[BundleBlock] = Field(default_factory=list)
-    business: list[BusinessLine] = Field(default_factory=list)
-    conflicts: list[BundleConflict] = Field(default_factory=list)
-    omitted: dict[str, int] = Field(default_factory=dict)
-    omitted_total: int = 0
-    capped: dict[str, int] = Field(default_factory=dict)
-    ranking: str
-    text: str = ""
-
-    def render(self) -> str:
-        """The text an agent puts in its prompt (``len <= budget_chars``)."""
-        return self.text
-
-    def items(self) -> list[BundleItem]:
-        """Every item shown, block by block."""
-        return [it for b in self.blocks for it in b.items]
-
-    def ids(self) -> list[str]:
-        """Ids of the items shown."""
-        return [it.id for it in self.items()]
-
-    def item(self, memory_id: str) -> BundleItem:
-        """The shown item with this id. :raises KeyError: when it is not in the bundle."""
-        for it in self.items():
-            if it.id == memory_id:
-                return it
-        raise KeyError(memory_id)
-
-
-class SearchHit(BaseModel):
-    """One search result: the memory, its score and (on request) the score components."""
-
-    memory: Memory
-    score: float
-    explanation: ScoreExplanation | None = None
-
-
 # ---------------------------------------------------------------------------------------
 # helpers
 # ---------------------------------------------------------------------------------------
 
 
-def block_label(class_label: str | None, local_name: str) -> str:
-    """Block title of a subclass from its ``rdfs:label``: drop a trailing "memory",
-    capitalise, pluralise the last word ("budget constraint memory" -> "Budget
-    constraints"; "hiring criteria memory" -> "Hiring criteria")."""
-    text = (class_label or re.sub(r"(?<!^)(?=[A-Z])", " ", local_name).lower()).strip()
-    text = re.sub(r"\s*memory$", "", text, flags=re.IGNORECASE).strip() or text
-    words = text.split()
-    last = words[-1]
-    if last.lower().endswith(("s", "a", "ia")) or not last.isalpha():
-        pass
-    elif last.lower().endswith("y") and len(last) > 1 and last[-2].lower() not in "aeiou":
-        last = last[:-1] + "ies"
-    else:
-        last = last + "s"
-    words[-1] = last
-    out = " ".join(words)
-    return out[:1].upper() + out[1:]
-
-
-def _money(amount: Any, currency: str | None) -> str:
-    try:
-        v = float(amount)
-    except (TypeError, ValueError):
-        return str(amount)
-    num = f"{v:,.0f}" if v == int(v) else f"{v:,.2f}"
-    symbol = {"USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥"}.get(currency or "")
-    return f"{symbol}{num}" if symbol else f"{num} {currency}".strip()
-
-
-def _num(v: Any) -> str:
-    if isinstance(v, (int, float, Decimal)):
-        f = float(v)
-        return f"{f:g}" if f != int(f) else f"{f:.1f}" if abs(f) < 100 else f"{f:,.0f}"
-    return str(v)
-
-
 def _utc(t: datetime | None) -> datetime | None:
     if t is None:
         return None
-    return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+    return t if t.tzinfo else t.replace(tzinfo=UTC)
 
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 class _Node:
@@ -516,7 +311,7 @@ class TenantRecall:
             node = _Node()
             for q in view.quads(m, None, None, MEMORIES):
                 node.asserted[q.predicate].append(q.object)
-            if R.P_KIND not in node.asserted:
+            if _P_KIND not in node.asserted:
                 continue
             for q in view.quads(m, None, None, INFERRED):
                 node.inferred[q.predicate].append(q.object)
@@ -572,7 +367,6 @@ class TenantRecall:
             tiers = list(range(max(1, floor_imp), 6))
             cands = idx.candidates(importance=tiers, scopes=["user", "team"],
                                    visible_to=(principal.person, principal.teams))
-            my_teams = set(principal.teams)
             read: dict[str, Memory] = {}
             for scope in ("user", "team"):
                 # the rule's order (importance, newest, IRI) on the index's columns; then
@@ -584,8 +378,8 @@ class TenantRecall:
                     chunk = ok[k:k + max(cap, 1)]
                     for m in self._memories(view, [R.memory_iri(self.tenant, d.id) for d in chunk]):
                         fits = (m.active and floor_imp <= m.importance <= 5 and m.confidence >= floor_conf
-                                and ((scope == "user" and m.scope == "user" and m.owner == principal.person)
-                                     or (scope == "team" and m.scope == "team" and bool(my_teams.intersection(m.teams)))))
+                                and m.scope == scope and authz.can_read_memory(principal, m)
+                                and authz.in_audience(principal, scope=m.scope, owner=m.owner, teams=m.teams))
                         if fits and len(kept) < cap:
                             kept.append(m.id)
                             read[m.id] = m
@@ -600,18 +394,18 @@ class TenantRecall:
             memories_by_id = {m.id: m for m in self._memories(view, live)}
             memories_by_id.update(read)
             memories = [memories_by_id[i] for i in chosen if i in memories_by_id]
-            memories = [m for m in memories if m.active]
-            business = _business_lines(view)
+            memories = [m for m in memories if m.active and authz.can_read_memory(principal, m)]
+            business = render.business_lines(view, self.memory.schema.templates("lineTemplate"))
             ranking, sims = self._similarities(view, text, [m.id for m in memories])
             items = [self._item(view, m, sims.get(m.id)) for m in memories]
         conflicts = self._conflicts(items)
         blocks = _blocks(items, sims is not None and bool(sims))
         bundle = ContextBundle(
-            tenant=self.tenant, principal=principal.person, generated_at=datetime.now(timezone.utc),
+            tenant=self.tenant, principal=principal.person, generated_at=datetime.now(UTC),
             clock=now, budget_chars=budget_chars, blocks=blocks, business=business,
             conflicts=conflicts, capped=capped, ranking=ranking,
         )
-        _fit(bundle, max_item_chars)
+        render.fit(bundle, max_item_chars)
         return bundle
 
     def _similarities(self, view: Any, text: str, ids: list[str]) -> tuple[str, dict[str, float]]:
@@ -643,7 +437,7 @@ class TenantRecall:
             importance=m.importance, importance_name=IMPORTANCE_NAMES.get(m.importance, str(m.importance)),
             confidence=m.confidence, owner=m.owner, teams=list(m.teams), author=m.author,
             subclass=m.subclass, subclass_iri=m.subclass_iri, properties=dict(m.properties), status=dict(m.status),
-            status_text=_status_text(view, m), similarity=sim, created_at=m.created_at,
+            status_text=render.status_text(view, m, schema), similarity=sim, created_at=m.created_at,
             updated_at=m.updated_at, expires_at=m.expires_at,
         )
 
@@ -666,16 +460,7 @@ class TenantRecall:
         # one matrix: all pairwise cosines in one product
         texty = [it for it in items if not it.subclass or not keys.get(it.id)]
         row = {it.id: r for r, it in enumerate(texty)}
-        counts = [Counter(lexical_tokens(f"{it.label} {it.content}")) for it in texty]
-        vocab = {t: j for j, t in enumerate(sorted({t for c in counts for t in c}))}
-        mat = np.zeros((len(texty), max(1, len(vocab))), dtype=np.float64)
-        for r, c in enumerate(counts):
-            for t, v in c.items():
-                mat[r, vocab[t]] = v
-        norms = np.linalg.norm(mat, axis=1)
-        norms[norms == 0] = 1.0
-        mat /= norms[:, None]
-        cos = mat @ mat.T
+        cos = cosine_matrix([f"{it.label} {it.content}" for it in texty])
 
         def similar(a: BundleItem, b: BundleItem) -> float:
             return float(cos[row[a.id], row[b.id]])
@@ -687,23 +472,24 @@ class TenantRecall:
             by_class[it.subclass].append(it)
         plain = [it for it in texty if not it.subclass]
         plain_rows = np.array([row[it.id] for it in plain], dtype=np.int64)
-        for spec_item in sorted(items, key=lambda i: (-_SCOPE_RANK[i.scope], i.id)):
-            rank = _SCOPE_RANK[spec_item.scope]
+        for spec_item in sorted(items, key=lambda i: (-SCOPE_RANK[i.scope], i.id)):
+            rank = SCOPE_RANK[spec_item.scope]
             if rank == 0:
                 continue
             if spec_item.subclass:
-                cands = [g for g in by_class[spec_item.subclass] if _SCOPE_RANK[g.scope] < rank]
+                cands = [g for g in by_class[spec_item.subclass] if SCOPE_RANK[g.scope] < rank]
             else:
-                close = np.nonzero(cos[row[spec_item.id], plain_rows] >= 0.5)[0] if len(plain) else []
-                cands = [plain[j] for j in close if _SCOPE_RANK[plain[j].scope] < rank]
+                close: list[int] = (np.nonzero(cos[row[spec_item.id], plain_rows] >= SIMILARITY_THRESHOLD)[0].tolist()
+                                    if len(plain) else [])
+                cands = [plain[j] for j in close if SCOPE_RANK[plain[j].scope] < rank]
             for gen in sorted(cands, key=lambda g: g.id):
                 if (spec_item.id, gen.id) in seen:
                     continue
-                key = _conflict_key(spec_item, gen, keys, similar)
+                key = conflict_key(spec_item, gen, keys, similar)
                 if key is None:
                     continue
                 seen.add((spec_item.id, gen.id))
-                kind, reason = _deliberate(spec_item, gen)
+                kind, reason = deliberate(spec_item, gen)
                 out.append(BundleConflict(
                     authoritative=spec_item.id, overridden=gen.id, authoritative_scope=spec_item.scope,
                     overridden_scope=gen.scope, key=key, kind=kind, reason=reason,
@@ -711,7 +497,7 @@ class TenantRecall:
         by_id = {it.id: it for it in items}
         for c in out:
             gen = by_id[c.overridden]
-            if gen.overridden_by is None or _SCOPE_RANK[by_id[c.authoritative].scope] > _SCOPE_RANK[
+            if gen.overridden_by is None or SCOPE_RANK[by_id[c.authoritative].scope] > SCOPE_RANK[
                     by_id[gen.overridden_by].scope]:
                 gen.overridden_by = c.authoritative
             by_id[c.authoritative].overrides.append(c.overridden)
@@ -772,13 +558,9 @@ class TenantRecall:
         me, my_teams = principal.person, set(principal.teams)
 
         def visible(scope: str | None, owner: str | None, teams: Collection[str]) -> bool:
-            if scope not in want_scopes:
-                return False
-            if scope == "company":
-                return True
-            if scope == "user":
-                return owner == me
-            return scope == "team" and bool(my_teams.intersection(teams))
+            # the read policy, then the audience (what speaks to this principal)
+            return (scope in want_scopes and authz.can_read(principal, scope=scope, owner=owner, teams=teams)
+                    and authz.in_audience(principal, scope=scope, owner=owner, teams=teams))
 
         idx = self.index
         idx.sync()
@@ -843,7 +625,7 @@ def _neg_iso(text: str | None) -> float:
         t = datetime.fromisoformat(text)
     except ValueError:
         return 0.0
-    return -(t if t.tzinfo else t.replace(tzinfo=timezone.utc)).timestamp()
+    return -(t if t.tzinfo else t.replace(tzinfo=UTC)).timestamp()
 
 
 def _tiers(importance: Any) -> set[int]:
@@ -868,123 +650,6 @@ def _tiers(importance: Any) -> set[int]:
     return tiers
 
 
-def _conflict_key(spec: BundleItem, gen: BundleItem, keys: dict[str, dict[str, Any]],
-                  similar: Any) -> str | None:
-    if spec.subclass and gen.subclass == spec.subclass:
-        a, b = keys.get(spec.id, {}), keys.get(gen.id, {})
-        shared = sorted(set(a) & set(b))
-        if shared:
-            if all(a[s] == b[s] for s in shared):
-                return f"{spec.subclass} " + ", ".join(f"{s}={a[s]}" for s in shared)
-            return None
-        if not a and not b:  # a subclass without identifying properties: compare text
-            c = similar(spec, gen)
-            return f"{spec.subclass}, similar text (cosine {c:.2f})" if c >= 0.5 else None
-        return None
-    if not spec.subclass and not gen.subclass:
-        c = similar(spec, gen)
-        return f"similar text (cosine {c:.2f})" if c >= 0.5 else None
-    return None
-
-
-def _deliberate(spec: BundleItem, gen: BundleItem) -> tuple[TLiteral["deliberate", "accidental"], str]:
-    m = OVERRIDE_WORDS.search(f"{spec.label} {spec.content}")
-    if m:
-        return "deliberate", f"the {spec.scope} memory says {m.group(0)!r}"
-    if (spec.author and spec.author == gen.author and spec.created_at and gen.created_at
-            and spec.created_at > gen.created_at):
-        return "deliberate", f"created later by {spec.author}, who also set the {gen.scope} memory"
-    return "accidental", "no sign the override was intended"
-
-
-def _status_text(view: Any, m: Memory) -> str | None:
-    st = m.status
-    p = m.properties
-    if "budgetStatus" in st:
-        s = str(st["budgetStatus"])
-        if "utilisation" in st and "currentSpend" in st:
-            pct = float(st["utilisation"]) * 100
-            pct_s = f"{pct:.0f}" if abs(pct - round(pct)) < 0.05 else f"{pct:.1f}"
-            return (f"{s} — {pct_s} % ({_money(st['currentSpend'], p.get('currency'))} of "
-                    f"{_money(p.get('amount'), p.get('currency'))}"
-                    + (f" {str(p['period']).lower()}" if p.get("period") else "") + ")")
-        return s
-    if "targetStatus" in st:
-        s = str(st["targetStatus"])
-        metric = p.get("metric", "value")
-        direction = _direction(view, m)
-        tail = f" ({direction})" if direction else ""
-        if "currentValue" in st:
-            return f"{s} — {metric} {_num(st['currentValue'])} vs target {_num(p.get('targetValue'))}{tail}"
-        return s
-    if "timeToFillStatus" in st:
-        s = str(st["timeToFillStatus"])
-        if "currentDaysOpen" in st:
-            tgt = p.get("targetDaysToFill")
-            return f"{s} — {_num(st['currentDaysOpen'])} days open" + (f" (target {tgt})" if tgt is not None else "")
-        return s
-    rest = {k: v for k, v in st.items() if not k.startswith("compared")}
-    if not rest:
-        return None
-    return "; ".join(f"{k}: {_num(v) if not isinstance(v, list) else ', '.join(map(str, v))}" for k, v in sorted(rest.items()))
-
-
-def _direction(view: Any, m: Memory) -> str | None:
-    mem = NamedNode(m.iri)
-    for metric in view.objects(mem, NamedNode(MK + "metric"), MEMORIES):
-        for d in view.objects(metric, NamedNode(MK + "direction"), SCHEMA):
-            labels = view.objects(d, R.LABEL, SCHEMA)
-            text = labels[0].value if labels else R.local_name(d.value)
-            return text.replace("_", " ")
-    return None
-
-
-def _business_lines(view: Any) -> list[BusinessLine]:
-    out: list[BusinessLine] = []
-
-    def obj(s: Any, local: str, ns: str = MK) -> Any:
-        v = view.objects(s, NamedNode(ns + local), BUSINESS)
-        return v[0] if v else None
-
-    def label(term: Any) -> str:
-        if term is None:
-            return ""
-        if isinstance(term, NamedNode):
-            ls = view.objects(term, R.LABEL, None)
-            return ls[0].value if ls else R.local_name(term.value)
-        return str(R.python_value(term))
-
-    for q in sorted(view.quads(_LIVE_CONTEXT, None, None, INFERRED), key=lambda q: (q.predicate.value, str(q.object))):
-        p, o = q.predicate.value, q.object
-        if q.predicate == _LIVE_MEMBER or not isinstance(o, NamedNode):
-            continue
-        if p == MK + "liveKpi":
-            plat, per, as_of = obj(o, "platform"), obj(o, "period"), obj(o, "asOf")
-            where = ", ".join(x for x in (label(plat), label(per)) if x)
-            when = f"as of {str(R.python_value(as_of))[:16].replace('T', ' ')}" if as_of is not None else ""
-            extra = "; ".join(x for x in (where, when) if x)
-            out.append(BusinessLine(kind="kpi", iri=o.value,
-                                    text=f"KPI {label(obj(o, 'metric'))} = {_num(R.python_value(obj(o, 'value')))}"
-                                    + (f" ({extra})" if extra else "")))
-        elif p == MK + "liveAccount":
-            name = view.objects(o, R.LABEL, BUSINESS)
-            out.append(BusinessLine(kind="account", iri=o.value,
-                                    text=f"Connected account: {label(obj(o, 'onPlatform'))} {label(obj(o, 'accountId'))}"
-                                    + (f" ({name[0].value})" if name else "")))
-        elif p == MK + "liveSubscription":
-            seats = obj(o, "seats")
-            out.append(BusinessLine(kind="subscription", iri=o.value,
-                                    text=f"Subscription: plan {label(obj(o, 'plan'))}, "
-                                    f"{label(obj(o, 'subscriptionStatus'))}"
-                                    + (f", {label(seats)} seats" if seats is not None else "")))
-        else:  # a module's own live data: type and literal properties
-            props = [f"{R.local_name(x.predicate.value)}={label(x.object)}" for x in view.quads(o, None, None, BUSINESS)
-                     if x.predicate != R.A]
-            out.append(BusinessLine(kind=R.local_name(p), iri=o.value,
-                                    text=f"{R.local_name(p)}: " + ", ".join(sorted(props))))
-    return out
-
-
 def _blocks(items: list[BundleItem], by_similarity: bool) -> list[BundleBlock]:
     groups: dict[str, list[BundleItem]] = defaultdict(list)
     for it in items:
@@ -994,10 +659,11 @@ def _blocks(items: list[BundleItem], by_similarity: bool) -> list[BundleBlock]:
         def recency(i: BundleItem) -> float:
             return -(_utc(i.updated_at or i.created_at) or _EPOCH).timestamp()
 
-        if by_similarity:
-            key = lambda i: (i.overridden_by is not None, -(i.similarity or 0.0), -i.importance, recency(i), i.id)  # noqa: E731
-        else:
-            key = lambda i: (i.overridden_by is not None, -i.importance, recency(i), i.id)  # noqa: E731
+        def key(i: BundleItem) -> tuple[Any, ...]:
+            if by_similarity:
+                return (i.overridden_by is not None, -(i.similarity or 0.0), -i.importance, recency(i), i.id)
+            return (i.overridden_by is not None, -i.importance, recency(i), i.id)
+
         return sorted(its, key=key)
 
     out: list[BundleBlock] = []
@@ -1010,148 +676,4 @@ def _blocks(items: list[BundleItem], by_similarity: bool) -> list[BundleBlock]:
             out.append(BundleBlock(key=kind, label=label, items=order(groups[kind])))
     return out
 
-
-# ---------------------------------------------------------------------------------------
-# rendering under the budget
-# ---------------------------------------------------------------------------------------
-
-_HEADER = (
-    "# Memory context for {person} (tenant {tenant}{clock})\n"
-    "Preloaded below: every active Critical and High memory you may use (company, your teams, yours), "
-    "with live statuses derived from current data. Treat them as binding; cite an item by its [id] "
-    "to update or supersede it.\n"
-    "Not preloaded: Medium and Low memories. Look them up with the `search` tool when the task may "
-    "depend on a preference, fact or detail not shown here.\n"
-    "Precedence: personal over team over company."
-)
-_HEADER_SHORT = (
-    "# Memory context for {person}\nCritical/High memories below; search for Medium/Low. "
-    "Personal > team > company."
-)
-
-
-def _render_lines(b: ContextBundle, kept: dict[str, list[BundleItem]], business: list[BusinessLine],
-                  conflicts: list[BundleConflict], omitted: dict[str, int], header: str,
-                  lines_of: dict[str, str]) -> list[str]:
-    out = [header]
-    for blk in b.blocks:
-        its = kept.get(blk.key, [])
-        if not its:
-            continue
-        out.append("")
-        out.append(f"## {blk.label}")
-        out.extend(lines_of[i.id] for i in its)
-    if business:
-        out.append("")
-        out.append("## Live business data")
-        out.extend(f"- {x.text}" for x in business)
-    if conflicts:
-        out.append("")
-        out.append("## Scope conflicts (the more specific memory applies)")
-        out.extend(c.line() for c in conflicts)
-    total = sum(omitted.values())
-    if total:
-        parts = ", ".join(f"{k} {v}" for k, v in omitted.items() if v)
-        out.append("")
-        out.append(f"({total} item(s) omitted to fit the context budget: {parts}; use `search` with "
-                   f"importance 'all' to retrieve them.)")
-    return out
-
-
-def _fit(b: ContextBundle, max_item_chars: int) -> None:
-    """Drop items until the rendered text fits ``b.budget_chars``; fill ``text`` and
-    the omitted counts (drop order in the module docstring)."""
-    clock = f", clock {b.clock.strftime('%Y-%m-%d %H:%M')} UTC" if b.clock else ""
-    header = _HEADER.format(person=b.principal, tenant=b.tenant, clock=clock)
-    lines_of = {it.id: it.line(max_item_chars) for blk in b.blocks for it in blk.items}
-    kept: dict[str, list[BundleItem]] = {blk.key: list(blk.items) for blk in b.blocks}
-    label_of = {blk.key: blk.label for blk in b.blocks}
-    business = list(b.business)
-    conflicts = list(b.conflicts)
-    omitted: dict[str, int] = {}
-
-    # drop sequence: High items, least important block first, lowest ranked first;
-    # then business lines; then Critical items in the same order.
-    seq: list[tuple[str, Any]] = []
-    for blk in reversed(b.blocks):  # tiers below High (only if a tenant lowered the floor)
-        seq += [(blk.key, it) for it in reversed(blk.items) if it.importance < 4]
-    for blk in reversed(b.blocks):
-        seq += [(blk.key, it) for it in reversed(blk.items) if it.importance == 4]
-    seq += [("business", x) for x in reversed(business)]
-    seq += [("conflicts", c) for c in reversed(conflicts)]
-    for blk in reversed(b.blocks):
-        seq += [(blk.key, it) for it in reversed(blk.items) if it.importance >= 5]
-    dropped: set[str] = set()
-
-    # running length of the rendered text without the footer: sum of line lengths and
-    # the number of lines (joined by "\n"); sections cost 2 lines ("" and the title).
-    sizes = {"__header__": [len(header), 1]}
-    for blk in b.blocks:
-        if blk.items:
-            sizes[blk.key] = [len(f"## {blk.label}") + sum(len(lines_of[i.id]) for i in blk.items),
-                              2 + len(blk.items)]
-    if business:
-        sizes["business"] = [len("## Live business data") + sum(len(f"- {x.text}") for x in business),
-                             2 + len(business)]
-    conflict_title = "## Scope conflicts (the more specific memory applies)"
-    if conflicts:
-        sizes["conflicts"] = [len(conflict_title) + sum(len(c.line()) for c in conflicts), 2 + len(conflicts)]
-
-    def shrink(section: str, chars: int) -> None:
-        sz = sizes[section]
-        sz[0] -= chars
-        sz[1] -= 1
-        if sz[1] == 2:  # only the section title left: drop the section
-            del sizes[section]
-
-    def length() -> int:
-        chars = sum(v[0] for v in sizes.values())
-        lines = sum(v[1] for v in sizes.values())
-        total = sum(omitted.values())
-        if total:
-            parts = ", ".join(f"{k} {v}" for k, v in omitted.items() if v)
-            chars += len(f"({total} item(s) omitted to fit the context budget: {parts}; use `search` with "
-                         f"importance 'all' to retrieve them.)")
-            lines += 2
-        return chars + lines - 1
-
-    pos = 0
-    while length() > b.budget_chars and pos < len(seq):
-        where, what = seq[pos]
-        pos += 1
-        if where == "conflicts" and not any(c is what for c in conflicts):
-            continue
-        if where == "business":
-            business = [x for x in business if x is not what]
-            shrink("business", len(f"- {what.text}"))
-            omitted["business"] = omitted.get("business", 0) + 1
-        elif where == "conflicts":
-            conflicts = [c for c in conflicts if c is not what]
-            shrink("conflicts", len(what.line()))
-            omitted["conflicts"] = omitted.get("conflicts", 0) + 1
-        else:
-            kept[where] = [x for x in kept[where] if x is not what]
-            shrink(where, len(lines_of[what.id]))
-            lab = label_of[where]
-            omitted[lab] = omitted.get(lab, 0) + 1
-            dropped.add(what.id)
-            gone = [c for c in conflicts if c.authoritative in dropped and c.overridden in dropped]
-            if gone:  # both sides gone: the flag has nothing left to qualify
-                conflicts = [c for c in conflicts if not any(c is g for g in gone)]
-                for c in gone:
-                    shrink("conflicts", len(c.line()))
-    text = "\n".join(_render_lines(b, kept, business, conflicts, omitted, header, lines_of))
-    if len(text) > b.budget_chars:
-        header = _HEADER_SHORT.format(person=b.principal)
-    text = "\n".join(_render_lines(b, kept, business, conflicts, omitted, header, lines_of))
-    if len(text) > b.budget_chars:  # only with absurdly small budgets and long names
-        text = text[: b.budget_chars - 1] + "…"
-    for blk in b.blocks:
-        blk.omitted = len(blk.items) - len(kept[blk.key])
-        blk.items = kept[blk.key]
-    b.blocks = [blk for blk in b.blocks if blk.items or blk.omitted]
-    b.business = business
-    b.omitted = omitted
-    b.omitted_total = sum(omitted.values())
-    b.text = text
 

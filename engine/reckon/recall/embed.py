@@ -431,7 +431,7 @@ def shared_embedder(name: str | None = None) -> Embedder:
         return emb
 
 
-def configured_embedder(spec: "Embedder | str | None" = None) -> Embedder:
+def configured_embedder(spec: Embedder | str | None = None) -> Embedder:
     """An embedder instance given as such, a configuration name, or ``None``
     (``$RECKON_EMBEDDER``); names resolve through :func:`shared_embedder`."""
     if spec is None or isinstance(spec, str):

@@ -39,7 +39,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +64,7 @@ _FORMAT_VERSION = 1
 
 
 def _utc(t: datetime) -> datetime:
-    return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+    return t if t.tzinfo else t.replace(tzinfo=UTC)
 
 
 @dataclass
@@ -743,7 +743,7 @@ class RecallIndex:
         :returns: hits with ``.id`` and ``.score``, scores non-increasing.
         """
         cfg = config or self.config
-        now = _utc(now) if now is not None else datetime.now(timezone.utc)
+        now = _utc(now) if now is not None else datetime.now(UTC)
         with self._lock:
             n = self._n
             if n == 0 or limit <= 0:

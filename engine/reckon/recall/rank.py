@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -173,8 +173,8 @@ def recency_factor(time: datetime, now: datetime, half_life_days: float | None) 
     document is newer than ``now``. Naive datetimes are taken as UTC."""
     if half_life_days is None:
         return 1.0
-    t = time if time.tzinfo else time.replace(tzinfo=timezone.utc)
-    n = now if now.tzinfo else now.replace(tzinfo=timezone.utc)
+    t = time if time.tzinfo else time.replace(tzinfo=UTC)
+    n = now if now.tzinfo else now.replace(tzinfo=UTC)
     age = max(0.0, (n - t).total_seconds() / 86400.0)
     return float(0.5 ** (age / half_life_days))
 

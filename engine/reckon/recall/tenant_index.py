@@ -53,7 +53,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Collection, Iterable, Sequence
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -72,7 +72,7 @@ SNAPSHOT = "docs.npz"
 LEGACY_SNAPSHOT = "docs.json"  # version 1 (read, then replaced by a version 2 snapshot)
 _SNAPSHOT_VERSION = 2
 _SEP = "\x1f"  # between the teams of a document in the snapshot
-_EPOCH_UTC = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH_UTC = datetime(1970, 1, 1, tzinfo=UTC)
 _SNAPSHOT_EVERY = 200  # generations between background snapshots
 _QUIET_S = 0.1
 """The embedding thread waits until no document was queued for this long (or a full
@@ -98,7 +98,7 @@ turns: conversation)."""
 def _doc_from_json(d: dict[str, Any]) -> dict[str, Any]:
     out = dict(d)
     t = datetime.fromisoformat(out["time"])
-    out["time"] = t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+    out["time"] = t if t.tzinfo else t.replace(tzinfo=UTC)
     out["teams"] = list(out.get("teams") or ())
     return out
 
@@ -119,7 +119,7 @@ def _indexable(d: dict[str, Any] | None) -> bool:
 
 def _same(rec: Any, d: dict[str, Any]) -> bool:
     t = d["time"]
-    t = t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+    t = t if t.tzinfo else t.replace(tzinfo=UTC)
     extra = {k: v for k, v in d.items() if k not in _BASE}
     return (rec.text == d["text"] and rec.importance == int(d.get("importance", 3)) and rec.scope == d.get("scope")
             and rec.kind == d.get("kind") and rec.owner == d.get("owner")

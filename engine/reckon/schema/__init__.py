@@ -7,9 +7,12 @@
 * :func:`validate` / :func:`check` — pySHACL over the changed nodes' small graph plus the
   class hierarchy; violation dicts with focus node, path, field, constraint, value, message.
 * :func:`check_schema` — every problem of a module set (the ontology author's check).
+* :class:`TenantSchema` — one tenant's schema (its SCHEMA graph), cached per digest: the
+  one owner of classes, subclass closure, property specs, catalogue, the compiled SHACL
+  fast path and the validator every asserted write goes through.
 
-Namespaces: ``rk:`` https://reckon.dev/ns/core#, ``mk:`` https://reckon.dev/ns/marketing#,
-``rc:`` https://reckon.dev/ns/recruiting#. The triples a writer creates for a memory
+Namespaces (``rk:``, ``mk:``, ``rc:``, ``ag:``) and graph names come from :mod:`reckon.vocab`.
+The triples a writer creates for a memory
 are listed in ``ontology/core.ttl`` and the shapes (``shapes/core.ttl``).
 """
 
@@ -19,27 +22,28 @@ from reckon.schema._convert import graph_from_triples, to_oxigraph, to_rdflib
 from reckon.schema.catalogue import Catalogue, MemoryClass, PropertySpec
 from reckon.schema.check import SchemaProblem, check_schema
 from reckon.schema.loader import MK, RC, RK, Schema, load_schema, schema_from_graph, split_shapes
+from reckon.schema.tenant import TenantSchema, schema_digest
 from reckon.schema.validate import check, format_violations, validate
 
-__all__ = sorted(
-    [
-        "Catalogue",
-        "MK",
-        "MemoryClass",
-        "PropertySpec",
-        "RC",
-        "RK",
-        "Schema",
-        "SchemaProblem",
-        "check",
-        "check_schema",
-        "format_violations",
-        "graph_from_triples",
-        "load_schema",
-        "schema_from_graph",
-        "split_shapes",
-        "to_oxigraph",
-        "to_rdflib",
-        "validate",
-    ]
-)
+__all__ = [
+    "Catalogue",
+    "MK",
+    "MemoryClass",
+    "PropertySpec",
+    "RC",
+    "RK",
+    "Schema",
+    "SchemaProblem",
+    "TenantSchema",
+    "check",
+    "check_schema",
+    "format_violations",
+    "graph_from_triples",
+    "load_schema",
+    "schema_digest",
+    "schema_from_graph",
+    "split_shapes",
+    "to_oxigraph",
+    "to_rdflib",
+    "validate",
+]

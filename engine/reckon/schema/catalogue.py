@@ -85,6 +85,43 @@ class PropertySpec:
     max_length: int | None = None
     message: str | None = None
     order: float | None = None
+    in_terms: tuple[Any, ...] = field(default=(), compare=False, hash=False, repr=False)
+    """The ``sh:in`` values as RDF terms (``pyoxigraph`` ``NamedNode`` / ``Literal``)."""
+
+    # -- the memory layer's reading of the same spec -------------------------------------
+    @property
+    def iri(self) -> str:
+        """The property IRI (= :attr:`path`)."""
+        return self.path
+
+    @property
+    def local(self) -> str:
+        """The local name of the property IRI (``"amount"``)."""
+        return _local(rdflib.URIRef(self.path))
+
+    @property
+    def klass(self) -> str | None:
+        """The class of IRI values (= :attr:`range_class`)."""
+        return self.range_class
+
+    @property
+    def in_values(self) -> list[Any]:
+        """The ``sh:in`` values as RDF terms."""
+        return list(self.in_terms)
+
+    @property
+    def takes_iri(self) -> bool:
+        """Whether values are IRIs (a class range, or an ``sh:in`` of IRIs) rather than literals."""
+        from pyoxigraph import NamedNode
+
+        return self.datatype is None and (self.range_class is not None
+                                          or any(isinstance(v, NamedNode) for v in self.in_terms))
+
+    @property
+    def identifying(self) -> bool:
+        """Single-valued IRI properties (platform, period, metric, candidate) identify what a
+        subclass memory is about -- see :mod:`reckon.memory.conflicts`."""
+        return self.takes_iri and self.max_count == 1
 
     @property
     def required(self) -> bool:
@@ -100,7 +137,7 @@ class PropertySpec:
         """A JSON-friendly dict (Decimals become floats; ``None`` fields are dropped)."""
         out: dict[str, Any] = {}
         for k, v in self.__dict__.items():
-            if v is None or v == () or v == {}:
+            if k == "in_terms" or v is None or v == () or v == {}:
                 continue
             if isinstance(v, Decimal):
                 v = float(v)
@@ -229,7 +266,7 @@ def build_catalogue(schema: Schema) -> Catalogue:
     """Build the catalogue of ``schema`` (use :meth:`Schema.catalogue`, which caches it)."""
     from reckon.schema.loader import RK
 
-    onto, shapes, h = schema.ontology, schema.shapes, schema.hierarchy
+    onto = schema.ontology
     memory = set(schema.memory_classes())
     own: dict[rdflib.URIRef, tuple[PropertySpec, ...]] = {}
     conditions: dict[rdflib.URIRef, tuple[dict[str, str | None], ...]] = {}
@@ -302,7 +339,7 @@ def _class_properties(
         if report is not None:
             msg = shapes.value(ns, SH.message)
             conds.append({"path": str(report), "message": str(msg) if msg is not None else None})
-    specs = [_spec(schema, path, fields) for path, fields in merged.items()]
+    specs = [_spec(schema, rdflib.URIRef(str(path)), fields) for path, fields in merged.items()]
     specs.sort(key=lambda p: (p.order if p.order is not None else float("inf"), p.name))
     return tuple(specs), tuple(conds)
 
@@ -354,7 +391,11 @@ def _read_property_shape(schema: Schema, ps: rdflib.term.Node) -> dict[str, Any]
         out["node_kind"] = str(nk).rsplit("#", 1)[-1]
     in_list = g.value(ps, SH["in"])
     if in_list is not None:
-        out["allowed"] = tuple(str(v) for v in Collection(g, in_list))
+        from reckon.schema._convert import to_oxigraph
+
+        values = list(Collection(g, in_list))
+        out["allowed"] = tuple(str(v) for v in values)
+        out["in_terms"] = tuple(to_oxigraph(v) for v in values)
         out["closed"] = True
     return out
 
@@ -408,6 +449,7 @@ def _spec(schema: Schema, path: rdflib.URIRef, f: dict[str, Any]) -> PropertySpe
         max_length=f.get("max_length"),
         message=f.get("message"),
         order=f.get("order"),
+        in_terms=f.get("in_terms", ()),
     )
 
 

@@ -9,6 +9,7 @@ no Python").
   property shape whose ``sh:path`` is not a declared property; a rule file that does
   not parse, is not well-formed or cannot be stratified together with the other module
   rules; an ontology node (e.g. ``rk:settings``) that does not conform to the shapes;
+  a ``rk:statusTemplate`` / ``rk:lineTemplate`` that does not compile;
 * warnings: a property shape without ``sh:message`` (the refusal would not say what to
   do) or without ``sh:name``.
 """
@@ -59,15 +60,15 @@ def check_schema(schema: Schema, *, rules: bool = True) -> list[SchemaProblem]:
             if onto.value(cls, pred) is None:
                 errors.append(f"memory class {schema.qname(cls)} has no {what}")
 
-    for shape, cls in shapes.subject_objects(SH.targetClass):
+    for shape, cls in shapes.subject_objects(SH.targetClass):  # type: ignore[assignment]
         if not schema.is_known_class(cls):
             errors.append(f"shape {_name(schema, shape)} targets {schema.qname(cls)}, which the ontology does not declare")
-    for ps, cls in shapes.subject_objects(SH["class"]):
+    for ps, cls in shapes.subject_objects(SH["class"]):  # type: ignore[assignment]
         if not schema.is_known_class(cls):
             errors.append(f"property shape on {_path(schema, ps)} uses sh:class {schema.qname(cls)}, which the ontology does not declare")
 
     declared = {s for t in _PROPERTY_TYPES for s in onto.subjects(RDF.type, t)} | _BUILTIN_PATHS
-    for ps, path in shapes.subject_objects(SH.path):
+    for _ps, path in shapes.subject_objects(SH.path):
         if isinstance(path, rdflib.URIRef) and path not in declared:
             errors.append(f"property shape path {schema.qname(path)} is not a property declared in the ontology")
     for ps in set(shapes.objects(None, SH.property)):  # not the inline shapes of sh:or / sh:not
@@ -85,10 +86,24 @@ def check_schema(schema: Schema, *, rules: bool = True) -> list[SchemaProblem]:
             for d in exc.diagnostics:
                 errors.append(f"rules: {d}")
 
+    errors.extend(_template_problems(schema))
     errors.extend(_ontology_conformance(schema))
     out = [SchemaProblem("error", m) for m in sorted(set(errors))]
     out += [SchemaProblem("warning", m) for m in sorted(set(warnings))]
     return out
+
+
+def _template_problems(schema: Schema) -> list[str]:
+    """Every ``rk:statusTemplate`` / ``rk:lineTemplate`` must compile (sandboxed Jinja2,
+    :mod:`reckon.schema.templates`)."""
+    from reckon.schema.loader import RK
+    from reckon.schema.templates import template_problems
+
+    templates = {}
+    for pred in (RK.statusTemplate, RK.lineTemplate):
+        for s, o in schema.ontology.subject_objects(pred):
+            templates[schema.qname(s)] = str(o)
+    return template_problems(templates)
 
 
 def _ontology_conformance(schema: Schema) -> list[str]:

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import rdflib
 from rdflib.namespace import OWL, RDF, RDFS, SH
 
+from reckon import vocab
 from reckon._errors import SchemaError
 from reckon._resources import resource_dir
 
@@ -46,13 +47,12 @@ __all__ = [
     "split_shapes",
 ]
 
-RK = rdflib.Namespace("https://reckon.dev/ns/core#")
+RK = rdflib.Namespace(vocab.RK)
 """The core namespace, prefix ``rk:``."""
-MK = rdflib.Namespace("https://reckon.dev/ns/marketing#")
+MK = rdflib.Namespace(vocab.MK)
 """The marketing module namespace, prefix ``mk:``."""
-RC = rdflib.Namespace("https://reckon.dev/ns/recruiting#")
-_NEIGHBOUR_PREFIXES = tuple((p, rdflib.Namespace(f"https://reckon.dev/ns/{m}#")) for p, m in (
-    ("nt", "notes"), ("ev", "events"), ("xp", "experience"), ("ty", "types")))
+RC = rdflib.Namespace(vocab.RC)
+_NEIGHBOUR_PREFIXES = tuple((p, rdflib.Namespace(vocab.PREFIXES[p])) for p in ("nt", "ev", "xp", "ty"))
 """Prefixes of the shipped modules of issue 15, bound like rk / mk / rc."""
 """The recruiting module namespace, prefix ``rc:``."""
 
@@ -81,7 +81,7 @@ class Schema:
     hierarchy: rdflib.Graph
     rule_files: tuple[Path, ...] = ()
     sources: tuple[Path, ...] = ()
-    _memory: dict[str, Any] = field(default_factory=dict, repr=False)
+    _memory: dict[Any, Any] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     # -- class hierarchy ----------------------------------------------------------
@@ -121,7 +121,7 @@ class Schema:
     def qname(self, iri: rdflib.term.Node) -> str:
         """``prefix:local`` for an IRI of a bound namespace, else the IRI itself."""
         try:
-            return str(self.ontology.namespace_manager.normalizeUri(iri)).strip("<>")
+            return str(self.ontology.namespace_manager.normalizeUri(str(iri))).strip("<>")
         except Exception:  # pragma: no cover - rdflib raises various errors on odd IRIs
             return str(iri)
 
@@ -139,7 +139,7 @@ class Schema:
 
                 cat = build_catalogue(self)
                 self._memory["catalogue"] = cat
-        return cat  # type: ignore[no-any-return]
+        return cat
 
     def graph(self) -> rdflib.Graph:
         """Ontology and shapes in one new rdflib graph (what the store puts in its schema graph)."""

@@ -61,6 +61,7 @@ from pyoxigraph import (
     parse,
 )
 
+from reckon import vocab
 from reckon._errors import InvalidInput, SchemaError
 
 __all__ = [
@@ -75,9 +76,9 @@ __all__ = [
     "modules_from_paths",
 ]
 
-RK = "https://reckon.dev/ns/core#"
-_RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
-_RDFS = "http://www.w3.org/2000/01/rdf-schema#"
+RK = vocab.RK
+_RDF = vocab.RDF
+_RDFS = vocab.RDFS
 SETTINGS = NamedNode(RK + "settings")
 """The tenant's settings node ``rk:settings``."""
 _SETTINGS_CLASS = NamedNode(RK + "Settings")
@@ -102,8 +103,8 @@ SHIPPED_MODULES: tuple[str, ...] = ("core", "marketing", "recruiting", "agent", 
 
 _SCHEMA_SUFFIXES = {".ttl": RdfFormat.TURTLE, ".nt": RdfFormat.N_TRIPLES, ".n3": RdfFormat.N3}
 _RULE_SUFFIXES = {".srl": "srl", ".rl": "srl", ".dlog": "dlog", ".datalog": "dlog"}
-_XSD_INTEGER = NamedNode("http://www.w3.org/2001/XMLSchema#integer")
-_X = "http://www.w3.org/2001/XMLSchema#"
+_X = vocab.XSD
+_XSD_INTEGER = NamedNode(_X + "integer")
 _UNSTORABLE = {
     **{_X + t: "xsd:integer" for t in (
         "int", "long", "short", "byte", "nonNegativeInteger", "positiveInteger", "nonPositiveInteger",
@@ -299,8 +300,8 @@ class Module:
         integer subtype (``xsd:int``, ``xsd:positiveInteger`` ...) or ``xsd:dateTimeStamp``
         -- the store holds every such literal as ``xsd:integer`` / ``xsd:dateTime``
         (``reckon.store.terms``), so the constraint would refuse every value."""
-        sh_datatype = NamedNode("http://www.w3.org/ns/shacl#datatype")
-        sh_path = NamedNode("http://www.w3.org/ns/shacl#path")
+        sh_datatype = NamedNode(vocab.SH + "datatype")
+        sh_path = NamedNode(vocab.SH + "path")
         paths = {t.subject: t.object for t in self.schema_triples() if t.predicate == sh_path}
         out = []
         for t in self.schema_triples():

@@ -41,6 +41,7 @@ from rdflib.namespace import RDF, SH
 from reckon._errors import InvalidInput, ShapeViolation
 from reckon.schema._convert import graph_from_triples, to_rdflib
 from reckon.schema.loader import RK, Schema, load_schema
+from reckon.vocab import PREFIXES
 
 __all__ = ["check", "format_violations", "validate"]
 
@@ -260,14 +261,7 @@ def _local(iri: str | None) -> str | None:
 
 
 def _short(iri: str) -> str:
-    for prefix, ns in (
-        ("rk", "https://reckon.dev/ns/core#"),
-        ("mk", "https://reckon.dev/ns/marketing#"),
-        ("rc", "https://reckon.dev/ns/recruiting#"),
-        ("rdf", str(RDF)),
-        ("rdfs", "http://www.w3.org/2000/01/rdf-schema#"),
-        ("sh", str(SH)),
-    ):
+    for prefix, ns in PREFIXES.items():
         if iri.startswith(ns):
             return f"{prefix}:{iri[len(ns):]}"
     return iri

@@ -30,10 +30,11 @@ import os
 import re
 import secrets
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterator, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -201,7 +202,7 @@ class TokenStore:
             record = TokenRecord(
                 id=tid, tenant=tenant, person=person, teams=teams, role=role,
                 sparql=(role == "operator") if sparql is None else bool(sparql or role == "operator"),
-                label=label, created_at=datetime.now(timezone.utc).replace(microsecond=0),
+                label=label, created_at=datetime.now(UTC).replace(microsecond=0),
             )
             data["version"] = _FORMAT_VERSION
             data["tenant"] = tenant

@@ -59,32 +59,32 @@ import json
 import math
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterator, Literal as TLiteral
+from typing import Any
+from typing import Literal as TLiteral
 from urllib.parse import parse_qs
 
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from starlette.exceptions import HTTPException as StarletteHTTPException
 from pydantic import BaseModel, ConfigDict, Field
 from pyoxigraph import (
     BlankNode,
     Literal,
     NamedNode,
-    QueryBoolean,
     QueryResultsFormat,
-    QuerySolutions,
     RdfFormat,
-    Store,
     Triple,
     parse_query_results,
     serialize,
 )
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from reckon import vocab as _vocab
 from reckon._errors import (
     ConflictPending,
     InvalidInput,
@@ -349,9 +349,7 @@ def sparql_response(tenant: Any, query: str, accept: str | None) -> Response:
 # metrics
 # ---------------------------------------------------------------------------------------
 
-_Q_MEMORIES = """
-PREFIX rk: <https://reckon.dev/ns/core#>
-SELECT ?kind ?scope ?active (COUNT(DISTINCT ?m) AS ?n) WHERE {
+_Q_MEMORIES = _vocab.sparql_prefixes("rk") + """SELECT ?kind ?scope ?active (COUNT(DISTINCT ?m) AS ?n) WHERE {
   ?m a rk:Memory ; rk:kind ?kind ; rk:scope ?scope .
   BIND(EXISTS { ?m a rk:ActiveMemory } AS ?active)
 } GROUP BY ?kind ?scope ?active
@@ -401,7 +399,7 @@ class WriteTimes:
 def tenant_metrics(tenant: Any, writes: WriteTimes) -> MetricsOut:
     """Counts of memories per kind, scope and active state; the reasoner's last
     derivation (``Reasoner.stats``); write times of this process."""
-    from reckon.memory import _rdf as R
+    from reckon import vocab as R
 
     rows = tenant.store.query(_Q_MEMORIES)  # our own text: evaluated in-process
     mem = []
@@ -554,9 +552,9 @@ def _nothing() -> Iterator[None]:
 def _visible(m: Memory, p: Any) -> bool:
     """Whether principal ``p`` may read memory ``m`` (:func:`reckon.memory.authz.can_read`:
     operators all; members company memories, their teams' and their own)."""
-    from reckon.memory.authz import can_read
+    from reckon.memory.authz import can_read_memory
 
-    return can_read(p, scope=m.scope, owner=m.owner, teams=m.teams)
+    return can_read_memory(p, m)
 
 
 _bearer = HTTPBearer(auto_error=False, description="A Reckon API token of the tenant in the URL "
@@ -851,7 +849,7 @@ def create_app(
                            constraint="required" if not qs else "maxCount")
         return qs[0]
 
-    _sparql_doc = {
+    _sparql_doc: dict[int | str, dict[str, Any]] = {
         200: {"description": "Query results (format by Accept)", "content": {
             **{mt: {} for mt in list(RESULT_TYPES)[:4]}, **{mt: {} for mt in list(GRAPH_TYPES)[:2]}}},
         400: {"model": ErrorBody, "description": "An update, SERVICE, or a query that does not parse."},
@@ -913,10 +911,8 @@ def create_app(
     @app.get("/tenants/{tenant_id}/memories/{memory_id}", summary="Get a memory", tags=["memories"],
              response_model=Memory, responses=_ERRORS)
     def get_memory(memory_id: str, c: Ctx = Depends(ctx)) -> Memory:
-        m = c.tenant.get(memory_id)
-        if not _visible(m, c.principal):
-            raise UnknownMemory(f"no memory {memory_id!r} visible to {c.principal.person!r} in tenant {c.tenant.id!r}")
-        return m  # type: ignore[no-any-return]
+        m: Memory = c.tenant.get(memory_id, principal=c.principal)
+        return m
 
     @app.patch("/tenants/{tenant_id}/memories/{memory_id}", summary="Update a memory (three-state)",
                tags=["memories"], response_model=Memory,
@@ -949,8 +945,8 @@ def create_app(
     @app.get("/tenants/{tenant_id}/memories/{memory_id}/history", summary="Supersession chain of a memory",
              tags=["memories"], response_model=list[HistoryEntry], responses=_ERRORS)
     def memory_history(memory_id: str, c: Ctx = Depends(ctx)) -> list[HistoryEntry]:
-        get_memory(memory_id, c)  # 404 unless visible
-        return c.tenant.history(memory_id)  # type: ignore[no-any-return]
+        h: list[HistoryEntry] = c.tenant.history(memory_id, principal=c.principal)
+        return h
 
     @app.post("/tenants/{tenant_id}/memories/{memory_id}/restore", summary="Restore a superseded memory "
               "(operator)", tags=["memories"], response_model=Memory,

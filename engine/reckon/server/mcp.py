@@ -149,7 +149,6 @@ def build_server(tenant: Any, principal: Any, *, name: str = "reckon", wall_cloc
         from urllib.parse import parse_qs, urlsplit
 
         from reckon._errors import UnknownMemory
-        from reckon.memory.authz import can_read
 
         parts = urlsplit(uri)
         if parts.scheme != "reckon" or parts.netloc != tenant.id:
@@ -163,11 +162,9 @@ def build_server(tenant: Any, principal: Any, *, name: str = "reckon", wall_cloc
         if path.startswith("/memories/") and path.count("/") == 2:
             mid = path.rsplit("/", 1)[1]
             try:
-                m = tenant.get(mid)
-            except UnknownMemory:
-                m = None
-            if m is None or not can_read(principal, scope=m.scope, owner=m.owner, teams=m.teams):
-                raise _not_found(f"no memory {mid!r} visible to {principal.person!r} in tenant {tenant.id!r}")
+                m = tenant.get(mid, principal=principal)  # the read policy: reckon.memory.authz.can_read
+            except UnknownMemory as exc:
+                raise _not_found(str(exc)) from None
             return "application/json", json.dumps(m.model_dump(mode="json"), ensure_ascii=False, indent=1)
         raise _not_found(f"unknown resource {uri!r}; resources: {uris['bundle']}, {uris['ontology']}, "
                          f"{uris['memory_template']}")
@@ -235,10 +232,7 @@ def _ontology_turtle(tenant: Any) -> str:
 
     triples = sorted((Triple(q.subject, q.predicate, q.object) for q in tenant.store.asserted()
                       if q.graph_name == SCHEMA), key=str)
-    prefixes = {"rk": "https://reckon.dev/ns/core#", "mk": "https://reckon.dev/ns/marketing#",
-                "rc": "https://reckon.dev/ns/recruiting#", "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
-                "rdfs": "http://www.w3.org/2000/01/rdf-schema#", "xsd": "http://www.w3.org/2001/XMLSchema#",
-                "owl": "http://www.w3.org/2002/07/owl#", "sh": "http://www.w3.org/ns/shacl#"}
+    from reckon.vocab import PREFIXES as prefixes
     return (serialize(triples, format=RdfFormat.TURTLE, prefixes=prefixes) or b"").decode("utf-8")
 
 

@@ -24,8 +24,9 @@ IRIs and back, and is the only code that knows those IRIs.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Callable, Iterable, Protocol, Sequence
+from typing import Protocol
 
 from pyoxigraph import Quad, Store
 

@@ -21,6 +21,21 @@ from __future__ import annotations
 
 from pyoxigraph import NamedNode
 
+from reckon.vocab import (
+    ASSERTED,
+    BUSINESS,
+    EVENTS,
+    EXPERIENCE,
+    INFERRED,
+    MEMORIES,
+    META,
+    NOTES,
+    PROGRAM,
+    PUBLIC,
+    SCHEMA,
+    TRANSCRIPTS,
+)
+
 __all__ = [
     "ASSERTED",
     "BUSINESS",
@@ -39,23 +54,6 @@ __all__ = [
     "STORE_NODE",
     "TRANSCRIPTS",
 ]
-
-SCHEMA = NamedNode("urn:reckon:graph:schema")
-MEMORIES = NamedNode("urn:reckon:graph:memories")
-BUSINESS = NamedNode("urn:reckon:graph:business")
-TRANSCRIPTS = NamedNode("urn:reckon:graph:transcripts")
-NOTES = NamedNode("urn:reckon:graph:notes")
-EVENTS = NamedNode("urn:reckon:graph:events")
-EXPERIENCE = NamedNode("urn:reckon:graph:experience")
-INFERRED = NamedNode("urn:reckon:graph:inferred")
-META = NamedNode("urn:reckon:graph:meta")
-PROGRAM = NamedNode("urn:reckon:graph:program")
-
-ASSERTED: tuple[NamedNode, ...] = (SCHEMA, MEMORIES, BUSINESS, TRANSCRIPTS, NOTES, EVENTS, EXPERIENCE)
-"""Graphs whose union is the reasoner's base graph."""
-
-PUBLIC: tuple[NamedNode, ...] = (SCHEMA, MEMORIES, BUSINESS, TRANSCRIPTS, NOTES, EVENTS, EXPERIENCE, INFERRED)
-"""Graphs visible to SPARQL (their union is the default graph)."""
 
 STORE_NODE = NamedNode("urn:reckon:store")
 GENERATION = NamedNode("urn:reckon:generation")

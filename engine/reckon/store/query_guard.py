@@ -49,6 +49,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from reckon._errors import InvalidInput, QueryLimitExceeded, ReadOnlyQuery
+from reckon.vocab import PREFIXES
 
 __all__ = [
     "DEFAULT_PREFIX_MAP",
@@ -66,16 +67,7 @@ UPDATE_KEYWORDS = frozenset(
 
 QUERY_FORMS = ("SELECT", "CONSTRUCT", "DESCRIBE", "ASK")
 
-DEFAULT_PREFIX_MAP: dict[str, str] = {
-    "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
-    "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
-    "xsd": "http://www.w3.org/2001/XMLSchema#",
-    "owl": "http://www.w3.org/2002/07/owl#",
-    "sh": "http://www.w3.org/ns/shacl#",
-    "rk": "https://reckon.dev/ns/core#",
-    "mk": "https://reckon.dev/ns/marketing#",
-    "rc": "https://reckon.dev/ns/recruiting#",
-}
+DEFAULT_PREFIX_MAP: dict[str, str] = dict(PREFIXES)
 """Prefixes every read-only query may use without declaring them; a ``PREFIX`` in the
 query overrides them."""
 

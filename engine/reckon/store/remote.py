@@ -91,8 +91,9 @@ import secrets
 import socket
 import threading
 import time
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from pyoxigraph import BlankNode, Literal, NamedNode, Quad, Triple
 
@@ -202,7 +203,7 @@ class Endpoint:
         self._client_lock = threading.Lock()
 
     @classmethod
-    def from_dict(cls, name: str, d: Mapping[str, Any]) -> "Endpoint":
+    def from_dict(cls, name: str, d: Mapping[str, Any]) -> Endpoint:
         """From a shard-map entry (unknown keys refused).
 
         :raises StoreError: on an unknown key or a bad value.
@@ -260,7 +261,7 @@ class Endpoint:
                 self._client.close()
                 self._client = None
 
-    def backend(self, tenant_id: str, incarnation: str) -> "RemoteBackend":
+    def backend(self, tenant_id: str, incarnation: str) -> RemoteBackend:
         """The backend of one tenant on this endpoint."""
         return RemoteBackend(self, tenant_id, incarnation)
 

@@ -39,7 +39,7 @@ __all__ = ["EMBEDDED", "ShardMap", "set_placement"]
 
 EMBEDDED = "embedded"
 
-_cache: dict[str, tuple[tuple[int, int], "ShardMap"]] = {}
+_cache: dict[str, tuple[tuple[int, int], ShardMap]] = {}
 _cache_lock = threading.Lock()
 
 
@@ -61,7 +61,7 @@ class ShardMap:
         return Path(env) if env else Path(data_dir) / "shards.json"
 
     @classmethod
-    def load(cls, data_dir: str | Path) -> "ShardMap":
+    def load(cls, data_dir: str | Path) -> ShardMap:
         """The map of ``data_dir`` (cached while the file is unchanged; endpoints, and so
         their HTTP connection pools, are shared by every tenant of the process).
 
@@ -89,7 +89,7 @@ class ShardMap:
         return m
 
     @classmethod
-    def parse(cls, path: Path | None, data: bytes) -> "ShardMap":
+    def parse(cls, path: Path | None, data: bytes) -> ShardMap:
         try:
             raw = json.loads(data or b"{}")
         except ValueError as e:

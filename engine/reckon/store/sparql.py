@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from pyoxigraph import BlankNode, Literal, NamedNode, Quad, Triple
 

@@ -70,10 +70,11 @@ import json
 import os
 import secrets
 import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping, NoReturn, Protocol, Sequence
+from typing import Any, NoReturn, Protocol
 
 from pyoxigraph import (
     BlankNode,
@@ -90,6 +91,12 @@ from pyoxigraph import (
 )
 
 from reckon._errors import InvalidInput, ReckonError, StoreError, TenantGone
+from reckon.store.backends import (
+    BackendGone,
+    EmbeddedBackend,
+    StoreBackend,
+    WriteConflict,
+)
 from reckon.store.graphs import (
     ASSERTED,
     GENERATION,
@@ -101,17 +108,12 @@ from reckon.store.graphs import (
     SKOLEM_PREFIX,
     STORE_NODE,
 )
-from reckon.store.backends import (
-    BackendGone,
-    EmbeddedBackend,
-    StoreBackend,
-    WriteConflict,
-)
 from reckon.store.ids import FORMAT_VERSION, validate_tenant_id
 from reckon.store.locking import TenantLock
 from reckon.store.query_guard import DEFAULT_PREFIX_MAP, QueryLimits, QueryPlan, inspect_query
 from reckon.store.sparql import deskolemize, quads_to_data_block, skolemize
 from reckon.store.terms import canonical_quad
+from reckon.vocab import PREFIXES
 
 __all__ = [
     "Commit",
@@ -167,7 +169,7 @@ class _NoRules:
         for _ in base:
             pass
 
-    def apply(self, insert: Iterable[Triple] = (), delete: Iterable[Triple] = ()) -> "_EmptyDelta":
+    def apply(self, insert: Iterable[Triple] = (), delete: Iterable[Triple] = ()) -> _EmptyDelta:
         return _EmptyDelta()
 
     def inferred(self) -> set[Triple]:
@@ -435,6 +437,10 @@ class TenantStore:
         self._tl = threading.local()
         self.last_commit: Commit | None = None
         self._recent_commits: dict[int, Commit] = {}  # this process's last commits, by generation
+        self.validator: ValidateHook | None = None
+        """Run on every write's net asserted changes before anything is written (the
+        facade installs the tenant schema's check, ``reckon.schema.TenantSchema.check_delta``);
+        raise to abort the write."""
 
     # ------------------------------------------------------------------ creation
     @classmethod
@@ -448,7 +454,7 @@ class TenantStore:
         program: Iterable[Quad] = (),
         program_resolver: ProgramResolver | None = None,
         remote: Any = None,
-    ) -> "TenantStore":
+    ) -> TenantStore:
         """Create the tenant directory atomically (built beside it, then renamed) with
         ``initial`` asserted quads, their inferred closure under ``reasoner_factory``'s
         reasoner, and ``program`` as its stored program graph.
@@ -482,7 +488,7 @@ class TenantStore:
             meta: dict[str, Any] = {
                 "format_version": FORMAT_VERSION,
                 "tenant_id": tenant_id,
-                "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(),
+                "created_at": _dt.datetime.now(_dt.UTC).isoformat(),
                 "incarnation": incarnation,
             }
             if remote is None:
@@ -786,6 +792,8 @@ class TenantStore:
         removed = [_desk_quad(q) for q in removed_sk]
         if validate is not None:
             validate(added, removed, txn.view)
+        if self.validator is not None:
+            self.validator(added, removed, txn.view)
 
         # triple-level delta of the base graph (a triple counts once over the asserted graphs)
         removed_set = set(removed_sk)
@@ -1111,7 +1119,7 @@ class TenantStore:
             ]
         quads.sort(key=lambda q: (str(q.graph_name), str(q.subject), str(q.predicate), str(q.object)))
         body = serialize(quads, format=RdfFormat.TRIG, prefixes=_EXPORT_PREFIXES) or b""
-        now = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+        now = _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat()
         header = (
             f"# reckon-export-version: {EXPORT_VERSION}\n"
             f"# tenant: {self.tenant_id}\n"
@@ -1177,7 +1185,7 @@ class TenantStore:
 
     @classmethod
     def attach(cls, path: str | Path, tenant_id: str, remote: Any, *, replace: bool = False,
-               **kwargs: Any) -> "TenantStore":
+               **kwargs: Any) -> TenantStore:
         """Open a tenant that lives on ``remote`` (an :class:`~reckon.store.remote.Endpoint`)
         from a node that has no directory for it yet: the directory (``meta.json`` with the
         server's incarnation, the lock, ``recall/``) is built aside and renamed into place.
@@ -1193,7 +1201,7 @@ class TenantStore:
         if gen is None:
             raise UnknownTenant(f"no tenant {tenant_id!r} on endpoint {remote.name!r}")
         meta = {"format_version": FORMAT_VERSION, "tenant_id": tenant_id,
-                "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(),
+                "created_at": _dt.datetime.now(_dt.UTC).isoformat(),
                 "incarnation": inc or "legacy", "backend": {"kind": "sparql", "endpoint": remote.name}}
         if replace and (path / "meta.json").exists():
             # the tenant moved (the shard map names another endpoint): point this node's
@@ -1230,16 +1238,7 @@ class TenantStore:
 EXPORT_VERSION = 2
 """Version 2 adds the program graph; version 1 files (asserted graphs only) are read too."""
 _READ_VERSIONS = (b"1", b"2")
-_EXPORT_PREFIXES = {
-    "rk": "https://reckon.dev/ns/core#",
-    "mk": "https://reckon.dev/ns/marketing#",
-    "rc": "https://reckon.dev/ns/recruiting#",
-    "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
-    "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
-    "owl": "http://www.w3.org/2002/07/owl#",
-    "sh": "http://www.w3.org/ns/shacl#",
-    "xsd": "http://www.w3.org/2001/XMLSchema#",
-}
+_EXPORT_PREFIXES = dict(PREFIXES)
 
 
 def read_export(source: str | Path | bytes) -> list[Quad]:

@@ -33,7 +33,7 @@ on-disk tenant store returns, over generated literals of every XSD datatype.
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from decimal import Context, Decimal, InvalidOperation
 from typing import Any, TypeVar
 
@@ -214,5 +214,5 @@ def datetime_literal(value: datetime, field: str = "datetime") -> Literal:
             f"(e.g. datetime.now(timezone.utc) or a value with an offset such as +02:00)",
             field=field,
         )
-    text = value.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+    text = value.astimezone(UTC).isoformat().replace("+00:00", "Z")
     return canonical_term(Literal(text, datatype=_X_DATETIME))

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -36,12 +36,12 @@ def _slug(name: str) -> str:
 def _session_time(s: str, where: str) -> datetime:
     for fmt in ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y"):
         try:
-            return datetime.strptime(s.strip(), fmt).replace(tzinfo=timezone.utc)
+            return datetime.strptime(s.strip(), fmt).replace(tzinfo=UTC)
         except ValueError:
             continue
     try:
         t = datetime.fromisoformat(s.strip().replace("Z", "+00:00"))
-        return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+        return t if t.tzinfo else t.replace(tzinfo=UTC)
     except ValueError:
         raise InvalidInput(f"{where}: cannot read the session time {s!r}", field="date_time") from None
 
@@ -98,7 +98,7 @@ def _jsonl(lines: list[str], default_id: str, path: Path) -> list[dict[str, Any]
                 t = datetime.fromisoformat(str(at).replace("Z", "+00:00"))
             except ValueError:
                 raise InvalidInput(f"{path}:{i}: not an ISO 8601 time: {at!r}", field="at") from None
-            turn["at"] = t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+            turn["at"] = t if t.tzinfo else t.replace(tzinfo=UTC)
         if obj.get("id") is not None:
             turn["external_id"] = str(obj["id"])
         out.append(turn)

@@ -17,14 +17,14 @@ never ``system`` turns; an operator (imports) may record any speaker and role.
 from __future__ import annotations
 
 import threading
-
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote, unquote
 
 from pyoxigraph import Literal, NamedNode, Quad, Triple, Variable
 
+from reckon import vocab
 from reckon._errors import InvalidInput, NotAuthorized, UnknownMemory
 from reckon.memory import _rdf as R
 from reckon.memory.models import Principal
@@ -39,7 +39,7 @@ __all__ = [
     "turn_iri",
 ]
 
-AG = "https://reckon.dev/ns/agent#"
+AG = vocab.AG
 
 
 def ag(local: str) -> NamedNode:
@@ -56,14 +56,14 @@ _SAFE = "-._~"
 _BATCH = 2000
 
 _Q_TURNS = (
-    "PREFIX ag: <https://reckon.dev/ns/agent#>\n"
-    "SELECT ?c ?t ?o ?x ?text WHERE { GRAPH <urn:reckon:graph:transcripts> { ?t ag:conversation ?c ; ag:order ?o ; "
+    vocab.sparql_prefixes("ag")
+    + "SELECT ?c ?t ?o ?x ?text WHERE { GRAPH " + str(vocab.TRANSCRIPTS) + " { ?t ag:conversation ?c ; ag:order ?o ; "
     "ag:text ?text . OPTIONAL { ?t ag:externalId ?x } } }"
 )
 _Q_CONVERSATIONS = (
-    "PREFIX ag: <https://reckon.dev/ns/agent#>\n"
-    "SELECT ?c (COUNT(?t) AS ?n) (MAX(?o) AS ?last) (MAX(?at) AS ?lastAt) WHERE { "
-    "GRAPH <urn:reckon:graph:transcripts> { ?c a ag:Conversation . OPTIONAL { ?t ag:conversation ?c ; "
+    vocab.sparql_prefixes("ag")
+    + "SELECT ?c (COUNT(?t) AS ?n) (MAX(?o) AS ?last) (MAX(?at) AS ?lastAt) WHERE { "
+    "GRAPH " + str(vocab.TRANSCRIPTS) + " { ?c a ag:Conversation . OPTIONAL { ?t ag:conversation ?c ; "
     "ag:order ?o ; ag:at ?at } } } GROUP BY ?c"
 )
 
@@ -100,7 +100,7 @@ class TranscriptService:
         self.store = store
         self.memory = memory
         self.tenant: str = store.tenant_id
-        self._clock = clock or (lambda: datetime.now(timezone.utc))
+        self._clock = clock or (lambda: datetime.now(UTC))
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ ids
@@ -253,7 +253,7 @@ class TranscriptService:
         node = turn_iri(self.tenant, t.conversation, order)
         return Turn(
             id=f"{t.conversation}/{order}", iri=node.value, conversation=t.conversation, order=order,
-            role=t.role, speaker=t.speaker, at=(at or self._clock()).astimezone(timezone.utc),
+            role=t.role, speaker=t.speaker, at=(at or self._clock()).astimezone(UTC),
             text=t.text, caption=t.caption, external_id=t.external_id,
         )
 

@@ -37,8 +37,9 @@ only this server's own stylesheet and script (no inline script, no other origin)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import parse_qs, quote
 
 from fastapi import FastAPI, Request

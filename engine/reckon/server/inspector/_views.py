@@ -14,18 +14,19 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import PurePath
 from typing import Any
 
 from pyoxigraph import BlankNode, Literal, NamedNode, Quad, Triple
 
+from reckon import vocab as R
 from reckon._errors import ExplainError, InvalidInput, ReadOnlyQuery, UnknownMemory
-from reckon.memory import _rdf as R
 from reckon.memory.models import IMPORTANCE_NAMES, KINDS, SCOPES, Memory, Principal
 from reckon.recall.bundle import block_label
 from reckon.store.graphs import INFERRED, MEMORIES
+from reckon.vocab import PREFIXES as _VOCAB_PREFIXES
 
 __all__ = [
     "PREFIXES",
@@ -45,16 +46,7 @@ __all__ = [
     "visible",
 ]
 
-PREFIXES: dict[str, str] = {
-    "rk": "https://reckon.dev/ns/core#",
-    "mk": "https://reckon.dev/ns/marketing#",
-    "rc": "https://reckon.dev/ns/recruiting#",
-    "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
-    "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
-    "xsd": "http://www.w3.org/2001/XMLSchema#",
-    "owl": "http://www.w3.org/2002/07/owl#",
-    "sh": "http://www.w3.org/ns/shacl#",
-}
+PREFIXES: dict[str, str] = dict(_VOCAB_PREFIXES)
 _NS = sorted(PREFIXES.items(), key=lambda kv: -len(kv[1]))
 _LOCAL = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 _XSD = PREFIXES["xsd"]
@@ -76,9 +68,9 @@ MAX_SPARQL_ROWS = 1000
 
 def visible(m: Memory, p: Principal) -> bool:
     """The read policy of every surface (:func:`reckon.memory.authz.can_read`)."""
-    from reckon.memory.authz import can_read
+    from reckon.memory.authz import can_read_memory
 
-    return can_read(p, scope=m.scope, owner=m.owner, teams=m.teams)
+    return can_read_memory(p, m)
 
 
 # ---------------------------------------------------------------------------------------
@@ -187,10 +179,10 @@ def _select(tenant: Any, query: str) -> Any:
 
 _Q_PEOPLE = """
 SELECT ?p ?name ?team WHERE {
-  GRAPH <urn:reckon:graph:memories> {
-    ?p a <https://reckon.dev/ns/core#Person> .
-    OPTIONAL { ?p <http://www.w3.org/2000/01/rdf-schema#label> ?name }
-    OPTIONAL { ?team <https://reckon.dev/ns/core#member> ?p }
+  GRAPH """ + str(R.MEMORIES) + """ {
+    ?p a rk:Person .
+    OPTIONAL { ?p rdfs:label ?name }
+    OPTIONAL { ?team rk:member ?p }
   }
 }"""
 
@@ -230,7 +222,7 @@ def clock(tenant: Any) -> datetime | None:
     if not rows:
         return None
     v = R.python_value(rows[0]["now"])
-    return v.astimezone(timezone.utc) if isinstance(v, datetime) else None
+    return v.astimezone(UTC) if isinstance(v, datetime) else None
 
 
 def memory_state(m: Memory, now: datetime | None) -> str:
@@ -274,9 +266,9 @@ def overview_page(tenant: Any, viewer: Principal) -> dict[str, Any]:
     counts = {k: {s: 0 for s in STATES} for k in KINDS}
     for m in ms:
         counts[m.kind][memory_state(m, now)] += 1
-    rows = _select(tenant, "SELECT ?name WHERE { GRAPH <urn:reckon:graph:memories> { ?c a rk:Company ; "
+    rows = _select(tenant, "SELECT ?name WHERE { GRAPH " + str(R.MEMORIES) + " { ?c a rk:Company ; "
                          "rdfs:label ?name } }")
-    epoch = datetime.min.replace(tzinfo=timezone.utc)
+    epoch = datetime.min.replace(tzinfo=UTC)
     return {"clock": now, "counts": counts, "total": len(ms), "states": STATES, "kinds": KINDS,
             "company": rows[0]["name"].value if rows else tenant.id,
             "recent": sorted(ms, key=lambda m: m.updated_at or m.created_at or epoch, reverse=True)[:8]}
@@ -493,34 +485,34 @@ def _asserted_about(tenant: Any, s: NamedNode) -> list[Quad]:
 
 _Q_KPIS = """
 SELECT ?k ?metric ?mlabel ?value ?asOf ?plabel WHERE {
-  GRAPH <urn:reckon:graph:business> { ?c mk:currentKpi ?k . ?k mk:metric ?metric ; mk:value ?value .
+  GRAPH """ + str(R.BUSINESS) + """ { ?c mk:currentKpi ?k . ?k mk:metric ?metric ; mk:value ?value .
     OPTIONAL { ?k mk:asOf ?asOf } }
   OPTIONAL { ?metric rdfs:label ?mlabel }
-  OPTIONAL { GRAPH <urn:reckon:graph:business> { ?k mk:platform ?p } OPTIONAL { ?p rdfs:label ?plabel } }
+  OPTIONAL { GRAPH """ + str(R.BUSINESS) + """ { ?k mk:platform ?p } OPTIONAL { ?p rdfs:label ?plabel } }
 } ORDER BY ?mlabel ?plabel"""
 
 _Q_SPEND = """
-SELECT ?r ?plabel ?perlabel ?amount ?currency ?start WHERE { GRAPH <urn:reckon:graph:business> {
+SELECT ?r ?plabel ?perlabel ?amount ?currency ?start WHERE { GRAPH """ + str(R.BUSINESS) + """ {
   ?c mk:currentSpendRecord ?r . ?r mk:platform ?p ; mk:period ?per ; mk:amount ?amount ; mk:currency ?currency .
   OPTIONAL { ?r mk:periodStart ?start } }
   OPTIONAL { ?p rdfs:label ?plabel } OPTIONAL { ?per rdfs:label ?perlabel }
 } ORDER BY ?plabel"""
 
 _Q_SERIES = """
-SELECT ?plabel ?currency ?amount ?asOf WHERE { GRAPH <urn:reckon:graph:business> {
+SELECT ?plabel ?currency ?amount ?asOf WHERE { GRAPH """ + str(R.BUSINESS) + """ {
   ?o a mk:SpendObservation ; mk:spendRecord ?r ; mk:observedAmount ?amount ; mk:observedAt ?asOf .
   ?r mk:platform ?p ; mk:currency ?currency . }
   OPTIONAL { ?p rdfs:label ?plabel }
 } ORDER BY ?asOf"""
 
 _Q_ACCOUNTS = """
-SELECT ?a ?plabel ?id ?name WHERE { GRAPH <urn:reckon:graph:business> {
+SELECT ?a ?plabel ?id ?name WHERE { GRAPH """ + str(R.BUSINESS) + """ {
   ?c mk:connectedAccount ?a . ?a mk:onPlatform ?p ; mk:accountId ?id . OPTIONAL { ?a rdfs:label ?name } }
   OPTIONAL { ?p rdfs:label ?plabel }
 } ORDER BY ?plabel ?id"""
 
 _Q_SUBSCRIPTION = """
-SELECT ?plan ?status ?seats WHERE { GRAPH <urn:reckon:graph:business> {
+SELECT ?plan ?status ?seats WHERE { GRAPH """ + str(R.BUSINESS) + """ {
   ?c mk:subscription ?s . ?s mk:plan ?plan ; mk:subscriptionStatus ?st . OPTIONAL { ?s mk:seats ?seats } }
   OPTIONAL { ?st rdfs:label ?status }
 }"""
@@ -578,7 +570,7 @@ def spend_chart(series: list[dict[str, Any]], caps: list[dict[str, Any]], *, wid
         ticks.append({"y": y(v), "label": _money(v, currencies.pop() if len(currencies) == 1 else "")
                       if frac else "0"})
         currencies = {cur for _, cur in plats}
-    days = [datetime.fromtimestamp(t0, timezone.utc), datetime.fromtimestamp(t1, timezone.utc)]
+    days = [datetime.fromtimestamp(t0, UTC), datetime.fromtimestamp(t1, UTC)]
     return {"width": width, "height": height, "lines": lines, "caps": cap_lines, "ticks": ticks,
             "x0": pad_l, "x1": width - pad_r, "ybase": height - pad_b,
             "dates": [{"x": x(d.timestamp()), "label": d.strftime("%Y-%m-%d"), "anchor": a}
@@ -628,12 +620,12 @@ SELECT ?p ?o ?label ?comment WHERE { rk:settings ?p ?o . FILTER(?p NOT IN (rdf:t
   OPTIONAL { ?p rdfs:label ?label } OPTIONAL { ?p rdfs:comment ?comment } } ORDER BY ?p"""
 
 _Q_ONTOLOGIES = """
-SELECT ?o ?label ?comment ?version WHERE { GRAPH <urn:reckon:graph:schema> { ?o a owl:Ontology .
+SELECT ?o ?label ?comment ?version WHERE { GRAPH """ + str(R.SCHEMA) + """ { ?o a owl:Ontology .
   OPTIONAL { ?o rdfs:label ?label } OPTIONAL { ?o rdfs:comment ?comment } OPTIONAL { ?o owl:versionInfo ?version } } }
 ORDER BY ?o"""
 
 _Q_CLASSES = """
-SELECT DISTINCT ?c ?label ?comment WHERE { GRAPH <urn:reckon:graph:schema> { ?c rdfs:subClassOf+ rk:Memory .
+SELECT DISTINCT ?c ?label ?comment WHERE { GRAPH """ + str(R.SCHEMA) + """ { ?c rdfs:subClassOf+ rk:Memory .
   OPTIONAL { ?c rdfs:label ?label } OPTIONAL { ?c rdfs:comment ?comment } } } ORDER BY ?c"""
 
 

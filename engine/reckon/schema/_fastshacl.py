@@ -12,24 +12,23 @@ answer "unknown" for the classes it targets, and the caller runs pySHACL.
 
 The fast path is only ever trusted to say "conforms"; a reported violation always comes
 from pySHACL (the authoritative message and report). Its agreement with pySHACL is tested
-on conforming and violating inputs (tests/memory/test_fastshacl.py).
+on conforming and violating inputs (tests/schema/test_fastshacl.py).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
-from typing import Any, Iterable
+from typing import Any
 
 from pyoxigraph import BlankNode, Literal, NamedNode, Triple
 
+from reckon.vocab import RDF, RDFS, SH, XSD
+
 __all__ = ["FastShapes"]
 
-SH = "http://www.w3.org/ns/shacl#"
-RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
-RDFS = "http://www.w3.org/2000/01/rdf-schema#"
-XSD = "http://www.w3.org/2001/XMLSchema#"
 _A = NamedNode(RDF + "type")
 _SUB = NamedNode(RDFS + "subClassOf")
 _FIRST, _REST, _NIL = NamedNode(RDF + "first"), NamedNode(RDF + "rest"), NamedNode(RDF + "nil")
@@ -60,7 +59,8 @@ class FastShapes:
     :param triples: the tenant's SCHEMA graph (shapes and ontology together).
     """
 
-    def __init__(self, triples: Iterable[Triple]) -> None:
+    def __init__(self, triples: Iterable[Triple],
+                 supers: Callable[[Any], frozenset[Any]] | None = None) -> None:
         spo: dict[Any, dict[Any, list[Any]]] = {}
         for t in triples:
             spo.setdefault(t.subject, {}).setdefault(t.predicate, []).append(t.object)
@@ -69,7 +69,8 @@ class FastShapes:
         for s, po in spo.items():
             for c in po.get(_sh("targetClass"), []):
                 self._targets.setdefault(c, []).append(s)
-        self._super_cache: dict[Any, set[Any]] = {}
+        self._super_cache: dict[Any, frozenset[Any]] = {}
+        self._closure = supers
 
     # -- graph helpers ------------------------------------------------------------------
     def _objs(self, s: Any, p: NamedNode) -> list[Any]:
@@ -94,8 +95,11 @@ class FastShapes:
                 raise _Unknown
         return out
 
-    def supers(self, c: Any) -> set[Any]:
-        """``c`` and its superclasses (reflexive, transitive) in the schema graph."""
+    def supers(self, c: Any) -> frozenset[Any]:
+        """``c`` and its superclasses (reflexive, transitive) in the schema graph (the
+        owning :class:`reckon.schema.TenantSchema`'s closure when one was given)."""
+        if self._closure is not None:
+            return self._closure(c)
         if c not in self._super_cache:
             seen = set()
             stack = [c]
@@ -105,7 +109,7 @@ class FastShapes:
                     continue
                 seen.add(x)
                 stack.extend(self._objs(x, _SUB))
-            self._super_cache[c] = seen
+            self._super_cache[c] = frozenset(seen)
         return self._super_cache[c]
 
     # -- entry point ----------------------------------------------------------------------
@@ -116,7 +120,7 @@ class FastShapes:
         for t in triples:
             data.setdefault(t.subject, {}).setdefault(t.predicate, []).append(t.object)
         try:
-            types = set()
+            types: set[Any] = set()
             for c in data.get(focus, {}).get(_A, []):
                 if c not in self._spo:  # a class the schema does not know
                     return None

@@ -1,5 +1,5 @@
-"""Business data and the clock as triples (/work/notes/memory-layout.md, "Business data",
-"Clock", "Company, people, teams").
+"""Business data and the clock as triples (``ontology/marketing.ttl`` business classes,
+``rk:clock`` and the company, people and teams of ``ontology/core.ttl``).
 
 Every change is one store transaction that REPLACES the previous current value: the
 node's old triples (and the company's link to it) are retracted and the new ones
@@ -8,7 +8,7 @@ that depend on it. Vocabulary individuals (metrics, platforms, periods, subscrip
 statuses) are looked up in the tenant's SCHEMA graph by label or local name, so an
 ontology author who adds a platform needs no code change.
 
-IRIs (API.md): ``urn:reckon:<tenant>:company``, ``...:person:<id>``, ``...:team:<id>``,
+IRIs (minted by :mod:`reckon.vocab` and here): ``urn:reckon:<tenant>:company``, ``...:person:<id>``, ``...:team:<id>``,
 ``...:kpi:[<platform>:]<metric>``, ``...:spend:<platform>:<period>[:<currency>]``
 (currency only when not USD), ``...:account:<platform>-<account id>``,
 ``...:subscription``. Ids are percent-encoded outside ``A-Z a-z 0-9 - . _ ~``.
@@ -17,13 +17,14 @@ IRIs (API.md): ``urn:reckon:<tenant>:company``, ``...:person:<id>``, ``...:team:
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, timedelta, timezone
+from collections.abc import Iterable
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
-from typing import Iterable
 from urllib.parse import quote
 
 from pyoxigraph import Literal, NamedNode, Quad
 
+from reckon import vocab
 from reckon._errors import InvalidInput
 from reckon.store import BUSINESS, MEMORIES, SCHEMA, StoreView, Txn
 from reckon.store.terms import datetime_literal
@@ -37,11 +38,9 @@ __all__ = [
     "team_iri",
 ]
 
-RK = "https://reckon.dev/ns/core#"
-MK = "https://reckon.dev/ns/marketing#"
-RDF_TYPE = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
-LABEL = NamedNode("http://www.w3.org/2000/01/rdf-schema#label")
-XSD = "http://www.w3.org/2001/XMLSchema#"
+RK, MK, XSD = vocab.RK, vocab.MK, vocab.XSD
+RDF_TYPE = vocab.A
+LABEL = vocab.LABEL
 X_DECIMAL, X_INTEGER = NamedNode(XSD + "decimal"), NamedNode(XSD + "integer")
 X_DATETIME, X_DATE = NamedNode(XSD + "dateTime"), NamedNode(XSD + "date")
 
@@ -62,19 +61,13 @@ def _enc(value: str) -> str:
     return quote(value, safe=_SAFE)
 
 
-def company_iri(tenant: str) -> NamedNode:
-    """``urn:reckon:<tenant>:company``."""
-    return NamedNode(f"urn:reckon:{tenant}:company")
+company_iri = vocab.company_iri
+person_iri = vocab.person_iri
+team_iri = vocab.team_iri
 
 
-def person_iri(tenant: str, person: str) -> NamedNode:
-    """``urn:reckon:<tenant>:person:<pct-encoded id>`` (same rule as reckon.memory)."""
-    return NamedNode(f"urn:reckon:{tenant}:person:{_enc(person)}")
 
 
-def team_iri(tenant: str, team: str) -> NamedNode:
-    """``urn:reckon:<tenant>:team:<pct-encoded id>`` (same rule as reckon.memory)."""
-    return NamedNode(f"urn:reckon:{tenant}:team:{_enc(team)}")
 
 
 def dt_literal(value: datetime, field: str = "datetime") -> Literal:
@@ -202,12 +195,12 @@ def write_spend(txn: Txn, tenant: str, *, platform: str, amount: Decimal, period
     if period_start is not None:
         triples.append((mk("periodStart"), Literal(period_start.isoformat(), datatype=X_DATE)))
     when = as_of if as_of is not None else _clock_now(txn.view)
-    when = (when.replace(tzinfo=timezone.utc) if when.tzinfo is None else when).astimezone(timezone.utc)
+    when = (when.replace(tzinfo=UTC) if when.tzinfo is None else when).astimezone(UTC)
     # the instant the record's period ends (rules/marketing.srl rule:spend-period-elapsed: once
     # the clock reaches it, the amount is a past period's spend and no cap is compared with it)
     end = period_end(per_local, period_start if period_start is not None else when.date(),
                      anchored=period_start is not None)
-    triples.append((mk("validUntil"), dt_literal(datetime(end.year, end.month, end.day, tzinfo=timezone.utc))))
+    triples.append((mk("validUntil"), dt_literal(datetime(end.year, end.month, end.day, tzinfo=UTC))))
     company = _company(txn.view, tenant)
     _replace_node(txn, node, BUSINESS, triples)
     txn.add(Quad(company, mk("currentSpendRecord"), node, BUSINESS))
@@ -259,7 +252,7 @@ def _clock_now(view: StoreView) -> datetime:
                 return datetime.fromisoformat(o.value.replace("Z", "+00:00"))
             except ValueError:
                 break
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def write_account(txn: Txn, tenant: str, *, platform: str, account_id: str, name: str | None) -> NamedNode:
@@ -312,7 +305,7 @@ def write_clock(txn: Txn, now: datetime, *, allow_backwards: bool = False) -> No
             before = _clock_value(cur)
             if before is not None and now < before:
                 raise InvalidInput(
-                    f"now: the clock would move backwards from {cur.value} to {lit.value}; "
+                    f"now: the clock would move backwards from {getattr(cur, 'value', cur)} to {lit.value}; "
                     f"pass allow_backwards=True (CLI: --allow-backwards) to set an earlier time",
                     field="now",
                 )

@@ -7,10 +7,9 @@ import pytest
 from pyoxigraph import Literal, NamedNode, Triple
 
 from reckon.memory import _rdf as R
-from reckon.memory._fastshacl import FastShapes
 from reckon.schema import schema_from_graph, validate
-
-from .conftest import schema_quads
+from reckon.schema._fastshacl import FastShapes
+from tests.memory.conftest import schema_quads
 
 MK = "https://reckon.dev/ns/marketing#"
 M = NamedNode("urn:reckon:acme:memory:" + "a" * 32)
