@@ -5,7 +5,7 @@ independent oracle (walking day by day to the next period boundary)."""
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
 from hypothesis import given, settings
@@ -15,7 +15,7 @@ from reckon.api import Engine, Principal
 from reckon.business.writers import period_end
 
 OPS = Principal(person="dana", role="operator")
-UTC = timezone.utc
+UTC = UTC
 
 
 @pytest.fixture

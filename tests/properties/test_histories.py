@@ -172,8 +172,8 @@ class Oracle:
     def set_spend(self, platform: str, amount: Decimal) -> None:
         """A monthly USD spend observed now (the in-graph clock, else the wall clock): it
         counts until the first instant of the next calendar month (UTC)."""
-        when = (self.clock or datetime.now(timezone.utc)).astimezone(timezone.utc)
-        end = datetime(when.year + (when.month == 12), when.month % 12 + 1, 1, tzinfo=timezone.utc)
+        when = (self.clock or datetime.now(UTC)).astimezone(UTC)
+        end = datetime(when.year + (when.month == 12), when.month % 12 + 1, 1, tzinfo=UTC)
         self.spend[(platform, "monthly", "USD")] = (amount, end)
 
     def active(self, mid: str) -> bool:
