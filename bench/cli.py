@@ -10,7 +10,7 @@ Usage::
 
     PYTHONPATH=engine python bench/cli.py                      # 10k memories, MiniLM
     PYTHONPATH=engine python bench/cli.py --n 1000 --repeat 5
-    PYTHONPATH=engine python bench/cli.py --data /tmp/b/n10000  # a tenant bench/bundle.py --data kept
+    PYTHONPATH=engine python bench/cli.py --data bench-data/n10000  # a tenant bench/bundle.py --data kept
 
 Setup: the tenant is generated as in ``bench/bundle.py`` (initial data, then the recall
 index opened and every text embedded through ``tenant.recall.wait()``). Each CLI command
