@@ -6,7 +6,7 @@ the SPARQL console's grant and read-only guard, and what each page shows."""
 from __future__ import annotations
 
 import re
-from datetime import UTC, date
+from datetime import UTC, date, datetime
 from html.parser import HTMLParser
 from typing import Any
 
@@ -31,7 +31,9 @@ def insp(world):
     from reckon.server.auth import TokenStore
 
     acme = world.engine.tenant("acme")
-    acme.set_spend("meta", 34000, period_start=date(2026, 3, 1))
+    # this month's spend: the server moves the tenant's clock to the wall clock, and a past
+    # period's spend is compared with no cap (rules/marketing.srl rule:spend-period-elapsed)
+    acme.set_spend("meta", 34000, period_start=datetime.now(UTC).date().replace(day=1))
     acme.add_person("lee", "Lee")
     ts = TokenStore(world.data_dir)
     world.tokens["acme_lee"] = ts.create("acme", person="lee")[1]
@@ -282,8 +284,6 @@ def test_superseded_memories_have_their_own_state_and_timeline(insp):
 
 def test_business_page_charts_spend_over_time_with_the_cap(insp):
     acme = insp.engine.tenant("acme")
-    from datetime import datetime
-
     for day, amount in ((2, 2000), (3, 4100), (4, 6100)):
         acme.set_spend("google", amount, period_start=date(2026, 3, 1),
                        as_of=datetime(2026, 3, day, 23, 59, 59, tzinfo=UTC))

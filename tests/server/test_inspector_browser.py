@@ -86,7 +86,7 @@ def demo_server(tmp_path_factory: pytest.TempPathFactory, _hashing_embedder: Non
         except ConflictPending as c:
             hostile.append(acme.remember(**fields, conflict_resolution="keep_both", conflict_id=c.conflict_id).id)
     _, token = TokenStore(d).create("acme", person="dana", role="operator", label="browser test")
-    server = uvicorn.Server(uvicorn.Config(create_app(eng), host="127.0.0.1", port=0, log_level="warning",
+    server = uvicorn.Server(uvicorn.Config(create_app(eng, wall_clock=False), host="127.0.0.1", port=0, log_level="warning",
                                            access_log=False))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
