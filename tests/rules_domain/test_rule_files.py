@@ -27,15 +27,15 @@ def test_every_rule_has_an_iri_and_an_if_then_comment(name):
 
 def test_module_rules_stratify_with_closed_rules_on_top(ruleset):
     """Stratum 0: every monotone rule, the spend-period clock test and the experience count;
-    stratum 1: the live rank key (run once), the budget rules (budget-spend-record negates
+    stratum 1: the live rank keys, company and per stakeholder (run once), the budget rules (budget-spend-record negates
     the stratum-0 mk:periodElapsed) and the event-next negation over ev:before; stratum 2:
-    the run-once utilisation SET over stratum 1's current spend, and the live-context cap,
-    whose aggregate reads the keys."""
+    the run-once utilisation SET over stratum 1's current spend, and the live-context caps
+    (company and per stakeholder), whose aggregates read the keys."""
     strata = stratify(ruleset)
     assert len(strata) == 3
     names = [{r.id.value.rsplit("#", 1)[-1] for r in s.once} for s in strata]
-    assert names[1] == {"live-rank-key"}
-    assert names[2] == {"live-context-cap", "budget-utilisation"}
+    assert names[1] == {"live-rank-key", "stakeholder-rank-key"}
+    assert names[2] == {"live-context-cap", "stakeholder-live-cap", "budget-utilisation"}
     # stratum 0's one run-once rule: the experience count (an aggregate over asserted
     # predicates only), read by the monotone strategy-promoted of the same stratum
     assert {r.id.value.rsplit("#", 1)[-1] for r in strata[0].once} == {"strategy-success-count"}

@@ -6,14 +6,19 @@
 **Bundle** (:meth:`TenantRecall.context`), read fresh from the store on every call (no
 caching across calls, seed §6: a memory written in one chat is visible in the next):
 
-* *eligibility is structural* — the company memories the rules put in the live context
-  (``rk:liveContext rk:liveMember ?m``: active, company scope, importance >= the
-  ``rk:liveImportanceFloor``, confidence >= ``rk:confidenceFloor``, capped by the
-  ``rk:liveContextCap`` guardrail), plus the principal's own user-scope memories and their
-  teams' team-scope memories that are ``rk:ActiveMemory`` with the same importance and
-  confidence floors (capped by the same ``rk:liveContextCap`` per scope, same order as the
-  rule: importance, then newest, then IRI); plus the live business data
+* *eligibility is structural* -- the rules choose every memory of the bundle
+  (``rules/core.srl``): the company's live context (``rk:liveContext rk:liveMember ?m``:
+  active, company scope, importance >= the ``rk:liveImportanceFloor``, confidence >=
+  ``rk:confidenceFloor``, capped by the ``rk:liveContextCap`` guardrail; rule
+  live-context-cap) and the live context of each stakeholder the principal speaks for
+  (``?s rk:liveMember ?m``, rule stakeholder-live-cap: the same floors, order and cap per
+  stakeholder): their own person (user scope), each of their teams (team scope). This
+  code picks those stakeholders from the principal and keeps what
+  :func:`reckon.memory.authz.can_read` and :func:`~reckon.memory.authz.in_audience`
+  allow; it never ranks, floors or caps. Plus the live business data
   (``rk:liveContext mk:liveKpi / mk:liveAccount / mk:liveSubscription``).
+  :attr:`ContextBundle.capped` counts, per scope, the candidates
+  (``?m rk:liveCandidateIn ?s``) of the principal's stakeholders the cap left out.
 * *blocks* — one per memory subclass (label from the ontology's ``rdfs:label``, e.g.
   "Budget constraints"), then objectives, preferences, facts, context for plain
   memories; each item carries its id, scope, importance name, owner / author and its
@@ -101,7 +106,7 @@ from reckon.recall.precedence import (
     conflict_key,
     deliberate,
 )
-from reckon.store.graphs import BUSINESS, INFERRED, MEMORIES, SCHEMA
+from reckon.store.graphs import BUSINESS, INFERRED, MEMORIES
 
 __all__ = [
     "BundleConflict",
@@ -123,7 +128,7 @@ RC = V.RC
 _P_KIND = R.rk("kind")
 _LIVE_CONTEXT = R.rk("liveContext")
 _LIVE_MEMBER = R.rk("liveMember")
-_SETTINGS = R.rk("settings")
+_CANDIDATE_IN = R.rk("liveCandidateIn")
 _CLOCK = R.rk("clock")
 _NOW = R.rk("now")
 
@@ -318,13 +323,6 @@ class TenantRecall:
             out.append(self.memory._to_memory(m, node.asserted, node.inferred))  # noqa: SLF001 (shared reader)
         return out
 
-    @staticmethod
-    def _setting(view: Any, name: str, default: Any) -> Any:
-        objs = view.objects(_SETTINGS, R.rk(name), SCHEMA)
-        if not objs:
-            return default
-        return R.python_value(objs[0])
-
     # ------------------------------------------------------------------ bundle
     def context(
         self,
@@ -350,51 +348,24 @@ class TenantRecall:
                                field="budget_chars")
         text = _conversation_text(conversation)
         with self.store.snapshot() as view:
-            floor_conf = float(self._setting(view, "confidenceFloor", 0.5))
-            floor_imp = int(self._setting(view, "liveImportanceFloor", 4))
-            cap = int(self._setting(view, "liveContextCap", 50))
             clock = view.objects(_CLOCK, _NOW, BUSINESS) or view.objects(_CLOCK, _NOW, None)
             now = _utc(R.python_value(clock[0])) if clock else None
-
-            chosen: dict[str, NamedNode] = {}
-            for m in view.objects(_LIVE_CONTEXT, _LIVE_MEMBER, INFERRED):
-                chosen[m.value.rsplit(":", 1)[-1]] = m
+            # eligibility is the rules' (rules/core.srl live-context-cap and
+            # stakeholder-live-cap): the company's live members, then those of each
+            # stakeholder the principal speaks for (their person, their teams); this code
+            # only picks the stakeholders and applies the read policy below
+            chosen: dict[NamedNode, None] = dict.fromkeys(
+                m for m in view.objects(_LIVE_CONTEXT, _LIVE_MEMBER, INFERRED) if isinstance(m, NamedNode))
             capped: dict[str, int] = {}
-            # personal and team tiers: candidates from the recall index's columns (kept
-            # equal to this snapshot's generation), each checked against the snapshot
-            # below -- the store decides, the index only narrows the reads
-            idx = self.index
-            tiers = list(range(max(1, floor_imp), 6))
-            cands = idx.candidates(importance=tiers, scopes=["user", "team"],
-                                   visible_to=(principal.person, principal.teams))
-            read: dict[str, Memory] = {}
-            for scope in ("user", "team"):
-                # the rule's order (importance, newest, IRI) on the index's columns; then
-                # read and check against the snapshot until the cap is filled
-                ok = sorted((d for d in cands if d.scope == scope and (d.extra.get("confidence") or 0.0) >= floor_conf),
-                            key=lambda d: (-d.importance, _neg_iso(d.extra.get("created")), d.id))
-                kept: list[str] = []
-                for k in range(0, len(ok), max(cap, 1)):
-                    chunk = ok[k:k + max(cap, 1)]
-                    for m in self._memories(view, [R.memory_iri(self.tenant, d.id) for d in chunk]):
-                        fits = (m.active and floor_imp <= m.importance <= 5 and m.confidence >= floor_conf
-                                and m.scope == scope and authz.can_read_memory(principal, m)
-                                and authz.in_audience(principal, scope=m.scope, owner=m.owner, teams=m.teams))
-                        if fits and len(kept) < cap:
-                            kept.append(m.id)
-                            read[m.id] = m
-                    if len(kept) >= cap:
-                        break
-                eligible = len(ok)
-                if eligible > cap:
-                    capped[scope] = eligible - cap
-                for i in kept:
-                    chosen[i] = R.memory_iri(self.tenant, i)
-            live = [iri for i, iri in chosen.items() if i not in read]
-            memories_by_id = {m.id: m for m in self._memories(view, live)}
-            memories_by_id.update(read)
-            memories = [memories_by_id[i] for i in chosen if i in memories_by_id]
-            memories = [m for m in memories if m.active and authz.can_read_memory(principal, m)]
+            for scope, node in self._stakeholders(principal):
+                live = [m for m in view.objects(node, _LIVE_MEMBER, INFERRED) if isinstance(m, NamedNode)]
+                chosen.update(dict.fromkeys(live))
+                over = len(view.subjects(_CANDIDATE_IN, node, INFERRED)) - len(live)
+                if over > 0:
+                    capped[scope] = capped.get(scope, 0) + over
+            memories = self._memories(view, list(chosen))
+            memories = [m for m in memories if m.active and authz.can_read_memory(principal, m)
+                        and authz.in_audience(principal, scope=m.scope, owner=m.owner, teams=m.teams)]
             business = render.business_lines(view, self.memory.schema.templates("lineTemplate"))
             ranking, sims = self._similarities(view, text, [m.id for m in memories])
             items = [self._item(view, m, sims.get(m.id)) for m in memories]
@@ -407,6 +378,14 @@ class TenantRecall:
         )
         render.fit(bundle, max_item_chars)
         return bundle
+
+    def _stakeholders(self, principal: Principal) -> list[tuple[str, NamedNode]]:
+        """``(scope, stakeholder IRI)`` of every stakeholder whose live members the
+        bundle of ``principal`` holds besides the company's: their person (user scope),
+        each of their teams (team scope)."""
+        out = [("user", R.person_iri(self.tenant, principal.person))]
+        out += [("team", R.team_iri(self.tenant, t)) for t in sorted(set(principal.teams))]
+        return out
 
     def _similarities(self, view: Any, text: str, ids: list[str]) -> tuple[str, dict[str, float]]:
         if not ids:
@@ -615,17 +594,6 @@ def _conversation_text(conversation: Any) -> str:
     if isinstance(conversation, (list, tuple)) and all(isinstance(t, str) for t in conversation):
         return "\n".join(conversation[-_CONVERSATION_TURNS:])[-_CONVERSATION_CHARS:]
     raise InvalidInput("conversation: a string or a list of strings is required", field="conversation")
-
-
-def _neg_iso(text: str | None) -> float:
-    """Sort key: newest first for an ISO 8601 time (missing = oldest)."""
-    if not text:
-        return 0.0
-    try:
-        t = datetime.fromisoformat(text)
-    except ValueError:
-        return 0.0
-    return -(t if t.tzinfo else t.replace(tzinfo=UTC)).timestamp()
 
 
 def _tiers(importance: Any) -> set[int]:
