@@ -230,16 +230,51 @@ def test_deliberate_override_by_wording(tenant):
 
 
 def test_plain_memories_conflict_by_text_across_scopes(tenant):
+    """If a team memory states another weekday for the company's report day, then the
+    tenant's conflict judge (the default ContradictionJudge: "value friday/monday") makes
+    the team memory authoritative; an unrelated memory and a related one that does not
+    contradict (similar words only) are not overridden."""
+    company = put(tenant, fact("Reports go out on Friday", 4,
+                                     content="Weekly performance reports go out on Friday"))
+    team = put(tenant, fact("Reports go out on Monday", 4, scope="team", teams=["growth"],
+                                  content="Weekly performance reports go out on Monday"))
+    unrelated = put(tenant, fact("Brand colour is teal", 4, content="Use teal as the brand colour"))
+    related = put(tenant, fact("Weekly performance reports by platform", 4, scope="team", teams=["growth"],
+                                     content="Weekly performance reports are split by platform"))
+    b = tenant.context(ANN)
+    assert [(c.authoritative, c.overridden) for c in b.conflicts] == [(team.id, company.id)]
+    assert "value friday/monday" in b.conflicts[0].key
+    # created later by the author of the company memory: deliberate
+    assert b.conflicts[0].kind == "deliberate"
+    assert b.item(unrelated.id).overridden_by is None and b.item(related.id).overrides == []
+
+
+def test_bundle_conflicts_follow_the_tenants_judge(tenant):
+    """If the tenant's judge is replaced (``Tenant.set_judge``), then the bundle's
+    precedence follows it: the lexical judge (word-count cosine >= 0.5) pairs two report
+    memories that the default judge keeps apart (no contradiction named), and a judge
+    that never conflicts flags nothing, even for two budgets on the same platform."""
+    from reckon.memory.conflicts import LexicalJudge
+
     company = put(tenant, fact("Reports go out on Friday afternoon", 4,
                                      content="Weekly performance reports go out on Friday afternoon"))
     team = put(tenant, fact("Reports go out on Monday morning", 4, scope="team", teams=["growth"],
                                   content="Weekly performance reports go out on Monday morning"))
-    unrelated = put(tenant, fact("Brand colour is teal", 4, content="Use teal as the brand colour"))
+    assert tenant.context(ANN).conflicts == []  # ContradictionJudge: two differences, no single value
+    tenant.set_judge(LexicalJudge())
     b = tenant.context(ANN)
     assert [(c.authoritative, c.overridden) for c in b.conflicts] == [(team.id, company.id)]
-    # created later by the author of the company memory: deliberate
-    assert b.conflicts[0].kind == "deliberate"
-    assert b.item(unrelated.id).overridden_by is None
+
+    class Never:
+        def judge(self, new, candidates):  # type: ignore[no-untyped-def]
+            return []
+
+    put(tenant, cap())
+    put(tenant, cap(scope="team", teams=["growth"], label="Growth Meta cap", importance=4,
+                    properties={"platform": "meta", "amount": 30000, "currency": "USD", "period": "monthly"}))
+    assert len(tenant.context(ANN).conflicts) == 2  # the lexical judge: same identifying properties too
+    tenant.set_judge(Never())
+    assert tenant.context(ANN).conflicts == []
 
 
 # ---------------------------------------------------------------------------------------

@@ -28,13 +28,14 @@ caching across calls, seed §6: a memory written in one chat is visible in the n
   conversation; without a conversation or an embedder, by importance then recency
   (:attr:`ContextBundle.ranking` says which). An item whose vector is not computed yet
   gets similarity 0. Similarity orders, never decides.
-* *precedence* (seed §4) — personal over team over company. Two items of different
-  scopes conflict when they are the same subclass with equal identifying properties
-  (two targets on the same metric, two budgets on the same platform and period), or two
-  plain memories the lexical judge (:mod:`reckon.memory.conflicts`, word-count cosine >=
-  0.5) finds alike. The more specific item is authoritative; the other stays visible,
-  marked ``overridden by``, and the pair is listed in :attr:`ContextBundle.conflicts`
-  with ``kind``:
+* *precedence* (seed §4) -- personal > conversation > project > team > company: the
+  more specific scope is authoritative. Two items of different scopes conflict when the
+  tenant's conflict judge (:mod:`reckon.memory.conflicts`, the write path's one policy;
+  :mod:`reckon.recall.precedence`) says the more specific would replace the other: the
+  same subclass with equal identifying properties (two targets on the same metric, two
+  budgets on the same platform and period), or two plain memories stating a different
+  value for one subject. The other stays visible, marked ``overridden by``, and the
+  pair is listed in :attr:`ContextBundle.conflicts` with ``kind``:
 
   - ``deliberate`` when the specific memory says so (its label or content matches
     :data:`OVERRIDE_WORDS`: "override", "instead of", "rather than", "regardless",
@@ -87,9 +88,8 @@ from reckon import vocab as R
 from reckon import vocab as V
 from reckon._errors import InvalidInput
 from reckon.memory import authz
-from reckon.memory.conflicts import SIMILARITY_THRESHOLD, cosine_matrix
 from reckon.memory.models import IMPORTANCE_NAMES, KINDS, SCOPES, Memory, Principal
-from reckon.recall import render
+from reckon.recall import precedence, render
 from reckon.recall.models import (
     MAX_ITEM_CHARS,
     BundleBlock,
@@ -100,12 +100,7 @@ from reckon.recall.models import (
     SearchHit,
     block_label,
 )
-from reckon.recall.precedence import (
-    OVERRIDE_WORDS,
-    SCOPE_RANK,
-    conflict_key,
-    deliberate,
-)
+from reckon.recall.precedence import OVERRIDE_WORDS
 from reckon.store.graphs import BUSINESS, INFERRED, MEMORIES
 
 __all__ = [
@@ -421,66 +416,9 @@ class TenantRecall:
         )
 
     def _conflicts(self, items: list[BundleItem]) -> list[BundleConflict]:
-        """Cross-scope conflicts among the items (personal > team > company)."""
-        schema = self.memory.schema
-        keys: dict[str, dict[str, Any]] = {}
-        for it in items:
-            if not it.subclass:
-                continue
-            specs = schema.properties(NamedNode(it.subclass_iri or R.MEMORY.value))
-            k = {}
-            for spec in specs.values():
-                if spec.identifying:
-                    name = R.local_name(spec.iri)
-                    if name in it.properties and not isinstance(it.properties[name], list):
-                        k[name] = it.properties[name]
-            keys[it.id] = k
-        # word-count vectors of label + content (the lexical judge's measure), as rows of
-        # one matrix: all pairwise cosines in one product
-        texty = [it for it in items if not it.subclass or not keys.get(it.id)]
-        row = {it.id: r for r, it in enumerate(texty)}
-        cos = cosine_matrix([f"{it.label} {it.content}" for it in texty])
-
-        def similar(a: BundleItem, b: BundleItem) -> float:
-            return float(cos[row[a.id], row[b.id]])
-
-        out: list[BundleConflict] = []
-        seen: set[tuple[str, str]] = set()
-        by_class: dict[str | None, list[BundleItem]] = defaultdict(list)
-        for it in items:
-            by_class[it.subclass].append(it)
-        plain = [it for it in texty if not it.subclass]
-        plain_rows = np.array([row[it.id] for it in plain], dtype=np.int64)
-        for spec_item in sorted(items, key=lambda i: (-SCOPE_RANK[i.scope], i.id)):
-            rank = SCOPE_RANK[spec_item.scope]
-            if rank == 0:
-                continue
-            if spec_item.subclass:
-                cands = [g for g in by_class[spec_item.subclass] if SCOPE_RANK[g.scope] < rank]
-            else:
-                close: list[int] = (np.nonzero(cos[row[spec_item.id], plain_rows] >= SIMILARITY_THRESHOLD)[0].tolist()
-                                    if len(plain) else [])
-                cands = [plain[j] for j in close if SCOPE_RANK[plain[j].scope] < rank]
-            for gen in sorted(cands, key=lambda g: g.id):
-                if (spec_item.id, gen.id) in seen:
-                    continue
-                key = conflict_key(spec_item, gen, keys, similar)
-                if key is None:
-                    continue
-                seen.add((spec_item.id, gen.id))
-                kind, reason = deliberate(spec_item, gen)
-                out.append(BundleConflict(
-                    authoritative=spec_item.id, overridden=gen.id, authoritative_scope=spec_item.scope,
-                    overridden_scope=gen.scope, key=key, kind=kind, reason=reason,
-                ))
-        by_id = {it.id: it for it in items}
-        for c in out:
-            gen = by_id[c.overridden]
-            if gen.overridden_by is None or SCOPE_RANK[by_id[c.authoritative].scope] > SCOPE_RANK[
-                    by_id[gen.overridden_by].scope]:
-                gen.overridden_by = c.authoritative
-            by_id[c.authoritative].overrides.append(c.overridden)
-        return out
+        """Cross-scope conflicts among the items, judged by the tenant's conflict judge
+        (:func:`reckon.recall.precedence.conflicts`)."""
+        return precedence.conflicts(items, self.memory.judge, self.memory.schema)
 
     # ------------------------------------------------------------------ search
     def search(
