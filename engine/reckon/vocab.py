@@ -50,6 +50,7 @@ __all__ = [
     "ASSERTED",
     "BASE_PROPERTIES",
     "BUSINESS",
+    "CONVERSATION",
     "EV",
     "EVENTS",
     "EXPERIENCE",
@@ -69,6 +70,7 @@ __all__ = [
     "PERSON",
     "PREFIXES",
     "PROGRAM",
+    "PROJECT",
     "PUBLIC",
     "RC",
     "RDF",
@@ -91,6 +93,7 @@ __all__ = [
     "memory_iri",
     "memory_prefix",
     "person_iri",
+    "project_iri",
     "python_value",
     "revision_iri",
     "rk",
@@ -157,10 +160,15 @@ ACTIVE = rk("ActiveMemory")
 """``rk:ActiveMemory``: derived by ``rules/core.srl`` (not superseded, not expired)."""
 PERSON = rk("Person")
 TEAM = rk("Team")
+PROJECT = rk("Project")
+"""``rk:Project``: members (``rk:member``) read and write its project-scope memories."""
+CONVERSATION = rk("Conversation")
+"""``rk:Conversation``: a conversation as a stakeholder; participants (``rk:participant``,
+asserted, or ``ag:participant``, derived from turns) read and write its memories."""
 
 BASE_PROPERTIES: frozenset[str] = frozenset(
     [RDF + "type", RDFS + "label"]
-    + [RK + p for p in ("content", "kind", "scope", "owner", "team", "importance", "source", "confidence",
+    + [RK + p for p in ("content", "kind", "scope", "owner", "team", "project", "conversation", "importance", "source", "confidence",
                         "createdAt", "updatedAt", "author", "expiresAt", "supersededBy", "supersedes",
                         "derivedFrom")]
 )
@@ -170,7 +178,8 @@ properties are the others."""
 
 KIND_IRI: dict[str, NamedNode] = {k: rk(v) for k, v in {"preference": "Preference", "fact": "Fact", "objective": "Objective",
                                    "context": "Context"}.items()}
-SCOPE_IRI: dict[str, NamedNode] = {k: rk(v) for k, v in {"user": "UserScope", "team": "TeamScope", "company": "CompanyScope"}.items()}
+SCOPE_IRI: dict[str, NamedNode] = {k: rk(v) for k, v in {"user": "UserScope", "team": "TeamScope", "company": "CompanyScope",
+                                    "project": "ProjectScope", "conversation": "ConversationScope"}.items()}
 SOURCE_IRI: dict[str, NamedNode] = {k: rk(v) for k, v in {"agent_tool": "AgentTool", "extraction": "Extraction", "operator": "Operator",
                                      "onboarding": "Onboarding", "import": "Import"}.items()}
 IRI_KIND: dict[NamedNode, str] = {v: k for k, v in KIND_IRI.items()}
@@ -248,6 +257,11 @@ def person_iri(tenant: str, person: str) -> NamedNode:
 def team_iri(tenant: str, team: str) -> NamedNode:
     """``urn:reckon:<tenant>:team:<pct-encoded id>``."""
     return NamedNode(f"urn:reckon:{tenant}:team:{_enc(team)}")
+
+
+def project_iri(tenant: str, project: str) -> NamedNode:
+    """``urn:reckon:<tenant>:project:<pct-encoded id>``."""
+    return NamedNode(f"urn:reckon:{tenant}:project:{_enc(project)}")
 
 
 def conversation_iri(tenant: str, conversation: str) -> NamedNode:

@@ -1,5 +1,6 @@
-"""Property: the bundle's personal and team items are exactly the live members the rules
-derive per stakeholder (rules/core.srl live-candidate-user, live-candidate-team,
+"""Property: the bundle's personal, team, project and conversation items are exactly the
+live members the rules derive per stakeholder (rules/core.srl live-candidate-user,
+live-candidate-team, live-candidate-project, live-candidate-conversation,
 stakeholder-live-cap), kept right by incremental maintenance through any history of
 ``Tenant.*`` writes: remember, supersede, delete (retire), expiry by the clock, an
 importance change, a change of the ``live_context_cap`` setting.
@@ -8,8 +9,10 @@ The oracle restates the rules in plain Python from what the test wrote: for a pr
 the company's first ``cap`` candidates, their own first ``cap`` user-scope candidates and,
 for each of their teams, that team's first ``cap`` team-scope candidates (a candidate is
 active -- not superseded, not deleted, not expired -- with importance >= 4 and confidence
->= 0.5; the order is importance desc, createdAt desc, IRI asc). Two principals are
-checked after every step: ``ann`` (team t1) and ``bob`` (teams t1, t2), who share t1.
+>= 0.5; the order is importance desc, createdAt desc, IRI asc), plus project p1's when
+they are a member and conversation c1's when they take part. Two principals are checked
+after every step, with ``project="p1", conversation_id="c1"``: ``ann`` (team t1, member
+of p1) and ``bob`` (teams t1, t2, participant of c1), who share t1.
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ class OM:
     scope: str
     owner: str | None
     teams: list[str]
+    link: str | None
     importance: int
     confidence: float
     created: datetime
@@ -82,10 +86,15 @@ class Oracle:
         out |= self.top(lambda m: m.scope == "user" and m.owner == p.person)
         for t in p.teams:
             out |= self.top(lambda m, t=t: m.scope == "team" and t in m.teams)
+        if p.person == "ann":  # the member of p1
+            out |= self.top(lambda m: m.scope == "project" and m.link == "p1")
+        if p.person == "bob":  # the participant of c1
+            out |= self.top(lambda m: m.scope == "conversation" and m.link == "c1")
         return out
 
 
-WHERE = st.sampled_from(["user:ann", "user:bob", "team:t1", "team:t2", "team:t1+t2", "company"])
+WHERE = st.sampled_from(["user:ann", "user:bob", "team:t1", "team:t2", "team:t1+t2", "company",
+                         "project:p1", "project:p2", "conversation:c1", "conversation:c2"])
 step = st.one_of(
     st.tuples(st.just("add"), WHERE, st.integers(2, 5), st.sampled_from([0.3, 0.5, 0.9, 1.0]),
               st.sampled_from([None, None, 2, 5])),
@@ -113,6 +122,10 @@ def test_personal_and_team_live_members_follow_every_write(engine, steps):  # ty
     t.tick(NOW)
     t.add_person("ann", teams=["t1"])
     t.add_person("bob", teams=["t1", "t2"])
+    t.add_project("p1", members=["ann"])
+    t.add_project("p2", members=["bob"])  # bob's other project: never in a p1 bundle
+    t.add_participant("c1", "bob")
+    t.add_participant("c2", "ann")
     o = Oracle()
     ids: list[str] = []
 
@@ -124,11 +137,13 @@ def test_personal_and_team_live_members_follow_every_write(engine, steps):  # ty
             fields["expires_at"] = o.clock + timedelta(days=days, microseconds=829040)
         if scope == "user":
             m = t.remember(principal=Principal(person=who), source="agent_tool", **fields)
+        elif scope in ("project", "conversation"):
+            m = t.remember(principal=OPS, source="operator", **{scope: who}, **fields)
         else:
             teams = who.split("+") if scope == "team" else []
             m = t.remember(principal=OPS, source="operator", teams=teams or None, **fields)
-        o.ms[m.id] = OM(scope, m.owner, list(m.teams), importance, confidence, m.created_at, m.iri,  # type: ignore[arg-type]
-                        fields.get("expires_at"))
+        o.ms[m.id] = OM(scope, m.owner, list(m.teams), m.project or m.conversation, importance, confidence,
+                        m.created_at, m.iri, fields.get("expires_at"))  # type: ignore[arg-type]
         ids.append(m.id)
 
     try:
@@ -144,9 +159,11 @@ def test_personal_and_team_live_members_follow_every_write(engine, steps):  # ty
                               source="agent_tool" if old.scope == "user" else "operator")
                 if old.scope == "team":
                     fields["teams"] = old.teams
+                if old.scope in ("project", "conversation"):
+                    fields[old.scope] = old.link
                 new = t.supersede(mid, fields, principal=_who(old))
                 old.gone = True
-                o.ms[new.id] = OM(old.scope, new.owner, list(new.teams), s[2], float(new.confidence),
+                o.ms[new.id] = OM(old.scope, new.owner, list(new.teams), old.link, s[2], float(new.confidence),
                                   new.created_at, new.iri)  # type: ignore[arg-type]
                 ids.append(new.id)
             elif kind == "retire" and live:
@@ -164,7 +181,7 @@ def test_personal_and_team_live_members_follow_every_write(engine, steps):  # ty
                 t.set_setting("live_context_cap", s[1])
                 o.cap = s[1]
             for p in (ANN, BOB):
-                b = t.context(p, budget_chars=100_000)
+                b = t.context(p, budget_chars=100_000, project="p1", conversation_id="c1")
                 assert set(b.ids()) == o.bundle(p), (i, s, p.person)
     finally:
         t.engine.delete_tenant(t.id)

@@ -78,7 +78,7 @@ def test_base_properties_every_memory_carries(schema):
     conf = base.property("confidence")
     assert (conf.min_inclusive, conf.max_inclusive) == (0, 1)
     assert base.property("source").allowed_labels[RK + "AgentTool"] == "agent_tool"
-    assert {c["path"] for c in base.conditions} == {RK + "owner", RK + "team"}
+    assert {c["path"] for c in base.conditions} == {RK + "owner", RK + "team", RK + "project", RK + "conversation"}
 
 
 def test_subclass_inherits_base_properties_and_conditions(schema):

@@ -5,7 +5,8 @@ the MCP memory resource and the supersede tool (in-process MCP client), and the 
 facade (``Tenant.get`` / ``history`` / ``update`` / ``supersede``).
 
 The read policy is ``reckon.memory.authz.can_read``: members read company memories,
-their teams' and their own; a memory outside that is reported exactly as an absent one
+their teams', their projects' (``project rk:member person``), their conversations'
+(``rk:participant`` / ``ag:participant``) and their own; a memory outside that is reported exactly as an absent one
 (404 / ``UnknownMemory`` / MCP "not found"), so neither its existence nor its owner
 leaks -- before, PATCH / DELETE answered 403 naming the owner.
 """
@@ -49,12 +50,20 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
                         label="Lee's private note", content="Lee is looking for another job.")
     sales = t.remember(principal=OPS, kind="fact", scope="team", teams=["sales"], importance=4, source="operator",
                        label="Sales pipeline", content="The sales team's pipeline review is on Fridays.")
+    # a project lee is a member of and a conversation lee takes part in (graph data; sam is in neither)
+    t.add_project("apollo", "Apollo", members=["lee"])
+    t.add_participant("lee-chat", "lee")
+    project = t.remember(principal=LEE, kind="fact", scope="project", project="apollo", importance=4,
+                         source="agent_tool", label="Apollo launch date", content="Apollo launches on Friday.")
+    chat = t.remember(principal=LEE, kind="preference", scope="conversation", conversation="lee-chat", importance=4,
+                      source="agent_tool", label="Tone in this chat", content="Lee wants a casual tone here.")
     mine = t.remember(principal=SAM, kind="preference", scope="user", importance=3, source="agent_tool",
                       label="Short answers", content="Sam prefers short answers.")
     token = TokenStore(d).create("acme", person="sam", teams=["growth"])[1]
     with TestClient(create_app(eng, rate_limit=None)) as client:
         yield {"engine": eng, "tenant": t, "client": client, "h": {"Authorization": f"Bearer {token}"},
-               "secret": secret.id, "sales": sales.id, "mine": mine.id}
+               "secret": secret.id, "sales": sales.id, "project": project.id, "conversation": chat.id,
+               "mine": mine.id}
     if old is None:
         os.environ.pop("RECKON_EMBEDDER", None)
     else:
@@ -86,7 +95,7 @@ REST: dict[str, Callable[[Any, dict[str, str], str, str], Any]] = {
 
 
 @pytest.mark.parametrize("route", sorted(REST))
-@pytest.mark.parametrize("which", ["secret", "sales"])
+@pytest.mark.parametrize("which", ["secret", "sales", "project", "conversation"])
 def test_rest_route_answers_not_yours_like_absent(world: dict[str, Any], route: str, which: str) -> None:
     c, h = world["client"], world["h"]
     theirs, absent = world[which], _absent()
@@ -96,7 +105,7 @@ def test_rest_route_answers_not_yours_like_absent(world: dict[str, Any], route: 
     assert r1.status_code == r2.status_code, (route, r1.text, r2.text)
     assert r1.status_code in (403, 404)
     assert _mask(r1.text, theirs) == _mask(r2.text, absent)
-    assert "lee" not in r1.text.lower() and "sales" not in r1.text.lower()
+    assert "lee" not in r1.text.lower() and "sales" not in r1.text.lower() and "apollo" not in r1.text.lower()
     assert world["tenant"].get(theirs).model_dump() == before  # the refused call changed nothing
 
 
@@ -111,7 +120,7 @@ PY: dict[str, Callable[[Any, str, str], Any]] = {
 
 
 @pytest.mark.parametrize("call", sorted(PY))
-@pytest.mark.parametrize("which", ["secret", "sales"])
+@pytest.mark.parametrize("which", ["secret", "sales", "project", "conversation"])
 def test_python_call_answers_not_yours_like_absent(world: dict[str, Any], call: str, which: str) -> None:
     t = world["tenant"]
     theirs, absent = world[which], _absent()
@@ -121,7 +130,7 @@ def test_python_call_answers_not_yours_like_absent(world: dict[str, Any], call: 
             PY[call](t, mid, world["mine"])
         errors.append(_mask(str(e.value), mid))
     assert errors[0] == errors[1]
-    assert "lee" not in errors[0]
+    assert "lee" not in errors[0] and "apollo" not in errors[0]
 
 
 def test_python_reads_without_a_principal_and_by_an_operator_still_see_it(world: dict[str, Any]) -> None:
@@ -130,6 +139,9 @@ def test_python_reads_without_a_principal_and_by_an_operator_still_see_it(world:
     assert t.get(world["secret"], principal=OPS).owner == "lee"
     assert t.get(world["secret"], principal=LEE).label == "Lee's private note"
     assert t.get(world["sales"], principal=LEE).teams == ["sales"]
+    # lee reads the project and conversation memories by graph membership alone (no claim)
+    assert t.get(world["project"], principal=LEE).project == "apollo"
+    assert t.get(world["conversation"], principal=LEE).conversation == "lee-chat"
     assert [e.id for e in t.history(world["secret"], principal=LEE)] == [world["secret"]]
 
 
@@ -138,12 +150,20 @@ def test_search_and_bundle_never_show_it(world: dict[str, Any]) -> None:
     hits = t.search("Lee looking for another job; sales pipeline Fridays", principal=SAM,
                     importance=[1, 2, 3, 4, 5], k=50)
     assert {h.memory.id for h in hits} & {world["secret"], world["sales"]} == set()
+    hits = t.search("Apollo launches on Friday; casual tone", principal=SAM, importance=[1, 2, 3, 4, 5], k=50)
+    assert {h.memory.id for h in hits} & {world["project"], world["conversation"]} == set()
     text = t.context(SAM, conversation="Is Lee looking for a job? What about the sales pipeline?").render()
     assert "Lee's private note" not in text and "Sales pipeline" not in text
+    # naming the project or the conversation does not let a non-member in
+    text = t.context(SAM, project="apollo", conversation_id="lee-chat").render()
+    assert "Apollo launch date" not in text and "Tone in this chat" not in text
+    lee = t.context(LEE, project="apollo", conversation_id="lee-chat")
+    assert {world["project"], world["conversation"]} <= set(lee.ids())
     assert "Lee's private note" in t.context(LEE).render()
 
 
-def test_mcp_resource_and_tool_answer_not_yours_like_absent(world: dict[str, Any]) -> None:
+@pytest.mark.parametrize("which", ["secret", "project", "conversation"])
+def test_mcp_resource_and_tool_answer_not_yours_like_absent(world: dict[str, Any], which: str) -> None:
     from mcp import Client
     from mcp.shared.exceptions import MCPError
 
@@ -151,7 +171,7 @@ def test_mcp_resource_and_tool_answer_not_yours_like_absent(world: dict[str, Any
 
     t = world["tenant"]
     server = build_server(t, SAM)
-    theirs, absent = world["secret"], _absent()
+    theirs, absent = world[which], _absent()
     out: dict[str, Any] = {}
 
     async def session() -> None:

@@ -13,11 +13,14 @@ from typing import Literal as TLiteral
 
 from pyoxigraph import Literal, NamedNode, Triple
 
+from reckon import vocab as V
 from reckon._errors import InvalidInput
 from reckon.api._models import (
     AccountInput,
     KpiInput,
+    ParticipantInput,
     PersonInput,
+    ProjectInput,
     SpendInput,
     SubscriptionInput,
     TeamInput,
@@ -419,6 +422,62 @@ class Tenant(NeighboursMixin):
             node = B.write_person(txn, self.id, p.person_id, p.name, p.teams)
         return node
 
+    def add_project(self, project_id: str, name: str | None = None, members: list[str] | None = None) -> NamedNode:
+        """Add (or rename) a project and add ``members`` to it (``project rk:member
+        person``; persons created when new). Members of a project read and write its
+        project-scope memories (:mod:`reckon.memory.authz`). Returns the project's IRI.
+
+        :raises InvalidInput: for an empty id or member id.
+        """
+        p = parse_model(ProjectInput, project_id=project_id, name=name, members=list(members or []))
+        with self.store.transaction() as txn:
+            node = B.write_project(txn, self.id, p.project_id, p.name, p.members)
+        return node
+
+    def remove_project_member(self, project_id: str, person_id: str) -> NamedNode:
+        """Remove ``person_id`` from a project's members (they no longer read its memories)."""
+        p = parse_model(ProjectInput, project_id=project_id, members=[person_id])
+        with self.store.transaction() as txn:
+            node = B.remove_project_member(txn, self.id, p.project_id, person_id)
+        return node
+
+    def add_participant(self, conversation: str, person_id: str) -> NamedNode:
+        """Make ``person_id`` a participant of a conversation (``conversation
+        rk:participant person``), e.g. before they speak in it; whoever spoke in it
+        (recorded turns, ``ag:participant``) takes part too. Participants read and write
+        the conversation's conversation-scope memories. Returns the conversation's IRI.
+
+        :raises InvalidInput: for an empty conversation or person id.
+        """
+        p = parse_model(ParticipantInput, conversation=conversation, person_id=person_id)
+        with self.store.transaction() as txn:
+            node = B.write_participant(txn, self.id, p.conversation, p.person_id)
+        return node
+
+    def principal_of(self, principal: Principal) -> Principal:
+        """``principal`` with the memberships the tenant's graph holds for their person
+        added: the projects they are a member of (``project rk:member person``) and the
+        conversations they take part in (``rk:participant``, asserted, or
+        ``ag:participant``, derived from who spoke). Every facade call taking a
+        principal reads through it, so authorization of project and conversation
+        memories follows the graph. Anything else is returned unchanged (the callee
+        refuses it)."""
+        if not isinstance(principal, Principal):
+            return principal
+        me = V.person_iri(self.id, principal.person)
+        project_prefix = V.project_iri(self.id, "").value
+        with self.store.snapshot() as view:
+            projects = {V.slug_of(s.value) for s in view.subjects(V.rk("member"), me, V.MEMORIES)
+                        if isinstance(s, NamedNode) and s.value.startswith(project_prefix)}
+            convs = {V.slug_of(s.value) for s in view.subjects(V.rk("participant"), me, V.MEMORIES)
+                     if isinstance(s, NamedNode)}
+            convs |= {V.slug_of(s.value) for s in view.subjects(NamedNode(V.AG + "participant"), me, V.INFERRED)
+                      if isinstance(s, NamedNode)}
+        if projects <= set(principal.projects) and convs <= set(principal.conversations):
+            return principal
+        return principal.model_copy(update={"projects": sorted(projects | set(principal.projects)),
+                                            "conversations": sorted(convs | set(principal.conversations))})
+
     # ------------------------------------------------------------------ memory (reckon.memory)
     @property
     def memory(self) -> MemoryService:
@@ -459,6 +518,8 @@ class Tenant(NeighboursMixin):
         expires_at: datetime | None = None,
         teams: list[str] | None = None,
         owner: str | None = None,
+        project: str | None = None,
+        conversation: str | None = None,
         derived_from: list[str] | None = None,
         supersedes: Sequence[str] | None = None,
         conflict_resolution: TLiteral["replace", "keep_both"] | None = None,
@@ -468,13 +529,15 @@ class Tenant(NeighboursMixin):
         ``MemoryService.remember`` for dedup, conflicts and supersession.
 
         The fields are :class:`~reckon.memory.MemoryInput`'s: ``kind`` (preference | fact |
-        objective | context), ``scope`` (user | team | company), ``importance`` 1-5,
+        objective | context), ``scope`` (user | conversation | project | team | company),
+        ``importance`` 1-5,
         ``source`` (agent_tool | extraction | operator | onboarding | import), ``label``
         (1-500 characters), ``content`` (1-20,000 characters), ``subclass`` (a class under
         rk:Memory by local name or IRI) with its ``properties`` (by ``sh:name`` or local
         name), ``confidence`` 0-1 (default 1 for human sources), ``expires_at`` (aware),
         ``teams`` (team scope), ``owner`` (user scope; default the principal),
-        ``derived_from`` (turn ids). It is searchable by keyword at once; its embedding is
+        ``project`` (project scope: its id), ``conversation`` (conversation scope: its
+        id), ``derived_from`` (turn ids). It is searchable by keyword at once; its embedding is
         computed after the write, off the caller's path.
 
         :param supersedes: ids this memory explicitly replaces (their owner only).
@@ -489,9 +552,11 @@ class Tenant(NeighboursMixin):
         fields: dict[str, Any] = {
             "kind": kind, "scope": scope, "importance": importance, "source": source, "label": label,
             "content": content, "subclass": subclass, "properties": properties, "confidence": confidence,
-            "expires_at": expires_at, "teams": teams, "owner": owner, "derived_from": derived_from,
+            "expires_at": expires_at, "teams": teams, "owner": owner, "project": project,
+            "conversation": conversation, "derived_from": derived_from,
         }
         fields = {k: v for k, v in fields.items() if v is not None}
+        principal = self.principal_of(principal)
         m = self.memory.remember(principal=principal, supersedes=supersedes,
                                  conflict_resolution=conflict_resolution, conflict_id=conflict_id, **fields)
         self._indexed()
@@ -506,7 +571,8 @@ class Tenant(NeighboursMixin):
             ``"skip"`` (``None`` in the result).
         :returns: ``list[Memory | None]`` in item order.
         """
-        ms: list[Any] = _checked(self.memory.remember_many, items, principal=principal, conflicts=conflicts)
+        ms: list[Any] = _checked(self.memory.remember_many, items, principal=self.principal_of(principal),
+                                 conflicts=conflicts)
         self._indexed_many([m for m in ms if m is not None])
         return ms
 
@@ -635,7 +701,7 @@ class Tenant(NeighboursMixin):
         given = {"kind": kind, "importance": importance, "label": label, "content": content,
                  "confidence": confidence, "expires_at": expires_at, "properties": properties, "teams": teams}
         changes = {k: v for k, v in given.items() if v is not UNSET}
-        m = self.memory.update(memory_id, principal=principal, **changes)
+        m = self.memory.update(memory_id, principal=self.principal_of(principal), **changes)
         self._indexed()
         return m
 
@@ -649,7 +715,7 @@ class Tenant(NeighboursMixin):
         :raises UnknownMemory: either memory absent or not readable by ``principal``."""
         if isinstance(new, Mapping):
             new = dict(new)
-        m = self.memory.supersede(old_id, new, principal=principal)
+        m = self.memory.supersede(old_id, new, principal=self.principal_of(principal))
         self._indexed()
         return m
 
@@ -675,7 +741,7 @@ class Tenant(NeighboursMixin):
             memory they may not read (:func:`reckon.memory.authz.can_read`) is reported
             exactly as an absent one.
         :raises UnknownMemory: when absent, or not readable by ``principal``."""
-        return self.memory.get(memory_id, principal=principal)
+        return self.memory.get(memory_id, principal=self.principal_of(principal) if principal is not None else None)
 
     def history(self, memory_id: str, *, principal: Principal | None = None) -> list[HistoryEntry]:
         """The supersession chain and lineage of a memory, oldest first.
@@ -683,7 +749,7 @@ class Tenant(NeighboursMixin):
         :param principal: who reads: the memory must be readable by them (else
             ``UnknownMemory``, as when absent); entries they may not read are left out.
         :raises UnknownMemory: when absent, or not readable by ``principal``."""
-        return self.memory.history(memory_id, principal=principal)
+        return self.memory.history(memory_id, principal=self.principal_of(principal) if principal is not None else None)
 
     @_arguments_checked
     def memories(
@@ -726,17 +792,32 @@ class Tenant(NeighboursMixin):
         self._indexed()
 
     def context(self, principal: Principal, conversation: str | Sequence[str] = "",
-                budget_chars: int = 6000) -> ContextBundle:
+                budget_chars: int = 6000, *, project: str | None = None,
+                conversation_id: str | None = None) -> ContextBundle:
         """The context bundle for a new turn; see ``TenantRecall.context``.
+
+        Precedence, most specific first: personal > conversation > project > team >
+        company.
+
+        :param conversation: the recent conversation's text (ranking only).
+        :param project: the project the turn works on: its live project-scope memories
+            join the bundle when the principal is a member (else none are added).
+        :param conversation_id: the conversation the turn belongs to: its live
+            conversation-scope memories join the bundle when the principal takes part.
         :returns: :class:`~reckon.recall.bundle.ContextBundle` (``.render()`` is the prompt text).
         :raises InvalidInput: when ``conversation`` is longer than
-            ``reckon.api._limits.MAX_CONVERSATION_CHARS`` (100,000) characters."""
+            ``reckon.api._limits.MAX_CONVERSATION_CHARS`` (100,000) characters, or
+            ``project`` / ``conversation_id`` is not a non-empty string."""
         from reckon.api._limits import MAX_CONVERSATION_CHARS
 
         if isinstance(conversation, str) and len(conversation) > MAX_CONVERSATION_CHARS:
             raise InvalidInput(f"conversation: at most {MAX_CONVERSATION_CHARS} characters, got {len(conversation)}",
                                field="conversation")
-        return self.recall.context(principal, conversation, budget_chars)
+        for name, v in (("project", project), ("conversation_id", conversation_id)):
+            if v is not None and (not isinstance(v, str) or not v):
+                raise InvalidInput(f"{name}: a non-empty id string is required, got {v!r}", field=name)
+        return self.recall.context(self.principal_of(principal), conversation, budget_chars,
+                                   project=project, conversation_id=conversation_id)
 
     @_arguments_checked
     def search(
@@ -766,7 +847,7 @@ class Tenant(NeighboursMixin):
 
         if isinstance(query, str) and len(query) > MAX_SEARCH_CHARS:
             raise InvalidInput(f"query: at most {MAX_SEARCH_CHARS} characters, got {len(query)}", field="query")
-        return self.recall.search(query, principal=principal, k=k, kinds=kinds,
+        return self.recall.search(query, principal=self.principal_of(principal), k=k, kinds=kinds,
                                   scopes=scopes, subclasses=subclasses, importance=importance,
                                   explain=explain, now=now)
 

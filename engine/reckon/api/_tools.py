@@ -175,8 +175,11 @@ def _memory_fields(catalogue: Catalogue) -> dict[str, Any]:
                  "description": "preference: how someone likes to work; fact: durable context; "
                                 "objective: a target to pursue; context: background from conversations."},
         "scope": {"type": "string", "enum": list(SCOPES),
-                  "description": "user: only this person (default for personal notes); team: the person's "
-                                 "teams; company: everyone (team and company need an operator)."},
+                  "description": "user: only this person (default for personal notes); conversation: the "
+                                 "participants of one conversation (give `conversation`); project: the members of "
+                                 "one project (give `project`); team: the person's teams; company: everyone (team "
+                                 "and company need an operator). In the bundle the more specific wins: user > "
+                                 "conversation > project > team > company."},
         "importance": {"type": "integer", "minimum": 1, "maximum": 5,
                        "description": "; ".join(f"{k} {v}" for k, v in IMPORTANCE_NAMES.items())
                        + ". 4-5 are preloaded in every conversation; 2-3 are found by search; 1 is never recalled."},
@@ -186,6 +189,10 @@ def _memory_fields(catalogue: Catalogue) -> dict[str, Any]:
                        "description": "When it stops applying (ISO 8601 with time zone), if ever."},
         "teams": {"type": "array", "items": {"type": "string", "minLength": 1},
                   "description": "Team ids for a team-scope memory (default: the user's teams)."},
+        "project": {"type": "string", "minLength": 1,
+                    "description": "Project id of a project-scope memory (the user must be a member)."},
+        "conversation": {"type": "string", "minLength": 1,
+                         "description": "Conversation id of a conversation-scope memory (the user must take part)."},
         "subclass": {
             "description": "Optional typed record for structured memories (budgets, targets, ...). Omit for a "
                            "plain memory. Pick the class and fill its properties: "
@@ -249,6 +256,10 @@ def tool_schemas(catalogue: Catalogue) -> list[dict[str, Any]]:
         "properties": {
             "conversation": {"type": "string", "maxLength": MAX_CONVERSATION_CHARS,
                              "description": "The recent conversation, used to order items."},
+            "project": {"type": "string", "minLength": 1,
+                        "description": "The project this turn works on (adds its project memories)."},
+            "conversation_id": {"type": "string", "minLength": 1,
+                                "description": "The conversation this turn belongs to (adds its conversation memories)."},
             "budget_chars": {"type": "integer", "minimum": 500, "maximum": 100000,
                              "description": "Maximum length of the returned text (default 6000)."},
         },
@@ -487,7 +498,8 @@ def _execute(tenant: Tenant, name: str, a: dict[str, Any], principal: Principal)
         m = tenant.supersede(a["old_id"], new, principal=principal)
         return {"ok": True, "memory": _memory_json(m), "superseded": a["old_id"]}
     # get_context
-    b = tenant.context(principal, conversation=a.get("conversation", ""), budget_chars=a.get("budget_chars", 6000))
+    b = tenant.context(principal, conversation=a.get("conversation", ""), budget_chars=a.get("budget_chars", 6000),
+                       project=a.get("project"), conversation_id=a.get("conversation_id"))
     return {"ok": True, "text": b.render(), "ids": b.ids(), "omitted": dict(b.omitted),
             "omitted_total": b.omitted_total, "conflicts": [_json(c.model_dump()) for c in b.conflicts],
             "ranking": b.ranking}

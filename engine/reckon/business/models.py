@@ -20,7 +20,9 @@ from reckon._errors import InvalidInput
 __all__ = [
     "AccountInput",
     "KpiInput",
+    "ParticipantInput",
     "PersonInput",
+    "ProjectInput",
     "SpendInput",
     "SubscriptionInput",
     "TeamInput",
@@ -136,6 +138,21 @@ class TeamInput(_Model):
 
     team_id: str = Field(min_length=1, max_length=256)
     name: str | None = Field(default=None, min_length=1)
+
+
+class ProjectInput(_Model):
+    """A project of the tenant: id (slug), optional display ``name`` and member person ids."""
+
+    project_id: str = Field(min_length=1, max_length=256)
+    name: str | None = Field(default=None, min_length=1)
+    members: list[str] = Field(default_factory=list)
+
+
+class ParticipantInput(_Model):
+    """A person taking part in a conversation: conversation id and person id."""
+
+    conversation: str = Field(min_length=1, max_length=256)
+    person_id: str = Field(min_length=1, max_length=256)
 
 
 def parse_model(model: type[_Model], **data: Any) -> Any:

@@ -347,6 +347,43 @@ def write_person(txn: Txn, tenant: str, person_id: str, name: str | None, teams:
     return node
 
 
+def _ensure_person(txn: Txn, node: NamedNode) -> None:
+    if not txn.view.contains(Quad(node, RDF_TYPE, rk("Person"), MEMORIES)):
+        txn.add(Quad(node, RDF_TYPE, rk("Person"), MEMORIES))
+
+
+def write_project(txn: Txn, tenant: str, project_id: str, name: str | None, members: Iterable[str]) -> NamedNode:
+    """``<project> a rk:Project`` (renamed when ``name`` is given) with ``rk:member`` each
+    of ``members`` (created as rk:Person when new); members are added, never removed."""
+    node = vocab.project_iri(tenant, project_id)
+    txn.add(Quad(node, RDF_TYPE, rk("Project"), MEMORIES))
+    if name is not None:
+        txn.remove_pattern(node, LABEL, None, MEMORIES)
+        txn.add(Quad(node, LABEL, Literal(name), MEMORIES))
+    for p in members:
+        person = person_iri(tenant, p)
+        _ensure_person(txn, person)
+        txn.add(Quad(node, rk("member"), person, MEMORIES))
+    return node
+
+
+def remove_project_member(txn: Txn, tenant: str, project_id: str, person_id: str) -> NamedNode:
+    node = vocab.project_iri(tenant, project_id)
+    txn.remove(Quad(node, rk("member"), person_iri(tenant, person_id), MEMORIES))
+    return node
+
+
+def write_participant(txn: Txn, tenant: str, conversation: str, person_id: str) -> NamedNode:
+    """``<conversation> a rk:Conversation ; rk:participant <person>`` (the person created
+    as rk:Person when new)."""
+    node = vocab.conversation_iri(tenant, conversation)
+    txn.add(Quad(node, RDF_TYPE, rk("Conversation"), MEMORIES))
+    person = person_iri(tenant, person_id)
+    _ensure_person(txn, person)
+    txn.add(Quad(node, rk("participant"), person, MEMORIES))
+    return node
+
+
 def initial_quads(tenant: str, company_name: str | None) -> list[Quad]:
     """The company node (MEMORIES) and the clock node (BUSINESS) of a new tenant."""
     company = company_iri(tenant)

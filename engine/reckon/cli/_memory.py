@@ -92,11 +92,13 @@ def show_memory(m: Any, as_json: bool, verb: str) -> None:
 
 def _remember_fields(kind: str | None, scope: str | None, importance: int | None, source: str | None,
                      label: str | None, content: str | None, subclass: str | None, props: list[str],
-                     confidence: float | None, expires: str | None, teams: list[str], owner: str | None) -> dict[str, Any]:
+                     confidence: float | None, expires: str | None, teams: list[str], owner: str | None,
+                     project: str | None = None, conversation: str | None = None) -> dict[str, Any]:
     fields: dict[str, Any] = {}
     for name, value in (("kind", kind), ("scope", scope), ("importance", importance), ("source", source),
                         ("label", label), ("content", content), ("subclass", subclass),
-                        ("confidence", confidence), ("owner", owner)):
+                        ("confidence", confidence), ("owner", owner), ("project", project),
+                        ("conversation", conversation)):
         if value is not None:
             fields[name] = value
     if props:
@@ -128,7 +130,7 @@ def remember(
     label: str = typer.Option(..., "--label", "-l", help="Short label (dedup key within a scope)."),
     content: str = typer.Option(None, "--content", "-c", help="The memory text (default: the label)."),
     kind: str = typer.Option(..., "--kind", "-k", help="objective | fact | preference | context."),
-    scope: str = typer.Option("user", "--scope", "-s", help="user | team | company."),
+    scope: str = typer.Option("user", "--scope", "-s", help="user | conversation | project | team | company."),
     importance: int = typer.Option(3, "--importance", "-i", help="1 Disabled .. 5 Critical."),
     source: str = typer.Option(None, "--source", help="agent_tool | extraction | operator | onboarding | import "
                                "(default: operator with --operator, else agent_tool)."),
@@ -139,6 +141,9 @@ def remember(
                                 "with an offset (Z, +02:00)."),
     teams: list[str] = typer.Option([], "--team", help="Team of a team-scope memory; repeat."),
     owner: str = typer.Option(None, "--owner", help="Owner of a user-scope memory (default: --as)."),
+    project: str = typer.Option(None, "--project", help="Project of a project-scope memory (its members read it)."),
+    conversation: str = typer.Option(None, "--conversation", help="Conversation of a conversation-scope memory "
+                                     "(its participants read it)."),
     supersedes: list[str] = typer.Option([], "--supersedes", help="Id of a memory this one replaces; repeat."),
     replace: bool = typer.Option(False, "--replace", help="Confirm a pending conflict: supersede the candidates (needs --conflict-id)."),
     keep_both: bool = typer.Option(False, "--keep-both", help="Confirm a pending conflict: keep both (needs --conflict-id)."),
@@ -154,7 +159,7 @@ def remember(
     t = open_tenant(tenant)
     fields = _remember_fields(kind, scope, importance, source or ("operator" if operator else "agent_tool"), label,
                               content if content is not None else label, subclass, props, confidence, expires,
-                              teams, owner)
+                              teams, owner, project, conversation)
     m = _write(t.remember, principal=principal(as_person, operator, member_of), supersedes=supersedes or None,
                conflict_resolution="replace" if replace else "keep_both" if keep_both else None,
                conflict_id=conflict_id, **fields)
@@ -247,6 +252,10 @@ def supersede(
         fields["teams"] = list(old.teams)
     if old.scope == "user" and old.owner:
         fields["owner"] = old.owner
+    if old.scope == "project" and old.project:
+        fields["project"] = old.project
+    if old.scope == "conversation" and old.conversation:
+        fields["conversation"] = old.conversation
     if old.subclass:
         fields["subclass"] = old.subclass_iri or old.subclass
         fields["properties"] = dict(old.properties)

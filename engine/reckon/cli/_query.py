@@ -51,11 +51,15 @@ def bundle(
     conversation: str = typer.Option("", "--conversation", "-c", help="Recent conversation: text, @FILE or - (stdin)."),
     budget: int = typer.Option(6000, "--budget", help="Maximum rendered length, characters."),
     as_json: bool = typer.Option(False, "--json", help="Print the bundle model as JSON."),
+    project: str | None = typer.Option(None, "--project", help="The project of the turn: adds its project memories."),
+    conversation_id: str | None = typer.Option(None, "--conversation-id",
+                                               help="The conversation of the turn: adds its conversation memories."),
 ) -> None:
     """Print the context bundle a new conversation of `--as PERSON` starts with."""
     t = open_tenant(tenant)
     text = read_text_arg(conversation) if conversation else ""
-    b = t.context(principal(as_person, operator, member_of), conversation=text, budget_chars=budget)
+    b = t.context(principal(as_person, operator, member_of), conversation=text, budget_chars=budget,
+                  project=project, conversation_id=conversation_id)
     if as_json:
         print_json(b.model_dump(mode="json"))
     else:

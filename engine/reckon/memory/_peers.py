@@ -52,11 +52,13 @@ class _PeerEntry:
 
 _USER = R.SCOPE_IRI["user"]
 _TEAM = R.SCOPE_IRI["team"]
+_LINKED = {R.SCOPE_IRI[name]: pred for name, (pred, _) in R.LINKS.items()}
 
 
 def _groups_of(a: dict[Any, list[Any]]) -> list[tuple[Any, ...]]:
     """(scope, stakeholder) group keys of a memory: (user scope, owner) per owner, (team
-    scope, team set), (scope,) otherwise."""
+    scope, team set), (project / conversation scope, its project / conversation),
+    (scope,) otherwise."""
     out: list[tuple[Any, ...]] = []
     for s in a.get(R.P_SCOPE, []):
         if s == _USER:
@@ -64,6 +66,8 @@ def _groups_of(a: dict[Any, list[Any]]) -> list[tuple[Any, ...]]:
         elif s == _TEAM:
             if a.get(R.P_TEAM):
                 out.append((s, frozenset(a[R.P_TEAM])))
+        elif s in _LINKED:
+            out.extend((s, o) for o in a.get(_LINKED[s], []))
         else:
             out.append((s,))
     return out
@@ -129,7 +133,8 @@ class _PeerIndex:
         idx = cls(gen)
         active = {q.subject for q in view.quads(None, R.A, R.ACTIVE, R.INFERRED)}
         nodes: dict[Any, dict[Any, list[Any]]] = {}
-        for p in (R.A, R.LABEL, R.P_CONTENT, R.P_SCOPE, R.P_OWNER, R.P_TEAM, R.P_KIND, R.P_SOURCE):
+        for p in (R.A, R.LABEL, R.P_CONTENT, R.P_SCOPE, R.P_OWNER, R.P_TEAM, R.P_PROJECT, R.P_CONVERSATION,
+                  R.P_KIND, R.P_SOURCE):
             for q in view.quads(None, p, None, R.MEMORIES):
                 if q.subject in active:
                     nodes.setdefault(q.subject, {}).setdefault(p, []).append(q.object)

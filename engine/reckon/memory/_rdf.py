@@ -24,6 +24,7 @@ from reckon.vocab import (  # re-exported for the memory layer (see __all__)
     ACTIVE,
     BASE_PROPERTIES,
     BUSINESS,
+    CONVERSATION,
     INFERRED,
     IRI_KIND,
     IRI_SCOPE,
@@ -35,6 +36,7 @@ from reckon.vocab import (  # re-exported for the memory layer (see __all__)
     MK,
     OWL,
     PERSON,
+    PROJECT,
     RDF,
     RDFS,
     RK,
@@ -46,10 +48,12 @@ from reckon.vocab import (  # re-exported for the memory layer (see __all__)
     TEAM,
     XSD,
     A,
+    conversation_iri,
     local_name,
     memory_iri,
     memory_prefix,
     person_iri,
+    project_iri,
     python_value,
     revision_iri,
     rk,
@@ -93,6 +97,14 @@ __all__ = [
     "P_SUPERSEDED_BY",
     "P_SUPERSEDES",
     "P_TEAM",
+    "P_PROJECT",
+    "P_CONVERSATION",
+    "PROJECT",
+    "CONVERSATION",
+    "project_iri",
+    "conversation_iri",
+    "LINKS",
+    "links_of",
     "P_UPDATED",
     "RDF",
     "RDFS",
@@ -128,6 +140,7 @@ __all__ = [
 ]
 
 P_CONTENT, P_KIND, P_SCOPE, P_OWNER, P_TEAM = rk("content"), rk("kind"), rk("scope"), rk("owner"), rk("team")
+P_PROJECT, P_CONVERSATION = rk("project"), rk("conversation")
 P_IMPORTANCE, P_SOURCE, P_CONFIDENCE = rk("importance"), rk("source"), rk("confidence")
 P_CREATED, P_UPDATED, P_AUTHOR, P_EXPIRES = rk("createdAt"), rk("updatedAt"), rk("author"), rk("expiresAt")
 P_SUPERSEDED_BY, P_SUPERSEDES = rk("supersededBy"), rk("supersedes")
@@ -164,3 +177,21 @@ def decimal_literal(value: Any) -> Literal:
 
 def quads(triples: Iterable[tuple[Any, Any, Any]], graph: NamedNode = MEMORIES) -> list[Quad]:
     return [Quad(s, p, o, graph) for s, p, o in triples]
+
+
+#: The stakeholder link of each scope with one linked stakeholder besides the owner and
+#: the teams: project scope -> ``rk:project``, conversation scope -> ``rk:conversation``.
+LINKS: dict[str, tuple[NamedNode, Any]] = {
+    "project": (P_PROJECT, project_iri),
+    "conversation": (P_CONVERSATION, conversation_iri),
+}
+
+
+def links_of(asserted: dict[Any, list[Any]]) -> dict[str, str | None]:
+    """``{"project": id | None, "conversation": id | None}`` of a memory's asserted
+    triples (inputs of :mod:`reckon.memory.authz` beside scope, owner and teams)."""
+    out: dict[str, str | None] = {}
+    for name, (pred, _) in LINKS.items():
+        objs = asserted.get(pred)
+        out[name] = slug_of(objs[0].value) if objs else None
+    return out

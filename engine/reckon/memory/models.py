@@ -1,8 +1,8 @@
 """Pydantic models of the memory write path: what callers send and what they get back.
 
 A memory (seed §3, DESIGN.md "Memories") has a **kind** (closed set: preference, fact,
-objective, context), a **scope** (user, team, company) backed by stakeholder links
-(owner person; teams), an **importance** 1–5 (Disabled, Low, Medium, High, Critical),
+objective, context), a **scope** (user, conversation, project, team, company) backed by
+stakeholder links (owner person; conversation; project; teams), an **importance** 1–5 (Disabled, Low, Medium, High, Critical),
 a required **source** (agent_tool, extraction, operator, onboarding, import), a
 **confidence** in [0, 1] (1 for anything a human entered), an optional expiry, a
 label and a content, and optionally a **subclass** under ``rk:Memory`` carrying its
@@ -55,12 +55,12 @@ __all__ = [
 ]
 
 Kind = Literal["preference", "fact", "objective", "context"]
-Scope = Literal["user", "team", "company"]
+Scope = Literal["user", "team", "company", "project", "conversation"]
 Source = Literal["agent_tool", "extraction", "operator", "onboarding", "import"]
 Role = Literal["member", "operator"]
 
 KINDS: tuple[str, ...] = ("preference", "fact", "objective", "context")
-SCOPES: tuple[str, ...] = ("user", "team", "company")
+SCOPES: tuple[str, ...] = ("user", "team", "company", "project", "conversation")
 SOURCES: tuple[str, ...] = ("agent_tool", "extraction", "operator", "onboarding", "import")
 #: Sources where a person typed the memory: confidence defaults to 1 (seed §3).
 HUMAN_SOURCES: frozenset[str] = frozenset({"operator", "onboarding", "import"})
@@ -120,10 +120,18 @@ def _check_text(v: Any, what: str) -> Any:
 
 
 class Principal(BaseModel):
-    """Who is acting: a person id (slug), the teams they belong to, and a role.
+    """Who is acting: a person id (slug), the teams they belong to, and a role; and the
+    projects they are a member of and the conversations they take part in.
 
-    ``member``: curates their own user-scope memories. ``operator``: may also write
-    team and company memories, restore and delete (seed §4).
+    ``member``: curates their own user-scope memories, and the project / conversation
+    memories of their projects and conversations. ``operator``: may also write team and
+    company memories, restore and delete (seed §4).
+
+    ``teams`` is the caller's statement (a token's, the CLI's ``--member-of``).
+    ``projects`` and ``conversations`` are graph data (``project rk:member person``,
+    ``conversation rk:participant | ag:participant person``): every ``Tenant`` call adds
+    the principal's memberships from the tenant's graph (``Tenant.principal_of``), so a
+    caller needs to give them only to act for a membership the graph does not hold yet.
 
     :raises InvalidInput: (not a pydantic error) for an empty person, an unknown role,
         or ids with U+0000 or lone surrogates.
@@ -134,9 +142,11 @@ class Principal(BaseModel):
     person: str = Field(min_length=1)
     teams: list[str] = Field(default_factory=list)
     role: Role = "member"
+    projects: list[str] = Field(default_factory=list)
+    conversations: list[str] = Field(default_factory=list)
 
     def __init__(self, **data: Any) -> None:
-        for k in ("person", "teams"):
+        for k in ("person", "teams", "projects", "conversations"):
             try:
                 _check_text(data.get(k), k)
             except ValueError as e:
@@ -202,7 +212,9 @@ class MemoryInput(BaseModel):
     ``subclass`` is a class local name (``"BudgetConstraintMemory"``) or a full IRI;
     ``properties`` maps a property local name (or IRI) to a value. ``teams`` and
     ``owner`` default from the principal in the service: user scope -> owner is the
-    principal's person; team scope -> ``teams`` is required.
+    principal's person; team scope -> ``teams`` is required. ``project`` (project scope)
+    and ``conversation`` (conversation scope) name the one stakeholder of those scopes
+    and are required for them.
     """
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=False)
@@ -219,6 +231,8 @@ class MemoryInput(BaseModel):
     expires_at: datetime | None = None
     teams: list[str] | None = None
     owner: str | None = None
+    project: str | None = Field(default=None, min_length=1)
+    conversation: str | None = Field(default=None, min_length=1)
     derived_from: list[str] | None = Field(
         default=None, max_length=1000,
         description="IRIs of the turns (ontology/agent.ttl ag:Turn) the memory was extracted from")
@@ -239,16 +253,21 @@ class MemoryInput(BaseModel):
     @classmethod
     def _text(cls, data: Any) -> Any:
         if isinstance(data, dict):
-            for k in ("label", "content", "subclass", "properties", "teams", "owner"):
+            for k in ("label", "content", "subclass", "properties", "teams", "owner", "project", "conversation"):
                 _check_text(data.get(k), k)
         return data
 
     @model_validator(mode="after")
     def _scope_links(self) -> MemoryInput:
-        if self.scope == "company" and self.teams:
-            raise ValueError("teams: a company memory has no team links")
+        if self.scope != "team" and self.scope != "user" and self.teams:
+            raise ValueError(f"teams: a {self.scope} memory has no team links")
         if self.scope != "user" and self.owner is not None:
             raise ValueError("owner: only a user-scope memory has an owner")
+        for name in ("project", "conversation"):
+            if self.scope == name and getattr(self, name) is None:
+                raise ValueError(f"{name}: a {name}-scope memory needs its {name}")
+            if self.scope != name and getattr(self, name) is not None:
+                raise ValueError(f"{name}: only a {name}-scope memory has a {name}")
         return self
 
     def resolved_confidence(self) -> float:
@@ -331,6 +350,8 @@ class Memory(BaseModel):
     confidence: float
     owner: str | None = None
     teams: list[str] = Field(default_factory=list)
+    project: str | None = None
+    conversation: str | None = None
     subclass: str | None = None
     subclass_iri: str | None = None
     properties: dict[str, Any] = Field(default_factory=dict)
@@ -428,7 +449,7 @@ def parse_patch(changes: dict[str, Any]) -> MemoryPatch:
     :raises InvalidInput: when a field is unknown or immutable (scope, source, owner,
         subclass: supersede instead), invalid, or a required field is given ``None``.
     """
-    immutable = sorted(set(changes) & {"scope", "source", "owner", "subclass", "id", "iri"})
+    immutable = sorted(set(changes) & {"scope", "source", "owner", "project", "conversation", "subclass", "id", "iri"})
     if immutable:
         raise InvalidInput(
             f"{immutable[0]}: cannot be changed by update(); supersede the memory instead",

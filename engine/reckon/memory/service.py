@@ -314,6 +314,7 @@ class MemoryService:
             confidence=float(one(R.P_CONFIDENCE).value),
             owner=R.slug_of(owner.value) if owner is not None else None,
             teams=sorted(R.slug_of(t.value) for t in asserted.get(R.P_TEAM, [])),
+            **R.links_of(asserted),
             subclass=R.local_name(subclass.value) if subclass is not None else None,
             subclass_iri=subclass.value if subclass is not None else None,
             properties=props,
@@ -342,6 +343,7 @@ class MemoryService:
             "scope": R.IRI_SCOPE.get(scope[0], "user") if scope else "user",
             "owner": R.slug_of(owner[0].value) if owner else None,
             "teams": sorted(R.slug_of(t.value) for t in asserted.get(R.P_TEAM, [])),
+            **R.links_of(asserted),
         }
 
     def _load_for(
@@ -499,6 +501,8 @@ class MemoryService:
             teams = teams or sorted(set(principal.teams))
             if not teams:
                 raise InvalidInput("teams: a team-scope memory needs at least one team", field="teams")
+        elif data.scope in R.LINKS:  # the one project / conversation, carried as the group's link
+            teams = [getattr(data, data.scope)]
         return owner, teams
 
     def _linked_types(self, triples: Iterable[Triple]) -> tuple[list[Triple], list[Quad]]:
@@ -520,6 +524,11 @@ class MemoryService:
                 if not self._exists(o, R.TEAM):
                     create.append(Quad(o, R.A, R.TEAM, R.MEMORIES))
                 ctx.append(Triple(o, R.A, R.TEAM))
+            elif t.predicate in (R.P_PROJECT, R.P_CONVERSATION):
+                klass = R.PROJECT if t.predicate == R.P_PROJECT else R.CONVERSATION
+                if not self._exists(o, klass):
+                    create.append(Quad(o, R.A, klass, R.MEMORIES))
+                ctx.append(Triple(o, R.A, klass))
             elif o.value.startswith(f"urn:reckon:{self.tenant}:"):
                 ctx.extend(Triple(o, R.A, ty) for ty in self._types_of(o))
         return ctx, create
@@ -571,7 +580,8 @@ class MemoryService:
                 field="conflict_resolution",
             )
         owner, teams = self._stakeholders(data, principal)
-        authz.check_create(principal, scope=data.scope, source=data.source, owner=owner, label=data.label)
+        authz.check_create(principal, scope=data.scope, source=data.source, owner=owner, label=data.label,
+                           project=data.project, conversation=data.conversation)
         klass = self.schema.resolve_class(data.subclass) if data.subclass else R.MEMORY
         if data.properties and klass == R.MEMORY:
             raise InvalidInput("properties: only a subclass memory carries properties", field="properties")
@@ -631,7 +641,8 @@ class MemoryService:
                 supersedes = fields.pop("supersedes", None)
                 data = parse_input(fields)
                 owner, teams = self._stakeholders(data, principal)
-                authz.check_create(principal, scope=data.scope, source=data.source, owner=owner, label=data.label)
+                authz.check_create(principal, scope=data.scope, source=data.source, owner=owner, label=data.label,
+                           project=data.project, conversation=data.conversation)
                 klass = self.schema.resolve_class(data.subclass) if data.subclass else R.MEMORY
                 if data.properties and klass == R.MEMORY:
                     raise InvalidInput("properties: only a subclass memory carries properties", field="properties")
@@ -741,7 +752,11 @@ class MemoryService:
         ]
         if owner is not None:
             triples.append(Triple(m, R.P_OWNER, self._person(owner)))
-        triples.extend(Triple(m, R.P_TEAM, self._team(t)) for t in teams)
+        if data.scope in R.LINKS:
+            pred, iri_of = R.LINKS[data.scope]
+            triples.extend(Triple(m, pred, iri_of(self.tenant, t)) for t in teams)
+        else:
+            triples.extend(Triple(m, R.P_TEAM, self._team(t)) for t in teams)
         if data.expires_at is not None:
             triples.append(Triple(m, R.P_EXPIRES, R.dt_literal(data.expires_at)))
         if klass != R.MEMORY:
@@ -913,6 +928,8 @@ class MemoryService:
             g = (scope_iri, self._person(owner)) if owner is not None else ("none",)
         elif scope == "team":
             g = (scope_iri, frozenset(self._team(t) for t in teams)) if teams else ("none",)
+        elif scope in R.LINKS:
+            g = (scope_iri, R.LINKS[scope][1](self.tenant, teams[0])) if teams else ("none",)
         else:
             g = (scope_iri,)
         if not idx.complete and g not in idx.built:
@@ -996,6 +1013,11 @@ class MemoryService:
                 if not teams:
                     return {}
                 members = v.subjects(R.P_TEAM, self._team(teams[0]), R.MEMORIES)
+            elif scope in R.LINKS:
+                if not teams:
+                    return {}
+                pred, iri_of = R.LINKS[scope]
+                members = v.subjects(pred, iri_of(self.tenant, teams[0]), R.MEMORIES)
             else:
                 members = v.subjects(R.P_SCOPE, scope_iri, R.MEMORIES)
             for m in members:
@@ -1064,6 +1086,7 @@ class MemoryService:
             memory_id=old.value.rsplit(":", 1)[-1],
             scope=R.IRI_SCOPE[asserted[R.P_SCOPE][0]],
             owner=R.slug_of(owner[0].value) if owner else None,
+            **R.links_of(asserted),
         )
         if asserted.get(R.P_SUPERSEDED_BY):
             raise InvalidInput(
@@ -1100,7 +1123,7 @@ class MemoryService:
         owner = asserted.get(R.P_OWNER)
         authz.check_update(
             principal, memory_id=m.value.rsplit(":", 1)[-1],
-            scope=data.scope, owner=R.slug_of(owner[0].value) if owner else None,
+            scope=data.scope, owner=R.slug_of(owner[0].value) if owner else None, **R.links_of(asserted),
         )
         changes: dict[str, Any] = {
             "label": data.label, "content": data.content, "importance": data.importance,
@@ -1137,6 +1160,7 @@ class MemoryService:
             authz.check_update(
                 principal, memory_id=m.value.rsplit(":", 1)[-1],
                 scope=R.IRI_SCOPE[asserted[R.P_SCOPE][0]], owner=R.slug_of(owner[0].value) if owner else None,
+                **R.links_of(asserted),
             )
             self._apply_patch(txn, m, asserted, patch.given(), principal)
         return self.get(m.value)
@@ -1247,6 +1271,7 @@ class MemoryService:
                 memory_id=target.value.rsplit(":", 1)[-1],
                 scope=R.IRI_SCOPE[ta[R.P_SCOPE][0]],
                 owner=R.slug_of(t_owner[0].value) if t_owner else None,
+                **R.links_of(ta),
             )
             # refuse cycles: walk the newer memory's chain
             cur, seen = ta.get(R.P_SUPERSEDED_BY, []), set()

@@ -12,7 +12,9 @@ caching across calls, seed §6: a memory written in one chat is visible in the n
   ``rk:confidenceFloor``, capped by the ``rk:liveContextCap`` guardrail; rule
   live-context-cap) and the live context of each stakeholder the principal speaks for
   (``?s rk:liveMember ?m``, rule stakeholder-live-cap: the same floors, order and cap per
-  stakeholder): their own person (user scope), each of their teams (team scope). This
+  stakeholder): their own person (user scope), each of their teams (team scope), the
+  turn's project if they are a member of it (project scope) and the turn's conversation if
+  they take part in it (conversation scope; ``context(..., project=, conversation_id=)``). This
   code picks those stakeholders from the principal and keeps what
   :func:`reckon.memory.authz.can_read` and :func:`~reckon.memory.authz.in_audience`
   allow; it never ranks, floors or caps. Plus the live business data
@@ -124,6 +126,8 @@ _P_KIND = R.rk("kind")
 _LIVE_CONTEXT = R.rk("liveContext")
 _LIVE_MEMBER = R.rk("liveMember")
 _CANDIDATE_IN = R.rk("liveCandidateIn")
+_P_PROJECT = R.rk("project")
+_P_CONVERSATION = R.rk("conversation")
 _CLOCK = R.rk("clock")
 _NOW = R.rk("now")
 
@@ -326,6 +330,8 @@ class TenantRecall:
         budget_chars: int = 6000,
         *,
         max_item_chars: int = _MAX_ITEM_CHARS,
+        project: str | None = None,
+        conversation_id: str | None = None,
     ) -> ContextBundle:
         """The context bundle for a new turn of ``principal`` (see the module docstring).
 
@@ -333,6 +339,10 @@ class TenantRecall:
             (the last 6 turns, at most 2,000 characters, are used for ranking).
         :param budget_chars: maximum length of the rendered text, characters (>= 500).
         :param max_item_chars: content of one item is shortened to this many characters.
+        :param project: the project of the turn: the live members of that project join
+            when ``principal`` is a member of it (``Principal.projects``).
+        :param conversation_id: the conversation of the turn: its live members join when
+            ``principal`` takes part in it (``Principal.conversations``).
         :returns: :class:`ContextBundle`; ``bundle.render()`` is the prompt text.
         :raises InvalidInput: for a bad principal, conversation or budget.
         """
@@ -352,7 +362,7 @@ class TenantRecall:
             chosen: dict[NamedNode, None] = dict.fromkeys(
                 m for m in view.objects(_LIVE_CONTEXT, _LIVE_MEMBER, INFERRED) if isinstance(m, NamedNode))
             capped: dict[str, int] = {}
-            for scope, node in self._stakeholders(principal):
+            for scope, node in self._stakeholders(principal, project, conversation_id):
                 live = [m for m in view.objects(node, _LIVE_MEMBER, INFERRED) if isinstance(m, NamedNode)]
                 chosen.update(dict.fromkeys(live))
                 over = len(view.subjects(_CANDIDATE_IN, node, INFERRED)) - len(live)
@@ -360,7 +370,7 @@ class TenantRecall:
                     capped[scope] = capped.get(scope, 0) + over
             memories = self._memories(view, list(chosen))
             memories = [m for m in memories if m.active and authz.can_read_memory(principal, m)
-                        and authz.in_audience(principal, scope=m.scope, owner=m.owner, teams=m.teams)]
+                        and authz.in_audience_memory(principal, m)]
             business = render.business_lines(view, self.memory.schema.templates("lineTemplate"))
             ranking, sims = self._similarities(view, text, [m.id for m in memories])
             items = [self._item(view, m, sims.get(m.id)) for m in memories]
@@ -374,12 +384,20 @@ class TenantRecall:
         render.fit(bundle, max_item_chars)
         return bundle
 
-    def _stakeholders(self, principal: Principal) -> list[tuple[str, NamedNode]]:
+    def _stakeholders(self, principal: Principal, project: str | None,
+                      conversation: str | None) -> list[tuple[str, NamedNode]]:
         """``(scope, stakeholder IRI)`` of every stakeholder whose live members the
         bundle of ``principal`` holds besides the company's: their person (user scope),
-        each of their teams (team scope)."""
+        each of their teams (team scope), the turn's project if they are a member of it
+        (project scope), the turn's conversation if they take part in it (conversation
+        scope). Anything else is left to :func:`reckon.memory.authz.in_audience`, which
+        every item passes too."""
         out = [("user", R.person_iri(self.tenant, principal.person))]
         out += [("team", R.team_iri(self.tenant, t)) for t in sorted(set(principal.teams))]
+        if project is not None and project in principal.projects:
+            out.append(("project", R.project_iri(self.tenant, project)))
+        if conversation is not None and conversation in principal.conversations:
+            out.append(("conversation", R.conversation_iri(self.tenant, conversation)))
         return out
 
     def _similarities(self, view: Any, text: str, ids: list[str]) -> tuple[str, dict[str, float]]:
@@ -435,7 +453,8 @@ class TenantRecall:
         now: datetime | None = None,
     ) -> list[SearchHit]:
         """Hybrid search over the ACTIVE memories visible to ``principal`` (company, their
-        teams', their own), by default the long tail (importance 2-3, seed §6).
+        teams', their projects', their conversations', their own), by default the long
+        tail (importance 2-3, seed §6).
 
         :param query: free text (non-empty).
         :param k: number of hits, 1..100.
@@ -474,10 +493,10 @@ class TenantRecall:
                 raise InvalidInput(str(exc), field="subclasses") from None
         me, my_teams = principal.person, set(principal.teams)
 
-        def visible(scope: str | None, owner: str | None, teams: Collection[str]) -> bool:
+        def visible(m: Memory) -> bool:
             # the read policy, then the audience (what speaks to this principal)
-            return (scope in want_scopes and authz.can_read(principal, scope=scope, owner=owner, teams=teams)
-                    and authz.in_audience(principal, scope=scope, owner=owner, teams=teams))
+            return m.scope in want_scopes and authz.can_read_memory(principal, m) and authz.in_audience_memory(
+                principal, m)
 
         idx = self.index
         idx.sync()
@@ -488,9 +507,20 @@ class TenantRecall:
                 for cls in classes:
                     of_class |= {r["m"].value.rsplit(":", 1)[-1] for r in view.query(_q_class(cls))}
 
+            # project and conversation memories of the principal's projects and
+            # conversations (the index's columns know owners and teams only): by id
+            shared: set[str] = set()
+            for link, ids_, iri_of in ((_P_PROJECT, principal.projects, R.project_iri),
+                                       (_P_CONVERSATION, principal.conversations, R.conversation_iri)):
+                for x in ids_:
+                    shared |= {s.value.rsplit(":", 1)[-1] for s in view.subjects(link, iri_of(self.tenant, x), MEMORIES)
+                               if isinstance(s, NamedNode)}
+
             def candidates(ix: Any) -> np.ndarray:  # index metadata: a pre-filter; the store decides below
                 mask = ix.filter_mask(importance=tiers, kinds=want_kinds, scopes=want_scopes,
                                       visible_to=(me, my_teams))
+                if shared:
+                    mask |= ix.row_mask(shared) & ix.filter_mask(importance=tiers, kinds=want_kinds, scopes=want_scopes)
                 if of_class is not None:
                     mask &= ix.row_mask(of_class)
                 if rejected:
@@ -507,7 +537,7 @@ class TenantRecall:
                 for h in fresh:
                     m = mems.get(h.id)
                     # eligibility from the store: active, visible, in the tiers, of the kind
-                    if (m is not None and m.active and m.importance in tiers and visible(m.scope, m.owner, m.teams)
+                    if (m is not None and m.active and m.importance in tiers and visible(m)
                             and (want_kinds is None or m.kind in want_kinds)):
                         hits.append(SearchHit(memory=m, score=h.score, explanation=h.explanation))
                     else:

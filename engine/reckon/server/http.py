@@ -179,6 +179,8 @@ class MemoryFields(BaseModel):
     expires_at: datetime | None = None
     teams: list[str] | None = None
     owner: str | None = None
+    project: str | None = Field(default=None, description="Project id of a project-scope memory.")
+    conversation: str | None = Field(default=None, description="Conversation id of a conversation-scope memory.")
 
 
 class RememberBody(MemoryFields):
@@ -995,9 +997,14 @@ def create_app(
         conversation: str = Query("", max_length=MAX_CONVERSATION_CHARS,
                                   description="Recent conversation text (orders items inside blocks)."),
         budget_chars: int = Query(6000, ge=500, le=200_000, description="Maximum length of the text (characters)."),
+        project: str | None = Query(None, min_length=1, max_length=256,
+                                    description="The project of the turn (adds its project-scope memories)."),
+        conversation_id: str | None = Query(None, min_length=1, max_length=256,
+                                            description="The conversation of the turn (adds its conversation memories)."),
         c: Ctx = Depends(ctx),
     ) -> Any:
-        b = c.tenant.context(c.principal, conversation=conversation, budget_chars=budget_chars)
+        b = c.tenant.context(c.principal, conversation=conversation, budget_chars=budget_chars, project=project,
+                             conversation_id=conversation_id)
         if negotiate(request.headers.get("accept"), ["application/json", "text/plain"]) == "text/plain":
             return PlainTextResponse(b.render())
         return b
