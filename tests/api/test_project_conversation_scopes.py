@@ -209,6 +209,12 @@ def test_tools_rest_and_cli_accept_the_scopes(tenant: Any, tmp_path: Any) -> Non
         assert b.status_code == 200 and mid in {i["id"] for blk in b.json()["blocks"] for i in blk["items"]}
         b = client.get(f"/tenants/{tenant.id}/bundle", headers={**h, "Accept": "application/json"})
         assert mid not in {i["id"] for blk in b.json()["blocks"] for i in blk["items"]}
+        listed = client.get(f"/tenants/{tenant.id}/memories", headers=h, params={"scope": "conversation"})
+        assert listed.status_code == 200 and [m["id"] for m in listed.json()] == [mid]
+        bob = TokenStore(tenant.engine.data_dir).create(tenant.id, person="bob", teams=["growth"])[1]
+        listed = client.get(f"/tenants/{tenant.id}/memories", headers={"Authorization": f"Bearer {bob}"},
+                            params={"scope": "conversation"})
+        assert listed.status_code == 200 and listed.json() == []
 
 
 def test_cli_remember_and_bundle_with_project(tenant: Any) -> None:

@@ -553,7 +553,8 @@ def _nothing() -> Iterator[None]:
 
 def _visible(m: Memory, p: Any) -> bool:
     """Whether principal ``p`` may read memory ``m`` (:func:`reckon.memory.authz.can_read`:
-    operators all; members company memories, their teams' and their own)."""
+    operators all; members company memories, their teams', their projects', their
+    conversations' and their own)."""
     from reckon.memory.authz import can_read_memory
 
     return can_read_memory(p, m)
@@ -942,7 +943,8 @@ def create_app(
         active_only: bool = Query(True), c: Ctx = Depends(ctx),
     ) -> list[Memory]:
         ms = c.tenant.memories(active_only=active_only, kind=kind, scope=scope, subclass=subclass)
-        return [m for m in ms if _visible(m, c.principal)]
+        who = c.tenant.principal_of(c.principal)  # the graph's project / conversation memberships
+        return [m for m in ms if _visible(m, who)]
 
     @app.get("/tenants/{tenant_id}/memories/{memory_id}/history", summary="Supersession chain of a memory",
              tags=["memories"], response_model=list[HistoryEntry], responses=_ERRORS)
