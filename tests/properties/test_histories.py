@@ -25,7 +25,10 @@ restates ``rules/core.srl`` and ``rules/marketing.srl`` in Python:
   KPI value v of (metric, platform-or-none): currentValue v; met / below by the metric's
   direction (ROAS, CTR, conversion rate, revenue, conversions: higher is better; CPA,
   CPC, CPM: lower) (rule:target-*);
-* the test module's rule: ``ex:watch "yes"`` on a near-limit cap while it is installed.
+* the test module's rule: ``ex:watch "yes"`` on a near-limit cap while it is installed;
+* the context bundle: exactly the active company memories of importance >= 4 (budget caps
+  5, targets 4; facts are 3), all below the cap of 50 (rule:live-context-cap; the
+  per-stakeholder rules are held to their oracle by tests/recall/test_live_scopes_property.py).
 
 Steps that must be refused (a naive time, a clock moving backwards, an amount out of
 range, a module stating a second threshold, restoring a memory that is not superseded)
@@ -150,6 +153,9 @@ step = st.one_of(
 
 
 # ---------------------------------------------------------------------------------- oracle
+_IMPORTANCE = {"budget": 5, "target": 4, "fact": 3}  # what the steps write (supersede keeps it)
+
+
 @dataclass
 class OMemory:
     kind: str  # "budget" | "target" | "fact"
@@ -175,6 +181,11 @@ class Oracle:
         when = (self.clock or datetime.now(UTC)).astimezone(UTC)
         end = datetime(when.year + (when.month == 12), when.month % 12 + 1, 1, tzinfo=UTC)
         self.spend[(platform, "monthly", "USD")] = (amount, end)
+
+    def live(self) -> set[str]:
+        """Ids the bundle holds: active company memories of importance >= 4 (the cap of 50
+        is never reached by a history of this length)."""
+        return {mid for mid, m in self.memories.items() if self.active(mid) and _IMPORTANCE[m.kind] >= 4}
 
     def active(self, mid: str) -> bool:
         m = self.memories[mid]
@@ -523,6 +534,7 @@ class Run:
 
         assert live == {f"urn:reckon:{self.tid}:account:{p}-{quote(a, safe='-._~')}" for p, a in o.accounts}, where
         assert t.settings()["near_limit_threshold"] == o.threshold, where
+        assert set(t.context(OPS, budget_chars=100_000).ids()) == o.live(), where
 
 
 def _input_props(m: Any) -> dict[str, Any]:
