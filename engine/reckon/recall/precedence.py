@@ -17,6 +17,9 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
+import weakref
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 from typing import Literal as TLiteral
@@ -24,7 +27,7 @@ from typing import Literal as TLiteral
 from pyoxigraph import NamedNode
 
 from reckon import vocab as R
-from reckon.memory.conflicts import ConflictJudge, Subject
+from reckon.memory.conflicts import ConflictJudge, Subject, tokens
 from reckon.recall.models import BundleConflict, BundleItem
 
 __all__ = ["OVERRIDE_WORDS", "SCOPE_RANK", "conflicts", "deliberate"]
@@ -61,13 +64,67 @@ def _subject(item: BundleItem, keys: dict[str, str]) -> Subject:
                    keys=keys, kind=item.kind, source=None)
 
 
-def _reasons(judge: ConflictJudge, new: Subject, cands: Sequence[Subject]) -> dict[str, str]:
+_CACHE_SIZE = 64
+_caches: weakref.WeakKeyDictionary[Any, OrderedDict[Any, dict[str, dict[str, str]]]] = weakref.WeakKeyDictionary()
+_cache_lock = threading.Lock()
+
+
+def _key(s: Subject, scope: str) -> tuple[Any, ...]:
+    return (scope, s.id, s.label, s.content, s.subclass, tuple(sorted(s.keys.items())), s.kind)
+
+
+def _reasons(judge: ConflictJudge, new: Subject, cands: Sequence[Subject],
+             toks: dict[str, frozenset[str]]) -> dict[str, str]:
     """Ids of ``cands`` the judge says ``new`` would replace, each with a reason (the
-    judge's own when it gives verdicts)."""
+    judge's own when it gives verdicts). A judge that declares ``needs_shared_word`` is
+    offered only the candidates sharing a word token with ``new`` (as on the write path)."""
+    if bool(getattr(judge, "needs_shared_word", False)):
+        mine = toks[new.id]
+        cands = [c for c in cands if mine & toks[c.id]]
+        if not cands:
+            return {}
     verdicts = getattr(judge, "verdicts", None)
     if callable(verdicts):
         return {v.id: v.reason for v in verdicts(new, cands)}
     return {i: f"judged the same subject ({type(judge).__name__})" for i in judge.judge(new, cands)}
+
+
+def _judged(items: list[BundleItem], judge: ConflictJudge, keys: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+    """For each more specific item, the less specific items (same class) the judge says
+    it would replace, with reasons: ``{specific id: {general id: reason}}``. Memoised per
+    judge for the same items (the bundle asks again on every turn until a write changes
+    them; the 64 latest item sets).
+
+    :raises Exception: whatever the judge raises.
+    """
+    subjects = {it.id: _subject(it, keys[it.id]) for it in items}
+    memo_key = tuple(sorted(_key(subjects[it.id], it.scope) for it in items))
+    with _cache_lock:
+        try:
+            cache: OrderedDict[Any, dict[str, dict[str, str]]] | None = _caches.setdefault(judge, OrderedDict())
+        except TypeError:  # a judge that cannot be weakly referenced: no memo
+            cache = None
+        if cache is not None and memo_key in cache:
+            cache.move_to_end(memo_key)
+            return cache[memo_key]
+    toks = {it.id: frozenset(tokens(f"{it.label} {it.content}")) for it in items}
+    out: dict[str, dict[str, str]] = {}
+    for spec in items:
+        rank = SCOPE_RANK.get(spec.scope, 0)
+        # the write path's candidates: the same class (a subclass item), plain memories (a
+        # plain one); here of the less specific scopes
+        cands = sorted((g for g in items if SCOPE_RANK.get(g.scope, 0) < rank and g.subclass_iri == spec.subclass_iri),
+                       key=lambda g: g.id)
+        if cands:
+            picked = _reasons(judge, subjects[spec.id], [subjects[g.id] for g in cands], toks)
+            if picked:
+                out[spec.id] = picked
+    if cache is not None:
+        with _cache_lock:
+            cache[memo_key] = out
+            while len(cache) > _CACHE_SIZE:
+                cache.popitem(last=False)
+    return out
 
 
 def conflicts(items: list[BundleItem], judge: ConflictJudge, schema: Any) -> list[BundleConflict]:
@@ -79,38 +136,30 @@ def conflicts(items: list[BundleItem], judge: ConflictJudge, schema: Any) -> lis
     :param schema: the tenant's :class:`~reckon.schema.TenantSchema` (identifying
         properties of each subclass).
     :returns: one :class:`BundleConflict` per (authoritative, overridden) pair, the most
-        specific authoritative items first.
+        specific authoritative items first. A judge that fails flags no conflict (logged).
     """
     keys = {it.id: _keys(it, schema) for it in items}
-    subjects = {it.id: _subject(it, keys[it.id]) for it in items}
+    try:
+        judged = _judged(items, judge, keys)
+    except Exception as exc:  # noqa: BLE001 - a failing judge never breaks the bundle
+        log.warning("bundle precedence: the conflict judge failed (%s); no conflicts flagged", exc)
+        return []
+    by_id = {it.id: it for it in items}
     out: list[BundleConflict] = []
     for spec in sorted(items, key=lambda i: (-SCOPE_RANK.get(i.scope, 0), i.id)):
-        rank = SCOPE_RANK.get(spec.scope, 0)
-        # the write path's candidates: the same class (a subclass item), plain memories (a
-        # plain one); here of the less specific scopes
-        cands = sorted((g for g in items if SCOPE_RANK.get(g.scope, 0) < rank and g.subclass_iri == spec.subclass_iri),
-                       key=lambda g: g.id)
-        if not cands:
-            continue
-        try:
-            picked = _reasons(judge, subjects[spec.id], [subjects[g.id] for g in cands])
-        except Exception as exc:  # noqa: BLE001 - a failing judge never breaks the bundle
-            log.warning("bundle precedence: the conflict judge failed (%s); no conflicts flagged", exc)
-            return []
-        for gen in cands:
-            if gen.id not in picked:
-                continue
-            shared = sorted(set(keys[spec.id]) & set(keys[gen.id]))
+        picked = judged.get(spec.id, {})
+        for gid in sorted(picked):
+            gen = by_id[gid]
+            shared = sorted(set(keys[spec.id]) & set(keys[gid]))
             if shared:
                 key = f"{spec.subclass} " + ", ".join(f"{R.local_name(s)}={keys[spec.id][s]}" for s in shared)
             else:
-                key = (f"{spec.subclass}, " if spec.subclass else "") + picked[gen.id]
+                key = (f"{spec.subclass}, " if spec.subclass else "") + picked[gid]
             kind, reason = deliberate(spec, gen)
             out.append(BundleConflict(
-                authoritative=spec.id, overridden=gen.id, authoritative_scope=spec.scope,
+                authoritative=spec.id, overridden=gid, authoritative_scope=spec.scope,
                 overridden_scope=gen.scope, key=key, kind=kind, reason=reason,
             ))
-    by_id = {it.id: it for it in items}
     for c in out:
         gen = by_id[c.overridden]
         if gen.overridden_by is None or SCOPE_RANK.get(by_id[c.authoritative].scope, 0) > SCOPE_RANK.get(
