@@ -201,6 +201,8 @@ class Endpoint:
             raise StoreError(f"endpoint {self.name!r}: graph_prefix must end with ':', '/' or '#'")
         self._client: Any = None
         self._client_lock = threading.Lock()
+        self.requests = 0
+        """HTTP requests sent (every attempt; benchmarks count round trips per write)."""
 
     @classmethod
     def from_dict(cls, name: str, d: Mapping[str, Any]) -> Endpoint:
@@ -297,6 +299,7 @@ class Endpoint:
         attempts = max(1, self.retries) if retry else 1
         delay = 0.05
         for attempt in range(attempts):
+            self.requests += 1
             try:
                 if get:
                     r = self.client().get(url, params=data, headers=headers)
@@ -385,6 +388,7 @@ class RemoteBackend:
         self.meta = self._map[META]
         self.node = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         self._holding = False
+        self._taken: tuple[int, str | None] | None = None  # (gen, inc) read back when the lease was taken
         self.lease_wait: float | None = None  # set by TenantStore from its lock timeout
         self.commits = 0
 
@@ -442,6 +446,10 @@ class RemoteBackend:
         return self._state()[0] is not None
 
     def head(self, *, writer: bool) -> tuple[int, str | None]:
+        if writer and self._holding and self._taken is not None:
+            # read with the lease, one request ago: nobody else can have committed since
+            taken, self._taken = self._taken, None
+            return taken
         gen, inc, _ = self._state()
         return self._check(gen, inc), inc
 
@@ -493,10 +501,11 @@ class RemoteBackend:
                 f"WHERE {{ GRAPH {m} {{ {s} {h} ?h . {s} {u} ?u FILTER(?h = {me} || ?u < {term_to_sparql(_dec(now))}) }} }}"
             )
             gen, inc, holders = self._state()
-            self._check(gen, inc)
+            self._taken = (self._check(gen, inc), inc)
             if holders == {self.node}:
                 self._holding = True
                 return True
+            self._taken = None
             if self.node in holders:  # two nodes raced past each other: both step back
                 self._release()
             if time.monotonic() >= deadline:
@@ -507,15 +516,17 @@ class RemoteBackend:
             time.sleep(delay * (0.5 + random.random()))
             delay = min(delay * 2, 0.05)
 
-    def _release(self) -> None:
+    def _release_op(self) -> str:
         m, s = term_to_sparql(self.meta), term_to_sparql(STORE_NODE)
         me = term_to_sparql(Literal(self.node))
         h, u = term_to_sparql(LEASE_HOLDER), term_to_sparql(LEASE_UNTIL)
-        self.endpoint.update(
-            f"DELETE {{ GRAPH {m} {{ {s} {h} {me} . {s} {u} ?u }} }} WHERE {{ GRAPH {m} {{ {s} {h} {me} . {s} {u} ?u }} }}"
-        )
+        return f"DELETE {{ GRAPH {m} {{ {s} {h} {me} . {s} {u} ?u }} }} WHERE {{ GRAPH {m} {{ {s} {h} {me} . {s} {u} ?u }} }}"
+
+    def _release(self) -> None:
+        self.endpoint.update(self._release_op())
 
     def close_writer(self) -> None:
+        self._taken = None
         if not self._holding:
             return
         self._holding = False
@@ -566,11 +577,20 @@ class RemoteBackend:
 
     def commit(
         self, gen: int, new_gen: int, delete: Sequence[Quad], insert: Sequence[Quad], text: str,
-        block: BlockWriter = quads_to_data_block,
+        block: BlockWriter = quads_to_data_block, *, release: bool = False,
     ) -> None:
+        """The conditional commit (module docstring, "Writes"): two requests -- the
+        operation, then one SELECT reading the generation, the commit token and the lease
+        back. ``release``: the lease release rides in the commit's request (a second
+        operation, conditional on this node holding the lease), so a write costs four
+        requests in all: take the lease, read it back with the generation, commit +
+        release, check the token."""
         import httpx
 
         ep = self.endpoint
+        if not self._holding:  # a second commit in one hold after a folded release
+            self.open_writer()
+            self._taken = None
         token = secrets.token_hex(8)
         m, s = term_to_sparql(self.meta), term_to_sparql(STORE_NODE)
         me = term_to_sparql(Literal(self.node))
@@ -588,12 +608,14 @@ class RemoteBackend:
             f"GRAPH {m} {{ {s} {term_to_sparql(LEASE_UNTIL)} {until} . {record} }}",
             block, token,
         )
+        sent = f"{op} ;\n{self._release_op()}" if release else op
+        lost = False
         try:
             for attempt in range(max(1, ep.retries)):
                 try:
-                    ep.update(op, retry=False)
+                    ep.update(sent, retry=False)
                 except httpx.TransportError:
-                    pass  # did it land? the token says
+                    lost = True  # did it land? the token says
                 landed, now_gen, holder_ok = self._landed(new_gen, token)
                 if landed:
                     break
@@ -613,6 +635,13 @@ class RemoteBackend:
                 except StoreError:
                     pass
         self.commits += 1
+        if release:
+            self._holding = False
+            if lost:  # a server that applies a request's operations one by one may have stopped between them
+                try:
+                    self._release()
+                except StoreError:
+                    pass  # the lease expires by itself after lease_ttl
         if new_gen % 64 == 0:
             self._prune(new_gen)
 
