@@ -36,7 +36,7 @@ serve`` and Virtuoso Open Source on loopback (``tests/store/servers.py``), both 
 process and the worker reaching them through the data directory's shard map.
 
 Examples: ``RECKON_PROPERTY_EXAMPLES`` (default 8, a couple of minutes) embedded and
-``RECKON_PROPERTY_REMOTE_EXAMPLES`` (default 3) per SPARQL server, the issue's case
+``RECKON_PROPERTY_REMOTE_EXAMPLES`` (default 2) per SPARQL server, the issue's case
 included in each; steps per example up to ``RECKON_PROPERTY_STEPS`` (default 14).
 """
 
@@ -62,7 +62,7 @@ from reckon.api import Engine, Principal, Tenant
 from reckon.cli._tenant import validate_tenant
 
 EXAMPLES = int(os.environ.get("RECKON_PROPERTY_EXAMPLES", "8"))
-REMOTE_EXAMPLES = int(os.environ.get("RECKON_PROPERTY_REMOTE_EXAMPLES", "3"))
+REMOTE_EXAMPLES = int(os.environ.get("RECKON_PROPERTY_REMOTE_EXAMPLES", "2"))
 MAX_STEPS = int(os.environ.get("RECKON_PROPERTY_STEPS", "14"))
 WORKER = Path(__file__).with_name("worker.py")
 OPS = Principal(person="dana", role="operator")
