@@ -701,12 +701,14 @@ class RemoteBackend:
             raise TenantExists(f"tenant {self.tenant_id!r} already exists on endpoint {self.endpoint.name!r}")
 
     def destroy(self) -> None:
-        """Drop every graph of this tenant, staging graphs included (for delete / move)."""
+        """Drop every graph of this tenant, staging graphs and API-token records included
+        (for delete / move)."""
         rows = self.endpoint.select(
             "SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } FILTER(STRSTARTS(STR(?g), "
             f"{term_to_sparql(Literal(self._base + 'stage:'))})) }}"
         )
-        self._drop([self.meta] + [g for g in self.graphs() if g != self.meta] + [r["g"] for r in rows])
+        tokens = NamedNode(self._base + "tokens")  # the API-token records (reckon.store.tokens)
+        self._drop([self.meta] + [g for g in self.graphs() if g != self.meta] + [tokens] + [r["g"] for r in rows])
 
     # ------------------------------------------------------------------ journal
     def journal(self, first: int, last: int) -> list[str] | None:
