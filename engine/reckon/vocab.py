@@ -71,6 +71,7 @@ __all__ = [
     "PREFIXES",
     "PROGRAM",
     "PROJECT",
+    "PROGRAM_TERMS",
     "PUBLIC",
     "RC",
     "RDF",
@@ -78,6 +79,8 @@ __all__ = [
     "RK",
     "SCHEMA",
     "SCOPE_IRI",
+    "SETTINGS",
+    "SETTINGS_CLASS",
     "SH",
     "SOURCE_IRI",
     "SUBCLASS",
@@ -89,9 +92,11 @@ __all__ = [
     "agent_iri",
     "company_iri",
     "conversation_iri",
+    "ev",
     "local_name",
     "memory_iri",
     "memory_prefix",
+    "nt",
     "person_iri",
     "project_iri",
     "python_value",
@@ -101,6 +106,7 @@ __all__ = [
     "sparql_prefixes",
     "team_iri",
     "tenant_prefix",
+    "xp",
 ]
 
 # -- namespaces ---------------------------------------------------------------------------
@@ -151,6 +157,21 @@ def rk(local: str) -> NamedNode:
     return NamedNode(RK + local)
 
 
+def nt(local: str) -> NamedNode:
+    """``nt:<local>`` (``ontology/notes.ttl``) as a term."""
+    return NamedNode(NT + local)
+
+
+def ev(local: str) -> NamedNode:
+    """``ev:<local>`` (``ontology/events.ttl``) as a term."""
+    return NamedNode(EV + local)
+
+
+def xp(local: str) -> NamedNode:
+    """``xp:<local>`` (``ontology/experience.ttl``) as a term."""
+    return NamedNode(XP + local)
+
+
 A = NamedNode(RDF + "type")
 LABEL = NamedNode(RDFS + "label")
 SUBCLASS = NamedNode(RDFS + "subClassOf")
@@ -165,6 +186,9 @@ PROJECT = rk("Project")
 CONVERSATION = rk("Conversation")
 """``rk:Conversation``: a conversation as a stakeholder; participants (``rk:participant``,
 asserted, or ``ag:participant``, derived from turns) read and write its memories."""
+SETTINGS = rk("settings")
+"""The tenant's settings node (its values: the ``rk:Settings`` properties, SCHEMA graph)."""
+SETTINGS_CLASS = rk("Settings")
 
 BASE_PROPERTIES: frozenset[str] = frozenset(
     [RDF + "type", RDFS + "label"]
@@ -210,6 +234,12 @@ META = NamedNode("urn:reckon:graph:meta")
 """Private store bookkeeping (write generation, incarnation)."""
 PROGRAM = NamedNode("urn:reckon:graph:program")
 """The tenant's stored program (``reckon.schema.program``)."""
+
+PROGRAM_TERMS: dict[str, NamedNode] = {n: NamedNode("urn:reckon:" + n) for n in (
+    "program", "programDigest", "programFormat", "module", "moduleName", "moduleOrder", "moduleDigest", "moduleFiles")}
+"""The stored program's bookkeeping terms in :data:`PROGRAM` (``urn:reckon:<name>``:
+the program node, its digest and format, each module's node, name, order, digest and
+files; ``reckon.schema.program``)."""
 
 ASSERTED: tuple[NamedNode, ...] = (SCHEMA, MEMORIES, BUSINESS, TRANSCRIPTS, NOTES, EVENTS, EXPERIENCE)
 """Graphs whose union is the reasoner's base graph."""
