@@ -59,7 +59,7 @@ def limit_blas_threads() -> int | None:
     if n <= 0:
         return None
     try:
-        from threadpoolctl import ThreadpoolController
+        from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]  # ships no type information
     except ImportError:
         return None
     try:
