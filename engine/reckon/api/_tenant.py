@@ -663,10 +663,41 @@ class Tenant(NeighboursMixin):
         return m
 
     @_arguments_checked
-    def delete(self, memory_id: str, *, principal: Principal) -> None:
-        """Operator only: delete a memory; see ``MemoryService.delete``."""
-        self.memory.delete(memory_id, principal=principal)
+    def delete(self, memory_id: str, *, principal: Principal, reason: str | None = None) -> None:
+        """Operator only: delete a memory; see ``MemoryService.delete`` (``reason`` is
+        kept on the tombstone and shown by ``history()``)."""
+        self.memory.delete(memory_id, principal=principal, reason=reason)
         self._indexed()
+
+    def feedback(self, memory_id: str, vote: int, *, principal: Principal) -> int:
+        """Rate a memory the principal may read: ``vote`` +1 (it helped) or -1 (it did
+        not). Ranking boosts by net feedback (:func:`reckon.recall.rank.feedback_boost`)
+        and maintenance never evicts a positively rated memory (:mod:`reckon.lifecycle`).
+
+        :returns: the memory's net feedback.
+        :raises InvalidInput: when ``vote`` is not +1 or -1.
+        :raises UnknownMemory: when absent or not readable by ``principal``."""
+        if isinstance(vote, bool) or vote not in (1, -1):
+            raise InvalidInput(f"vote: +1 or -1 is required, got {vote!r}", field="vote")
+        m = self.memory.get(memory_id, principal=principal)
+        return self.recall.usage.feedback(m.id, int(vote))
+
+    def usage(self, memory_id: str, *, principal: Principal | None = None) -> dict[str, Any]:
+        """``{"access_count", "feedback", "last_access"}`` of a memory (searches and
+        bundles that returned it; votes). :raises UnknownMemory: when absent or not
+        readable by ``principal``."""
+        m = self.memory.get(memory_id, principal=principal)
+        u = self.recall.usage.get(m.id)
+        return {"access_count": u.access, "feedback": u.feedback, "last_access": u[2]}
+
+    def maintain(self, *, dry_run: bool = False) -> Any:
+        """Lifecycle maintenance: purge expired working memory and notes, merge duplicate
+        auto-captured memories, enforce capacity (:func:`reckon.lifecycle.maintain`).
+
+        :returns: :class:`reckon.lifecycle.MaintenanceReport`."""
+        from reckon.lifecycle import maintain
+
+        return maintain(self, dry_run=dry_run)
 
     def get(self, memory_id: str, *, principal: Principal | None = None) -> Memory:
         """One memory by id.
@@ -726,9 +757,14 @@ class Tenant(NeighboursMixin):
         self._indexed()
 
     def context(self, principal: Principal, conversation: str | Sequence[str] = "",
-                budget_chars: int = 6000) -> ContextBundle:
+                budget_chars: int | None = None, *, budget_tokens: int | None = None) -> ContextBundle:
         """The context bundle for a new turn; see ``TenantRecall.context``.
-        :returns: :class:`~reckon.recall.bundle.ContextBundle` (``.render()`` is the prompt text).
+
+        :param budget_chars: maximum length of the text in characters (>= 500; default
+            6,000); ``budget_tokens``: in tokens instead (>= 100,
+            :mod:`reckon.recall.tokens`).
+        :returns: :class:`~reckon.recall.bundle.ContextBundle` (``.render()`` is the prompt
+            text, ``.ledger`` the budget, priority blocks and what was left out).
         :raises InvalidInput: when ``conversation`` is longer than
             ``reckon.api._limits.MAX_CONVERSATION_CHARS`` (100,000) characters."""
         from reckon.api._limits import MAX_CONVERSATION_CHARS
@@ -736,7 +772,7 @@ class Tenant(NeighboursMixin):
         if isinstance(conversation, str) and len(conversation) > MAX_CONVERSATION_CHARS:
             raise InvalidInput(f"conversation: at most {MAX_CONVERSATION_CHARS} characters, got {len(conversation)}",
                                field="conversation")
-        return self.recall.context(principal, conversation, budget_chars)
+        return self.recall.context(principal, conversation, budget_chars, budget_tokens=budget_tokens)
 
     @_arguments_checked
     def search(

@@ -251,6 +251,8 @@ def tool_schemas(catalogue: Catalogue) -> list[dict[str, Any]]:
                              "description": "The recent conversation, used to order items."},
             "budget_chars": {"type": "integer", "minimum": 500, "maximum": 100000,
                              "description": "Maximum length of the returned text (default 6000)."},
+            "budget_tokens": {"type": "integer", "minimum": 100, "maximum": 100000,
+                              "description": "Maximum length in tokens instead of characters."},
         },
         "additionalProperties": False,
     }
@@ -487,7 +489,9 @@ def _execute(tenant: Tenant, name: str, a: dict[str, Any], principal: Principal)
         m = tenant.supersede(a["old_id"], new, principal=principal)
         return {"ok": True, "memory": _memory_json(m), "superseded": a["old_id"]}
     # get_context
-    b = tenant.context(principal, conversation=a.get("conversation", ""), budget_chars=a.get("budget_chars", 6000))
+    b = tenant.context(principal, conversation=a.get("conversation", ""), budget_chars=a.get("budget_chars"),
+                       budget_tokens=a.get("budget_tokens"))
     return {"ok": True, "text": b.render(), "ids": b.ids(), "omitted": dict(b.omitted),
-            "omitted_total": b.omitted_total, "conflicts": [_json(c.model_dump()) for c in b.conflicts],
-            "ranking": b.ranking}
+            "omitted_total": b.omitted_total, "capped": dict(b.capped),
+            "conflicts": [_json(c.model_dump()) for c in b.conflicts], "ranking": b.ranking,
+            "ledger": b.ledger.model_dump(mode="json") if b.ledger is not None else None}

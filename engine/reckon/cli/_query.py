@@ -49,17 +49,24 @@ def bundle(
     operator: bool = OPERATOR_OPT,
     member_of: list[str] = MEMBER_OF_OPT,
     conversation: str = typer.Option("", "--conversation", "-c", help="Recent conversation: text, @FILE or - (stdin)."),
-    budget: int = typer.Option(6000, "--budget", help="Maximum rendered length, characters."),
+    budget: int = typer.Option(None, "--budget", help="Maximum rendered length, characters (default 6000)."),
+    budget_tokens: int = typer.Option(None, "--budget-tokens",
+                                      help="Maximum rendered length in tokens instead ($RECKON_TOKENIZER or "
+                                           "the MiniLM tokenizer)."),
+    ledger: bool = typer.Option(False, "--ledger", help="Also print the context ledger (to stderr)."),
     as_json: bool = typer.Option(False, "--json", help="Print the bundle model as JSON."),
 ) -> None:
     """Print the context bundle a new conversation of `--as PERSON` starts with."""
     t = open_tenant(tenant)
     text = read_text_arg(conversation) if conversation else ""
-    b = t.context(principal(as_person, operator, member_of), conversation=text, budget_chars=budget)
+    b = t.context(principal(as_person, operator, member_of), conversation=text, budget_chars=budget,
+                  budget_tokens=budget_tokens)
     if as_json:
         print_json(b.model_dump(mode="json"))
     else:
         sys.stdout.write(b.render().rstrip("\n") + "\n")
+    if ledger and b.ledger is not None:
+        sys.stderr.write("ledger: " + b.ledger.line() + "\n")
 
 
 @app.command("search")

@@ -1331,7 +1331,7 @@ class MemoryService:
             txn.add(Quad(m, R.P_AUTHOR, self._person(principal.person), R.MEMORIES))
         return self.get(m.value)
 
-    def delete(self, memory_id: str, *, principal: Principal) -> None:
+    def delete(self, memory_id: str, *, principal: Principal, reason: str | None = None) -> None:
         """Delete a memory (operator only): its triples, and the revisions of its earlier
         label and content, are removed, and a tombstone is left in their place:
         ``m a rk:DeletedMemory ; rk:deletedAt now ; rk:deletedBy person`` (plus the
@@ -1340,10 +1340,14 @@ class MemoryService:
         at nothing; that older memory stays superseded (the newer one remains
         authoritative for it, seed §9; restore it explicitly if wanted).
 
+        :param reason: why, kept on the tombstone (``rk:deletionReason``; lifecycle
+            maintenance says which rule removed it) and shown by ``history()``.
         :raises NotAuthorized: the principal is not an operator.
         :raises UnknownMemory: no such memory (or it was deleted already).
         """
         authz.check_delete(principal, memory_id=str(memory_id))
+        if reason is not None and (not isinstance(reason, str) or not reason.strip() or len(reason) > 2000):
+            raise InvalidInput("reason: a non-empty string of at most 2,000 characters is required", field="reason")
         with self._transaction() as txn:
             m, a, _ = self._load(memory_id)
             for p, objs in a.items():
@@ -1358,6 +1362,8 @@ class MemoryService:
             txn.add(Quad(m, R.A, R.DELETED, R.MEMORIES))
             txn.add(Quad(m, R.P_DELETED_AT, R.dt_literal(self._clock()), R.MEMORIES))
             txn.add(Quad(m, R.P_DELETED_BY, who, R.MEMORIES))
+            if reason is not None:
+                txn.add(Quad(m, R.rk("deletionReason"), Literal(reason), R.MEMORIES))
             for o in a.get(R.P_SUPERSEDED_BY, []):
                 txn.add(Quad(m, R.P_SUPERSEDED_BY, o, R.MEMORIES))
 
@@ -1438,6 +1444,8 @@ class MemoryService:
                 superseded_by=superseded_by, supersedes=older, active=False, event="deleted",
                 deleted_at=R.python_value(asserted[R.P_DELETED_AT][0]) if asserted.get(R.P_DELETED_AT) else None,
                 deleted_by=R.slug_of(by[0].value) if by else None,
+                deleted_reason=(asserted[R.rk("deletionReason")][0].value
+                                if asserted.get(R.rk("deletionReason")) else None),
             )
         mem = self._to_memory(m, asserted, inferred)
         event: TLiteral["created", "updated", "superseded", "current", "deleted"]

@@ -37,15 +37,25 @@ caching across calls, seed §6: a memory written in one chat is visible in the n
     the general one's own author (who therefore knew the rule they were bending);
   - ``accidental`` otherwise: the agent should confirm with the user.
 
-* *budget* — the rendered text never exceeds ``budget_chars`` (>= 500). Items are
-  dropped greedily in this order until it fits: High items before any Critical item;
-  within a tier, from the least important block first (context, facts, preferences,
-  objectives, then subclass blocks), the lowest-ranked (overridden ones count as lowest)
-  first; then business lines, then conflict lines, then Critical items the same way. A
-  conflict line whose two memories were both dropped goes with them.
-  :attr:`ContextBundle.omitted` counts drops per block label (plus ``business`` and
-  ``conflicts``) and the text ends with a line saying how many were omitted (seed 002:
-  "omitted counts"; seed 001: lower-priority blocks are dropped first under pressure).
+* *budget and ledger* (seed 001 "context ledger", seed 002 "pre-turn retrieval", seed
+  000 "summarization" budget) — the rendered text never exceeds ``budget_chars`` (>= 500)
+  or, when given instead, ``budget_tokens`` (>= 100) counted by a real tokenizer
+  (:mod:`reckon.recall.tokens`). Blocks compete by priority
+  (:data:`reckon.recall.render.PRIORITY`); under pressure, in this order: items below
+  High, High items (from the least important block first: context, facts, preferences,
+  objectives, then subclass blocks; the lowest-ranked, overridden ones counting as
+  lowest, first), business lines, conflict lines; then the boilerplate (header to its
+  short form, footer to its short form, header to one line); then Critical content is
+  shortened; only then Critical items go. A Critical memory is never dropped while
+  lower-priority text or boilerplate remains. A conflict line whose two memories were
+  both dropped goes with them. :attr:`ContextBundle.omitted` counts drops per block label
+  (plus ``business`` and ``conflicts``); :attr:`ContextBundle.capped` counts the eligible
+  memories the ``rk:liveContextCap`` guardrail left out, per scope (company ones are the
+  ``rk:LiveCandidate`` memories the rule did not make live), never mixed with the budget
+  drops; :attr:`ContextBundle.ledger` holds both, the unit, the cost of each priority
+  block and the header's and footer's form. The text's last line says what was left out
+  and why, and the header claims "every active Critical and High memory" only when
+  nothing was.
 
 **Search** (:meth:`TenantRecall.search`): the long tail. Eligibility from the store:
 every hit is read back from the snapshot and kept only if it is ``rk:ActiveMemory``,
@@ -101,6 +111,8 @@ from reckon.recall.precedence import (
     conflict_key,
     deliberate,
 )
+from reckon.recall.tokens import CHARS, token_measure
+from reckon.recall.usage import UsageLog
 from reckon.store.graphs import BUSINESS, INFERRED, MEMORIES, SCHEMA
 
 __all__ = [
@@ -123,6 +135,7 @@ RC = V.RC
 _P_KIND = R.rk("kind")
 _LIVE_CONTEXT = R.rk("liveContext")
 _LIVE_MEMBER = R.rk("liveMember")
+_LIVE_CANDIDATE = R.rk("LiveCandidate")
 _SETTINGS = R.rk("settings")
 _CLOCK = R.rk("clock")
 _NOW = R.rk("now")
@@ -136,6 +149,8 @@ _KIND_BLOCKS: tuple[tuple[str, str], ...] = (
     ("context", "Context"),
 )
 _MIN_BUDGET = 500
+_MIN_TOKENS = 100
+_DEFAULT_BUDGET = 6000
 _MAX_ITEM_CHARS = MAX_ITEM_CHARS
 _CONVERSATION_TURNS = 6
 _CONVERSATION_CHARS = 2000
@@ -213,6 +228,8 @@ class TenantRecall:
         self._index: Any = None
         self._background = background
         self._lock = threading.RLock()
+        self.usage = UsageLog(self._directory / "usage.sqlite" if self._directory is not None else None)
+        self._usage_seen: tuple[int, int] | None = None
 
     # ------------------------------------------------------------------ index
     @property
@@ -230,6 +247,30 @@ class TenantRecall:
                     background=self._background,
                 )
             return self._index
+
+    def _apply_usage(self, idx: Any) -> None:
+        """Copy the access and feedback counts (:mod:`reckon.recall.usage`) into the
+        index's records when they changed, so ranking uses them."""
+        try:
+            key = (self.usage.version(), len(idx))
+            if key == self._usage_seen:
+                return
+            ix = idx.index
+            for mid, u in self.usage.counts().items():
+                if mid in ix:
+                    rec = ix.get(mid)
+                    rec.access_count, rec.feedback = u.access, u.feedback
+            self._usage_seen = (self.usage.version(), len(idx))
+        except Exception:  # noqa: BLE001 - counts only order; they never break a read
+            log.warning("recall: reading the usage counts failed", exc_info=True)
+
+    def record_access(self, ids: Sequence[str]) -> None:
+        """Count one access of each memory (a hit returned, a bundle item shown). Never
+        raises: counting never fails a read."""
+        try:
+            self.usage.record_access(ids)
+        except Exception:  # noqa: BLE001
+            log.warning("recall: recording access failed", exc_info=True)
 
     @property
     def loaded(self) -> bool:
@@ -330,22 +371,40 @@ class TenantRecall:
         self,
         principal: Principal,
         conversation: str | Sequence[str] = "",
-        budget_chars: int = 6000,
+        budget_chars: int | None = None,
         *,
+        budget_tokens: int | None = None,
         max_item_chars: int = _MAX_ITEM_CHARS,
     ) -> ContextBundle:
         """The context bundle for a new turn of ``principal`` (see the module docstring).
 
         :param conversation: the recent conversation: a string, or turns oldest first
             (the last 6 turns, at most 2,000 characters, are used for ranking).
-        :param budget_chars: maximum length of the rendered text, characters (>= 500).
+        :param budget_chars: maximum length of the rendered text, characters (>= 500;
+            default 6,000 when no ``budget_tokens`` is given).
+        :param budget_tokens: maximum length in tokens instead (>= 100), counted by
+            :func:`reckon.recall.tokens.token_measure` (``$RECKON_TOKENIZER`` or the
+            MiniLM package's WordPiece tokenizer).
         :param max_item_chars: content of one item is shortened to this many characters.
-        :returns: :class:`ContextBundle`; ``bundle.render()`` is the prompt text.
-        :raises InvalidInput: for a bad principal, conversation or budget.
+        :returns: :class:`ContextBundle`; ``bundle.render()`` is the prompt text,
+            ``bundle.ledger`` what it spent and left out.
+        :raises InvalidInput: for a bad principal, conversation or budget, or both budgets.
         """
         if not isinstance(principal, Principal):
             raise InvalidInput("principal: a reckon Principal is required", field="principal")
-        if isinstance(budget_chars, bool) or not isinstance(budget_chars, int) or budget_chars < _MIN_BUDGET:
+        measure = CHARS
+        if budget_tokens is not None:
+            if budget_chars is not None:
+                raise InvalidInput("budget_tokens: give either budget_chars or budget_tokens, not both",
+                                   field="budget_tokens")
+            if isinstance(budget_tokens, bool) or not isinstance(budget_tokens, int) or budget_tokens < _MIN_TOKENS:
+                raise InvalidInput(f"budget_tokens: an integer >= {_MIN_TOKENS} is required, got {budget_tokens!r}",
+                                   field="budget_tokens")
+            measure = token_measure()
+        elif budget_chars is None:
+            budget_chars = _DEFAULT_BUDGET
+        if budget_chars is not None and (isinstance(budget_chars, bool) or not isinstance(budget_chars, int)
+                                         or budget_chars < _MIN_BUDGET):
             raise InvalidInput(f"budget_chars: an integer >= {_MIN_BUDGET} is required, got {budget_chars!r}",
                                field="budget_chars")
         text = _conversation_text(conversation)
@@ -368,6 +427,7 @@ class TenantRecall:
             cands = idx.candidates(importance=tiers, scopes=["user", "team"],
                                    visible_to=(principal.person, principal.teams))
             read: dict[str, Memory] = {}
+            ok_by_scope: dict[str, list[tuple[str, int]]] = {}
             for scope in ("user", "team"):
                 # the rule's order (importance, newest, IRI) on the index's columns; then
                 # read and check against the snapshot until the cap is filled
@@ -385,11 +445,13 @@ class TenantRecall:
                             read[m.id] = m
                     if len(kept) >= cap:
                         break
+                ok_by_scope[scope] = [(d.id, d.importance) for d in ok if d.id not in kept]
                 eligible = len(ok)
                 if eligible > cap:
                     capped[scope] = eligible - cap
                 for i in kept:
                     chosen[i] = R.memory_iri(self.tenant, i)
+            capped_imp = _capped_importance(view, chosen, capped, ok_by_scope)
             live = [iri for i, iri in chosen.items() if i not in read]
             memories_by_id = {m.id: m for m in self._memories(view, live)}
             memories_by_id.update(read)
@@ -402,10 +464,11 @@ class TenantRecall:
         blocks = _blocks(items, sims is not None and bool(sims))
         bundle = ContextBundle(
             tenant=self.tenant, principal=principal.person, generated_at=datetime.now(UTC),
-            clock=now, budget_chars=budget_chars, blocks=blocks, business=business,
-            conflicts=conflicts, capped=capped, ranking=ranking,
+            clock=now, budget_chars=budget_chars, budget_tokens=budget_tokens, blocks=blocks, business=business,
+            conflicts=conflicts, capped=capped, capped_importance=capped_imp, cap=cap, ranking=ranking,
         )
-        render.fit(bundle, max_item_chars)
+        render.fit(bundle, max_item_chars, measure)
+        self.record_access(bundle.ids())
         return bundle
 
     def _similarities(self, view: Any, text: str, ids: list[str]) -> tuple[str, dict[str, float]]:
@@ -564,6 +627,7 @@ class TenantRecall:
 
         idx = self.index
         idx.sync()
+        self._apply_usage(idx)
         with self.store.snapshot() as view:
             of_class: set[str] | None = None
             if classes:
@@ -599,12 +663,38 @@ class TenantRecall:
                     break
                 limit *= 4
             hits.sort(key=lambda h: -h.score)
-            return hits[:k]
+            hits = hits[:k]
+        self.record_access([h.memory.id for h in hits])
+        return hits
 
 
 # ---------------------------------------------------------------------------------------
 # module helpers
 # ---------------------------------------------------------------------------------------
+
+
+def _capped_importance(view: Any, chosen: dict[str, NamedNode], capped: dict[str, int],
+                       left_by_scope: dict[str, list[tuple[str, int]]]) -> dict[str, int]:
+    """The context ledger's account of the ``rk:liveContextCap`` guardrail: company
+    candidates (``rk:LiveCandidate``) the rule did not make live go into ``capped``
+    under ``"company"``; returns every capped memory's count by importance name
+    (personal and team ones from ``left_by_scope``: (id, importance) left out)."""
+    by_imp: dict[int, int] = defaultdict(int)
+    n = 0
+    for q in view.quads(None, R.A, _LIVE_CANDIDATE, INFERRED):
+        m = q.subject
+        if not isinstance(m, NamedNode) or m.value.rsplit(":", 1)[-1] in chosen:
+            continue
+        n += 1
+        imp = view.objects(m, R.rk("importance"), MEMORIES)
+        by_imp[int(R.python_value(imp[0])) if imp else 0] += 1
+    if n:
+        capped["company"] = n
+    for scope, left in left_by_scope.items():
+        if capped.get(scope):
+            for _, imp_ in left[: capped[scope]]:
+                by_imp[imp_] += 1
+    return {IMPORTANCE_NAMES.get(i, str(i)): c for i, c in sorted(by_imp.items(), reverse=True)}
 
 
 def _conversation_text(conversation: Any) -> str:

@@ -994,10 +994,14 @@ def create_app(
         request: Request,
         conversation: str = Query("", max_length=MAX_CONVERSATION_CHARS,
                                   description="Recent conversation text (orders items inside blocks)."),
-        budget_chars: int = Query(6000, ge=500, le=200_000, description="Maximum length of the text (characters)."),
+        budget_chars: int | None = Query(None, ge=500, le=200_000,
+                                         description="Maximum length of the text (characters; default 6000)."),
+        budget_tokens: int | None = Query(None, ge=100, le=200_000,
+                                          description="Maximum length in tokens instead of characters."),
         c: Ctx = Depends(ctx),
     ) -> Any:
-        b = c.tenant.context(c.principal, conversation=conversation, budget_chars=budget_chars)
+        b = c.tenant.context(c.principal, conversation=conversation, budget_chars=budget_chars,
+                             budget_tokens=budget_tokens)
         if negotiate(request.headers.get("accept"), ["application/json", "text/plain"]) == "text/plain":
             return PlainTextResponse(b.render())
         return b
