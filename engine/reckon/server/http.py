@@ -22,6 +22,7 @@ at ``/openapi.json``, interactive docs at ``/docs``):
 ``GET /tenants/{id}/tools``                            LLM tool definitions
 ``POST /tenants/{id}/tools/{name}``                    one LLM tool call (body: the arguments)
 ``/tenants/{id}/notes/{key}``, ``note-namespaces``      keyed notes (reckon.server._neighbours)
+``/tenants/{id}/maintenance``, ``.../feedback``         lifecycle (reckon.server._lifecycle)
 ``GET /tenants/{id}/metrics``, ``GET /metrics``        memories per kind and scope, reasoning
                                                        and write times (Prometheus text or JSON)
 =====================================================  ===================================
@@ -1090,6 +1091,9 @@ def create_app(
     from reckon.server._neighbours import register as register_neighbours
 
     register_neighbours(app, ctx, _ERRORS, ApiError)  # notes (reckon.server._neighbours)
+    from reckon.server._lifecycle import register as register_lifecycle
+
+    register_lifecycle(app, ctx, _ERRORS, ApiError)  # maintenance, feedback, documents
     from reckon.server.inspector import mount as mount_inspector
 
     mount_inspector(app, engine, tokens)  # the browser pages: /, /ui/... (reckon.server.inspector)
