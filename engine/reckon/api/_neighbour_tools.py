@@ -34,7 +34,7 @@ __all__ = ["EXPERIENCE_TOOL_NAMES", "GRAPH_TOOL_NAMES", "LIFECYCLE_TOOL_NAMES", 
 NOTE_TOOL_NAMES: tuple[str, ...] = ("note_put", "note_get", "note_list", "note_delete")
 GRAPH_TOOL_NAMES: tuple[str, ...] = ("event_record", "graph_related", "graph_impact", "graph_mermaid")
 EXPERIENCE_TOOL_NAMES: tuple[str, ...] = ("experience_record", "experience_recall")
-LIFECYCLE_TOOL_NAMES: tuple[str, ...] = ("memory_feedback",)
+LIFECYCLE_TOOL_NAMES: tuple[str, ...] = ("memory_feedback", "document_index")
 NEIGHBOUR_TOOL_NAMES: tuple[str, ...] = (NOTE_TOOL_NAMES + GRAPH_TOOL_NAMES + EXPERIENCE_TOOL_NAMES
                                          + LIFECYCLE_TOOL_NAMES)
 
@@ -136,6 +136,15 @@ def neighbour_tool_schemas() -> list[dict[str, Any]]:
              "id": {"type": "string", "pattern": "^[0-9a-f]{32}$", "description": "The memory id."},
              "vote": {"type": "integer", "enum": [1, -1]}},
              "required": ["id", "vote"], "additionalProperties": False}},
+        {"name": "document_index",
+         "description": "Index a document the user gives you (its text) so that `search` finds its passages later "
+                        "and cites them (document and chunk position). Indexing the same text again does nothing.",
+         "input_schema": {"type": "object", "properties": {
+             "text": {"type": "string", "minLength": 1, "maxLength": 1_000_000},
+             "location": {"type": "string", "minLength": 1, "maxLength": 2000,
+                          "description": "A file name or URL naming the document."},
+             "title": {"type": "string", "minLength": 1, "maxLength": 400}},
+             "required": ["text", "location"], "additionalProperties": False}},
     ]
 
 
@@ -171,6 +180,9 @@ def handle_neighbour_tool(tenant: Any, name: str, arguments: Any, principal: Pri
         a = _args(arguments, name)
         if name in GRAPH_TOOL_NAMES:
             return _graph_tool(tenant, name, a)
+        if name == "document_index":
+            d = tenant.index_document(a["text"], principal=principal, location=a["location"], title=a.get("title"))
+            return {"ok": True, "document": d.document.id, "key": d.key, "chunks": len(d.chunks), "written": d.written}
         if name == "memory_feedback":
             return {"ok": True, "id": a["id"], "feedback": tenant.feedback(a["id"], a["vote"], principal=principal)}
         if name == "experience_record":

@@ -690,6 +690,18 @@ class Tenant(NeighboursMixin):
         u = self.recall.usage.get(m.id)
         return {"access_count": u.access, "feedback": u.feedback, "last_access": u[2]}
 
+    def index_document(self, text: str | None = None, *, principal: Principal, location: str | None = None,
+                       path: str | Path | None = None, title: str | None = None, scope: str = "user",
+                       importance: int = 3) -> Any:
+        """Chunk a document into searchable, citeable memories (:func:`reckon.knowledge.index_document`:
+        ``semantic-text-splitter``, ~1,400-character chunks with 180 overlap, seed 002).
+
+        :returns: :class:`reckon.knowledge.IndexedDocument`."""
+        from reckon.knowledge import index_document
+
+        return index_document(self, text, principal=principal, location=location, path=path, title=title,
+                              scope=scope, importance=importance)
+
     def maintain(self, *, dry_run: bool = False) -> Any:
         """Lifecycle maintenance: purge expired working memory and notes, merge duplicate
         auto-captured memories, enforce capacity (:func:`reckon.lifecycle.maintain`).
@@ -757,7 +769,8 @@ class Tenant(NeighboursMixin):
         self._indexed()
 
     def context(self, principal: Principal, conversation: str | Sequence[str] = "",
-                budget_chars: int | None = None, *, budget_tokens: int | None = None) -> ContextBundle:
+                budget_chars: int | None = None, *, budget_tokens: int | None = None,
+                record_access: bool = True) -> ContextBundle:
         """The context bundle for a new turn; see ``TenantRecall.context``.
 
         :param budget_chars: maximum length of the text in characters (>= 500; default
@@ -765,6 +778,8 @@ class Tenant(NeighboursMixin):
             :mod:`reckon.recall.tokens`).
         :returns: :class:`~reckon.recall.bundle.ContextBundle` (``.render()`` is the prompt
             text, ``.ledger`` the budget, priority blocks and what was left out).
+        :param record_access: count one access of each item shown
+            (:mod:`reckon.recall.usage`); False for an inspection (``reckon bundle``).
         :raises InvalidInput: when ``conversation`` is longer than
             ``reckon.api._limits.MAX_CONVERSATION_CHARS`` (100,000) characters."""
         from reckon.api._limits import MAX_CONVERSATION_CHARS
@@ -772,7 +787,8 @@ class Tenant(NeighboursMixin):
         if isinstance(conversation, str) and len(conversation) > MAX_CONVERSATION_CHARS:
             raise InvalidInput(f"conversation: at most {MAX_CONVERSATION_CHARS} characters, got {len(conversation)}",
                                field="conversation")
-        return self.recall.context(principal, conversation, budget_chars, budget_tokens=budget_tokens)
+        return self.recall.context(principal, conversation, budget_chars, budget_tokens=budget_tokens,
+                                   record_access=record_access)
 
     @_arguments_checked
     def search(
@@ -787,6 +803,7 @@ class Tenant(NeighboursMixin):
         importance: tuple[int, int] | Collection[int] | str = (2, 3),
         explain: bool = False,
         now: datetime | None = None,
+        record_access: bool = True,
     ) -> list[SearchHit]:
         """Hybrid search (BM25 + embeddings, RRF, recency, MMR) over the active memories
         that are readable by and addressed to ``principal`` (company, their teams', their
@@ -795,6 +812,8 @@ class Tenant(NeighboursMixin):
         :param k: number of hits (1-100).
         :param importance: tiers: ``(lo, hi)``, a collection, or ``"all"``.
         :param explain: attach each hit's score explanation.
+        :param record_access: count one access of each hit returned (ranking and
+            maintenance use the counts); False for an inspection (``reckon search``).
         :returns: :class:`~reckon.recall.bundle.SearchHit` list, best first.
         :raises InvalidInput: when ``query`` is longer than
             ``reckon.api._limits.MAX_SEARCH_CHARS`` (2,000) characters, or an option is bad."""
@@ -804,7 +823,7 @@ class Tenant(NeighboursMixin):
             raise InvalidInput(f"query: at most {MAX_SEARCH_CHARS} characters, got {len(query)}", field="query")
         return self.recall.search(query, principal=principal, k=k, kinds=kinds,
                                   scopes=scopes, subclasses=subclasses, importance=importance,
-                                  explain=explain, now=now)
+                                  explain=explain, now=now, record_access=record_access)
 
     def tool_definitions(self, format: str = "openai") -> Any:
         """LLM tool definitions (remember, search, supersede, get_context); see

@@ -480,7 +480,8 @@ def _execute(tenant: Tenant, name: str, a: dict[str, Any], principal: Principal)
             {"id": h.memory.id, "score": h.score, "label": h.memory.label, "content": h.memory.content,
              "kind": h.memory.kind, "scope": h.memory.scope, "importance": h.memory.importance,
              "subclass": h.memory.subclass, "properties": _json(h.memory.properties),
-             "status": _json(h.memory.status)} for h in hits]}
+             "status": _json(h.memory.status),
+             **({"document": h.document, "citation": h.citation} if h.citation else {})} for h in hits]}
     if name == "supersede":
         if ("new_id" in a) == ("replacement" in a):
             return _err("invalid_input", "supersede: give exactly one of new_id or replacement",

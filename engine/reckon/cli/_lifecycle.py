@@ -10,6 +10,8 @@ also runs it daily for every tenant).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 from rich.markup import escape
 
@@ -58,3 +60,25 @@ def feedback_cmd(
     """Rate a memory; search ranking and the maintenance quality floor use the net feedback."""
     net = open_tenant(tenant).feedback(memory_id, vote, principal=principal(as_person, operator, []))
     say(f"net feedback of {memory_id}: {net:+d}")
+
+
+@app.command("index")
+def index_cmd(
+    file: Path = typer.Argument(..., help="A UTF-8 text or Markdown file."),
+    tenant: str = TENANT_OPT,
+    as_person: str = AS_OPT,
+    operator: bool = OPERATOR_OPT,
+    scope: str = typer.Option("user", "--scope", help="user (yours), team or company (operators)."),
+    title: str = typer.Option(None, "--title", help="Title (default: the file name)."),
+    importance: int = typer.Option(3, "--importance", help="Of the chunks, 2-5 (3: searched, not preloaded)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the document and its chunks as JSON."),
+) -> None:
+    """Index a document: chunks of ~1,400 characters (180 overlap) become searchable memories
+    that cite the document and their position; indexing it again does nothing."""
+    d = open_tenant(tenant).index_document(path=file, location=file.name, principal=principal(as_person, operator, []),
+                                           title=title, scope=scope, importance=importance)
+    if as_json:
+        print_json(d.to_dict())
+        return
+    say(f"{'indexed' if d.written else 'already indexed'} {d.location}: document {d.document.id}, "
+        f"{len(d.chunks)} chunk(s)")

@@ -60,7 +60,7 @@ def bundle(
     t = open_tenant(tenant)
     text = read_text_arg(conversation) if conversation else ""
     b = t.context(principal(as_person, operator, member_of), conversation=text, budget_chars=budget,
-                  budget_tokens=budget_tokens)
+                  budget_tokens=budget_tokens, record_access=False)
     if as_json:
         print_json(b.model_dump(mode="json"))
     else:
@@ -96,7 +96,7 @@ def search(
             raise fail(f"--importance: expected LO-HI, N or 'all', got {importance!r}") from None
     t = open_tenant(tenant)
     hits = t.search(query, principal=principal(as_person, operator, member_of), k=k, kinds=kinds or None,
-                    scopes=scopes or None, importance=imp, explain=explain)
+                    scopes=scopes or None, importance=imp, explain=explain, record_access=False)
     if as_json:
         print_json([h.model_dump(mode="json") for h in hits])
         return

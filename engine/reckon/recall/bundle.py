@@ -375,6 +375,7 @@ class TenantRecall:
         *,
         budget_tokens: int | None = None,
         max_item_chars: int = _MAX_ITEM_CHARS,
+        record_access: bool = True,
     ) -> ContextBundle:
         """The context bundle for a new turn of ``principal`` (see the module docstring).
 
@@ -386,6 +387,7 @@ class TenantRecall:
             :func:`reckon.recall.tokens.token_measure` (``$RECKON_TOKENIZER`` or the
             MiniLM package's WordPiece tokenizer).
         :param max_item_chars: content of one item is shortened to this many characters.
+        :param record_access: count an access of each item shown (:mod:`reckon.recall.usage`).
         :returns: :class:`ContextBundle`; ``bundle.render()`` is the prompt text,
             ``bundle.ledger`` what it spent and left out.
         :raises InvalidInput: for a bad principal, conversation or budget, or both budgets.
@@ -468,7 +470,8 @@ class TenantRecall:
             conflicts=conflicts, capped=capped, capped_importance=capped_imp, cap=cap, ranking=ranking,
         )
         render.fit(bundle, max_item_chars, measure)
-        self.record_access(bundle.ids())
+        if record_access:
+            self.record_access(bundle.ids())
         return bundle
 
     def _similarities(self, view: Any, text: str, ids: list[str]) -> tuple[str, dict[str, float]]:
@@ -579,6 +582,7 @@ class TenantRecall:
         importance: tuple[int, int] | Collection[int] | str = (2, 3),
         explain: bool = False,
         now: datetime | None = None,
+        record_access: bool = True,
     ) -> list[SearchHit]:
         """Hybrid search over the ACTIVE memories visible to ``principal`` (company, their
         teams', their own), by default the long tail (importance 2-3, seed §6).
@@ -591,6 +595,7 @@ class TenantRecall:
         :param importance: ``(lo, hi)`` inclusive, a collection of tiers, or ``"all"``
             (2-5). Importance 1 (Disabled) is never returned.
         :param explain: attach each hit's score components.
+        :param record_access: count an access of each hit returned (:mod:`reckon.recall.usage`).
         :returns: hits, best first, each with ``.memory`` and ``.score``.
         :raises InvalidInput: for a bad query, k, kind, scope, subclass or importance.
         """
@@ -664,8 +669,27 @@ class TenantRecall:
                 limit *= 4
             hits.sort(key=lambda h: -h.score)
             hits = hits[:k]
-        self.record_access([h.memory.id for h in hits])
+            self._cite(view, hits)
+        if record_access:
+            self.record_access([h.memory.id for h in hits])
         return hits
+
+
+    def _cite(self, view: Any, hits: list[SearchHit]) -> None:
+        """Name the document and position of every chunk hit (``ty:partOf``, derived by
+        ``rule:chunk-part-of``)."""
+        from reckon.knowledge import citation
+
+        docs = {h.memory.status.get("partOf") for h in hits if h.memory.subclass == "ChunkMemory"}
+        docs.discard(None)
+        if not docs:
+            return
+        by_id = {m.id: m for m in self._memories(view, [R.memory_iri(self.tenant, str(d)) for d in docs])}
+        for h in hits:
+            if h.memory.subclass == "ChunkMemory":
+                d = by_id.get(str(h.memory.status.get("partOf")))
+                h.document = d.id if d is not None else None
+                h.citation = citation(h.memory, d)
 
 
 # ---------------------------------------------------------------------------------------

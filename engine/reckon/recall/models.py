@@ -275,11 +275,18 @@ class ContextBundle(BaseModel):
 
 
 class SearchHit(BaseModel):
-    """One search result: the memory, its score and (on request) the score components."""
+    """One search result: the memory, its score and (on request) the score components.
+
+    :ivar document: for a chunk of an indexed document (``ty:ChunkMemory``,
+        :mod:`reckon.knowledge`), the id of its document memory (``ty:partOf``);
+        ``citation`` names the document and the chunk's position and character span.
+    """
 
     memory: Memory
     score: float
     explanation: ScoreExplanation | None = None
+    document: str | None = None
+    citation: str | None = None
 
 
 

@@ -47,13 +47,16 @@ class UsageLog:
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
 
-    def _db(self) -> sqlite3.Connection:
+    def _db(self, create: bool = True) -> sqlite3.Connection | None:
+        """The connection; ``None`` when the file does not exist and ``create`` is False
+        (a read never creates it). Rollback-journal mode: a read leaves no file behind."""
         if self._conn is None:
             if self.path is not None:
+                if not create and not self.path.exists():
+                    return None
                 self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(str(self.path) if self.path is not None else ":memory:", timeout=30,
                                    check_same_thread=False, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("CREATE TABLE IF NOT EXISTS usage (id TEXT PRIMARY KEY, access INTEGER NOT NULL DEFAULT 0, "
                          "feedback INTEGER NOT NULL DEFAULT 0, last_access TEXT)")
             self._conn = conn
@@ -67,6 +70,7 @@ class UsageLog:
         when = (at or datetime.now(UTC)).isoformat()
         with self._lock:
             db = self._db()
+            assert db is not None
             db.execute("BEGIN IMMEDIATE")
             try:
                 db.executemany("INSERT INTO usage (id, access, last_access) VALUES (?, 1, ?) ON CONFLICT(id) DO "
@@ -81,6 +85,7 @@ class UsageLog:
         """Add a +1 / -1 vote; returns the net feedback."""
         with self._lock:
             db = self._db()
+            assert db is not None
             db.execute("BEGIN IMMEDIATE")
             try:
                 db.execute("INSERT INTO usage (id, feedback) VALUES (?, ?) ON CONFLICT(id) DO "
@@ -96,19 +101,25 @@ class UsageLog:
         """Changes since this connection opened by any process (``PRAGMA data_version``
         plus this connection's own total changes): equal values, equal counts."""
         with self._lock:
-            db = self._db()
+            db = self._db(create=False)
+            if db is None:
+                return 0
             return int(db.execute("PRAGMA data_version").fetchone()[0]) * 1_000_003 + db.total_changes
 
     def counts(self) -> dict[str, Usage]:
         """Every memory's counts (memories never used are absent)."""
         with self._lock:
-            rows = self._db().execute("SELECT id, access, feedback, last_access FROM usage").fetchall()
+            db = self._db(create=False)
+            if db is None:
+                return {}
+            rows = db.execute("SELECT id, access, feedback, last_access FROM usage").fetchall()
         return {r[0]: Usage((int(r[1]), int(r[2]), r[3])) for r in rows}
 
     def get(self, memory_id: str) -> Usage:
         with self._lock:
-            r = self._db().execute("SELECT access, feedback, last_access FROM usage WHERE id = ?",
-                                   (memory_id,)).fetchone()
+            db = self._db(create=False)
+            r = db.execute("SELECT access, feedback, last_access FROM usage WHERE id = ?",
+                           (memory_id,)).fetchone() if db is not None else None
         return Usage((int(r[0]), int(r[1]), r[2])) if r else Usage((0, 0, None))
 
     def close(self) -> None:

@@ -220,6 +220,8 @@ class SupersedeBody(BaseModel):
 class SearchHitOut(BaseModel):
     memory: Memory
     score: float
+    document: str | None = None
+    citation: str | None = None
 
 
 class SearchOut(BaseModel):
@@ -986,7 +988,8 @@ def create_app(
         if importance:
             opts["importance"] = sorted(set(importance))
         hits = c.tenant.search(q, principal=c.principal, **opts)
-        return SearchOut(query=q, hits=[SearchHitOut(memory=h.memory, score=h.score) for h in hits])
+        return SearchOut(query=q, hits=[SearchHitOut(memory=h.memory, score=h.score, document=h.document,
+                                                       citation=h.citation) for h in hits])
 
     @app.get("/tenants/{tenant_id}/bundle", summary="The context bundle of the token's person", tags=["recall"],
              response_model=ContextBundle,
