@@ -76,7 +76,9 @@ def check_priority(b, crit: set[str]) -> None:
         assert not [i for i in b.items() if i.importance < 5], b.text
         assert not b.business and not b.conflicts, b.text
         assert blocks["header"].form == "minimal" and blocks["footer"].form == "short", b.ledger
+        # every Critical item still shown is compact: content shortened before any is dropped
         assert blocks["critical"].form == "compact" or not blocks["critical"].shown
+        assert all(len(i.content) <= 80 or i.line(80) in b.text for i in b.items() if i.importance == 5)
     assert sum(x.shown for x in b.ledger.blocks if x.key in ("critical", "high", "lower")) == len(shown)
     assert sum(x.omitted for x in b.ledger.blocks if x.key in ("critical", "high", "lower")) == (
         b.omitted_total - b.omitted.get("business", 0) - b.omitted.get("conflicts", 0))
@@ -202,3 +204,18 @@ def test_a_missing_tokenizer_file_is_a_clear_error(tenant, tmp_path, monkeypatch
         tenant.context(ANN, budget_tokens=500)
     assert e.value.field == "budget_tokens" and "nope.json" in str(e.value)
     tokens._cache.clear()
+
+
+def test_critical_content_is_shortened_lowest_ranked_first_before_any_is_dropped(tenant):
+    crit = [fact(tenant, 5, 45) for _ in range(8)]
+    full = tenant.context(ANN, budget_chars=100_000)
+    order = [i.id for i in full.items()]  # display order = rank order inside the block
+    lines = {i.id: i.line() for i in full.items()}
+    budget = len(full.text) - 900
+    b = tenant.context(ANN, budget_chars=budget)
+    assert len(b.text) <= budget and set(b.ids()) == {m.id for m in crit}  # none dropped
+    full_shown = [i for i in order if lines[i] in b.text]
+    compact = [i for i in order if lines[i] not in b.text]
+    assert full_shown and compact  # some kept whole, some shortened
+    assert order.index(max(full_shown, key=order.index)) < order.index(min(compact, key=order.index))
+    assert {x.key: x for x in b.ledger.blocks}["critical"].form == "compact"

@@ -235,7 +235,8 @@ def fit(b: ContextBundle, max_item_chars: int, measure: Measure = CHARS) -> None
     below High, then High items (least important block first, lowest ranked first), then
     business lines, then conflict lines; then the boilerplate: the header to its short
     form, the footer to its short form, the header to one line; then Critical items'
-    content to :data:`COMPACT_ITEM_CHARS`; only then Critical items, the same order. A
+    content to :data:`COMPACT_ITEM_CHARS`, one at a time, lowest ranked first; only then
+    Critical items, the same order. A
     Critical memory is therefore never dropped while lower-priority text or boilerplate
     remains. A conflict line whose two memories were both dropped goes with them.
     """
@@ -327,8 +328,8 @@ def fit(b: ContextBundle, max_item_chars: int, measure: Measure = CHARS) -> None
     def set_form(part: str, value: str) -> Callable[[], None]:
         return lambda: form.__setitem__(part, value)
 
-    def compact() -> None:
-        compacted.update(i.id for its in kept.values() for i in its)
+    def compact(item_id: str) -> None:
+        compacted.add(item_id)
 
     steps: list[Callable[[], None]] = []
     for tier in ("lower", "high"):
@@ -336,7 +337,9 @@ def fit(b: ContextBundle, max_item_chars: int, measure: Measure = CHARS) -> None
             steps += [partial(drop_item, blk.key, it) for it in reversed(blk.items) if tier_of[it.id] == tier]
     steps += [partial(drop_business, x) for x in reversed(business)]
     steps += [partial(drop_conflict, c) for c in reversed(conflicts)]
-    steps += [set_form("header", "short"), set_form("footer", "short"), set_form("header", "minimal"), compact]
+    steps += [set_form("header", "short"), set_form("footer", "short"), set_form("header", "minimal")]
+    for blk in reversed(b.blocks):  # Critical content shortened, lowest ranked first
+        steps += [partial(compact, it.id) for it in reversed(blk.items) if tier_of[it.id] == "critical"]
     for blk in reversed(b.blocks):
         steps += [partial(drop_item, blk.key, it) for it in reversed(blk.items) if tier_of[it.id] == "critical"]
     for step in steps:
