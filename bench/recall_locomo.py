@@ -226,7 +226,8 @@ def main(argv: list[str] | None = None) -> int:
                 label_of = {m.id: m.label.split(" ", 1)[0] for m in ms if m is not None}
 
                 def api_mem(q: str, mt: Any = mt, label_of: dict[str, str] = label_of) -> list[str]:
-                    return [label_of.get(h.memory.id, "") for h in mt.search(q, principal=ops, k=maxk)]
+                    return [label_of.get(h.memory.id, "") for h in mt.search(q, principal=ops, k=maxk,
+                                                                    record_access=False)]
 
                 ranked[API_MEMORIES] = api_mem
             imports.append((cid, len(turns), t_return, t_import, t_mem))

@@ -36,6 +36,11 @@ def test_defaults_are_typed_and_one_value_each(tenant: Tenant) -> None:
         "live_importance_floor": 4,
         "event_graph_max_nodes": 10000,  # module events (seed 004 graph.maxNodes)
         "strategy_promotion_threshold": 5,  # module experience (seed 000 promotionAccessThreshold)
+        # module types, lifecycle maintenance (reckon.lifecycle)
+        "dedup_threshold": Decimal("0.97"),  # seed 000 pruneThreshold
+        "salience_decay_per_day": Decimal("0.95"),  # seed 000 daily multiplier, seed 004 decayRate
+        "capacity_per_scope_kind": 10000,  # seed 004 maxNodes
+        "protected_access_count": 5,  # seed 000 promotionAccessThreshold
     }
 
 

@@ -28,13 +28,15 @@ from reckon._errors import (
 )
 from reckon.memory.models import Principal
 
-__all__ = ["EXPERIENCE_TOOL_NAMES", "GRAPH_TOOL_NAMES", "NEIGHBOUR_TOOL_NAMES", "NOTE_TOOL_NAMES", "handle_neighbour_tool",
-           "neighbour_tool_schemas"]
+__all__ = ["EXPERIENCE_TOOL_NAMES", "GRAPH_TOOL_NAMES", "LIFECYCLE_TOOL_NAMES", "NEIGHBOUR_TOOL_NAMES",
+           "NOTE_TOOL_NAMES", "handle_neighbour_tool", "neighbour_tool_schemas"]
 
 NOTE_TOOL_NAMES: tuple[str, ...] = ("note_put", "note_get", "note_list", "note_delete")
 GRAPH_TOOL_NAMES: tuple[str, ...] = ("event_record", "graph_related", "graph_impact", "graph_mermaid")
 EXPERIENCE_TOOL_NAMES: tuple[str, ...] = ("experience_record", "experience_recall")
-NEIGHBOUR_TOOL_NAMES: tuple[str, ...] = NOTE_TOOL_NAMES + GRAPH_TOOL_NAMES + EXPERIENCE_TOOL_NAMES
+LIFECYCLE_TOOL_NAMES: tuple[str, ...] = ("memory_feedback", "document_index")
+NEIGHBOUR_TOOL_NAMES: tuple[str, ...] = (NOTE_TOOL_NAMES + GRAPH_TOOL_NAMES + EXPERIENCE_TOOL_NAMES
+                                         + LIFECYCLE_TOOL_NAMES)
 
 _KEY = {"type": "string", "minLength": 1, "maxLength": 512,
         "pattern": "^project/[A-Za-z0-9][A-Za-z0-9._-]{0,127}/[A-Za-z0-9][A-Za-z0-9._-]{0,127}/"
@@ -127,6 +129,22 @@ def neighbour_tool_schemas() -> list[dict[str, Any]]:
              "task": {"type": "string", "minLength": 1},
              "k": {"type": "integer", "minimum": 1, "maximum": 100}},
              "required": ["task"], "additionalProperties": False}},
+        {"name": "memory_feedback",
+         "description": "Rate a memory you used: +1 when it helped, -1 when it was wrong or useless. Search ranks "
+                        "well-rated memories higher, and maintenance never evicts them.",
+         "input_schema": {"type": "object", "properties": {
+             "id": {"type": "string", "pattern": "^[0-9a-f]{32}$", "description": "The memory id."},
+             "vote": {"type": "integer", "enum": [1, -1]}},
+             "required": ["id", "vote"], "additionalProperties": False}},
+        {"name": "document_index",
+         "description": "Index a document the user gives you (its text) so that `search` finds its passages later "
+                        "and cites them (document and chunk position). Indexing the same text again does nothing.",
+         "input_schema": {"type": "object", "properties": {
+             "text": {"type": "string", "minLength": 1, "maxLength": 1_000_000},
+             "location": {"type": "string", "minLength": 1, "maxLength": 2000,
+                          "description": "A file name or URL naming the document."},
+             "title": {"type": "string", "minLength": 1, "maxLength": 400}},
+             "required": ["text", "location"], "additionalProperties": False}},
     ]
 
 
@@ -162,6 +180,11 @@ def handle_neighbour_tool(tenant: Any, name: str, arguments: Any, principal: Pri
         a = _args(arguments, name)
         if name in GRAPH_TOOL_NAMES:
             return _graph_tool(tenant, name, a)
+        if name == "document_index":
+            d = tenant.index_document(a["text"], principal=principal, location=a["location"], title=a.get("title"))
+            return {"ok": True, "document": d.document.id, "key": d.key, "chunks": len(d.chunks), "written": d.written}
+        if name == "memory_feedback":
+            return {"ok": True, "id": a["id"], "feedback": tenant.feedback(a["id"], a["vote"], principal=principal)}
         if name == "experience_record":
             x = tenant.experience
             task, outcome = a.pop("task"), a.pop("outcome")

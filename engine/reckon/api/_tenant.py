@@ -729,10 +729,53 @@ class Tenant(NeighboursMixin):
         return m
 
     @_arguments_checked
-    def delete(self, memory_id: str, *, principal: Principal) -> None:
-        """Operator only: delete a memory; see ``MemoryService.delete``."""
-        self.memory.delete(memory_id, principal=principal)
+    def delete(self, memory_id: str, *, principal: Principal, reason: str | None = None) -> None:
+        """Operator only: delete a memory; see ``MemoryService.delete`` (``reason`` is
+        kept on the tombstone and shown by ``history()``)."""
+        self.memory.delete(memory_id, principal=principal, reason=reason)
         self._indexed()
+
+    def feedback(self, memory_id: str, vote: int, *, principal: Principal) -> int:
+        """Rate a memory the principal may read: ``vote`` +1 (it helped) or -1 (it did
+        not). Ranking boosts by net feedback (:func:`reckon.recall.rank.feedback_boost`)
+        and maintenance never evicts a positively rated memory (:mod:`reckon.lifecycle`).
+
+        :returns: the memory's net feedback.
+        :raises InvalidInput: when ``vote`` is not +1 or -1.
+        :raises UnknownMemory: when absent or not readable by ``principal``."""
+        if isinstance(vote, bool) or vote not in (1, -1):
+            raise InvalidInput(f"vote: +1 or -1 is required, got {vote!r}", field="vote")
+        m = self.memory.get(memory_id, principal=principal)
+        return self.recall.usage.feedback(m.id, int(vote))
+
+    def usage(self, memory_id: str, *, principal: Principal | None = None) -> dict[str, Any]:
+        """``{"access_count", "feedback", "last_access"}`` of a memory (searches and
+        bundles that returned it; votes). :raises UnknownMemory: when absent or not
+        readable by ``principal``."""
+        m = self.memory.get(memory_id, principal=principal)
+        u = self.recall.usage.get(m.id)
+        return {"access_count": u.access, "feedback": u.feedback, "last_access": u[2]}
+
+    def index_document(self, text: str | None = None, *, principal: Principal, location: str | None = None,
+                       path: str | Path | None = None, title: str | None = None, scope: str = "user",
+                       importance: int = 3) -> Any:
+        """Chunk a document into searchable, citeable memories (:func:`reckon.knowledge.index_document`:
+        ``semantic-text-splitter``, ~1,400-character chunks with 180 overlap, seed 002).
+
+        :returns: :class:`reckon.knowledge.IndexedDocument`."""
+        from reckon.knowledge import index_document
+
+        return index_document(self, text, principal=principal, location=location, path=path, title=title,
+                              scope=scope, importance=importance)
+
+    def maintain(self, *, dry_run: bool = False) -> Any:
+        """Lifecycle maintenance: purge expired working memory and notes, merge duplicate
+        auto-captured memories, enforce capacity (:func:`reckon.lifecycle.maintain`).
+
+        :returns: :class:`reckon.lifecycle.MaintenanceReport`."""
+        from reckon.lifecycle import maintain
+
+        return maintain(self, dry_run=dry_run)
 
     def get(self, memory_id: str, *, principal: Principal | None = None) -> Memory:
         """One memory by id.
@@ -792,7 +835,8 @@ class Tenant(NeighboursMixin):
         self._indexed()
 
     def context(self, principal: Principal, conversation: str | Sequence[str] = "",
-                budget_chars: int = 6000, *, project: str | None = None,
+                budget_chars: int | None = None, *, budget_tokens: int | None = None,
+                record_access: bool = True, project: str | None = None,
                 conversation_id: str | None = None) -> ContextBundle:
         """The context bundle for a new turn; see ``TenantRecall.context``.
 
@@ -800,11 +844,17 @@ class Tenant(NeighboursMixin):
         company.
 
         :param conversation: the recent conversation's text (ranking only).
+        :param budget_chars: maximum length of the text in characters (>= 500; default
+            6,000); ``budget_tokens``: in tokens instead (>= 100,
+            :mod:`reckon.recall.tokens`).
+        :param record_access: count one access of each item shown
+            (:mod:`reckon.recall.usage`); False for an inspection (``reckon bundle``).
         :param project: the project the turn works on: its live project-scope memories
             join the bundle when the principal is a member (else none are added).
         :param conversation_id: the conversation the turn belongs to: its live
             conversation-scope memories join the bundle when the principal takes part.
-        :returns: :class:`~reckon.recall.bundle.ContextBundle` (``.render()`` is the prompt text).
+        :returns: :class:`~reckon.recall.bundle.ContextBundle` (``.render()`` is the prompt
+            text, ``.ledger`` the budget, priority blocks and what was left out).
         :raises InvalidInput: when ``conversation`` is longer than
             ``reckon.api._limits.MAX_CONVERSATION_CHARS`` (100,000) characters, or
             ``project`` / ``conversation_id`` is not a non-empty string."""
@@ -817,6 +867,7 @@ class Tenant(NeighboursMixin):
             if v is not None and (not isinstance(v, str) or not v):
                 raise InvalidInput(f"{name}: a non-empty id string is required, got {v!r}", field=name)
         return self.recall.context(self.principal_of(principal), conversation, budget_chars,
+                                   budget_tokens=budget_tokens, record_access=record_access,
                                    project=project, conversation_id=conversation_id)
 
     @_arguments_checked
@@ -832,6 +883,7 @@ class Tenant(NeighboursMixin):
         importance: tuple[int, int] | Collection[int] | str = (2, 3),
         explain: bool = False,
         now: datetime | None = None,
+        record_access: bool = True,
     ) -> list[SearchHit]:
         """Hybrid search (BM25 + embeddings, RRF, recency, MMR) over the active memories
         that are readable by and addressed to ``principal`` (company, their teams', their
@@ -840,6 +892,8 @@ class Tenant(NeighboursMixin):
         :param k: number of hits (1-100).
         :param importance: tiers: ``(lo, hi)``, a collection, or ``"all"``.
         :param explain: attach each hit's score explanation.
+        :param record_access: count one access of each hit returned (ranking and
+            maintenance use the counts); False for an inspection (``reckon search``).
         :returns: :class:`~reckon.recall.bundle.SearchHit` list, best first.
         :raises InvalidInput: when ``query`` is longer than
             ``reckon.api._limits.MAX_SEARCH_CHARS`` (2,000) characters, or an option is bad."""
@@ -849,7 +903,7 @@ class Tenant(NeighboursMixin):
             raise InvalidInput(f"query: at most {MAX_SEARCH_CHARS} characters, got {len(query)}", field="query")
         return self.recall.search(query, principal=self.principal_of(principal), k=k, kinds=kinds,
                                   scopes=scopes, subclasses=subclasses, importance=importance,
-                                  explain=explain, now=now)
+                                  explain=explain, now=now, record_access=record_access)
 
     def tool_definitions(self, format: str = "openai") -> Any:
         """LLM tool definitions (remember, search, supersede, get_context); see

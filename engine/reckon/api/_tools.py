@@ -262,6 +262,8 @@ def tool_schemas(catalogue: Catalogue) -> list[dict[str, Any]]:
                                 "description": "The conversation this turn belongs to (adds its conversation memories)."},
             "budget_chars": {"type": "integer", "minimum": 500, "maximum": 100000,
                              "description": "Maximum length of the returned text (default 6000)."},
+            "budget_tokens": {"type": "integer", "minimum": 100, "maximum": 100000,
+                              "description": "Maximum length in tokens instead of characters."},
         },
         "additionalProperties": False,
     }
@@ -489,7 +491,8 @@ def _execute(tenant: Tenant, name: str, a: dict[str, Any], principal: Principal)
             {"id": h.memory.id, "score": h.score, "label": h.memory.label, "content": h.memory.content,
              "kind": h.memory.kind, "scope": h.memory.scope, "importance": h.memory.importance,
              "subclass": h.memory.subclass, "properties": _json(h.memory.properties),
-             "status": _json(h.memory.status)} for h in hits]}
+             "status": _json(h.memory.status),
+             **({"document": h.document, "citation": h.citation} if h.citation else {})} for h in hits]}
     if name == "supersede":
         if ("new_id" in a) == ("replacement" in a):
             return _err("invalid_input", "supersede: give exactly one of new_id or replacement",
@@ -498,8 +501,10 @@ def _execute(tenant: Tenant, name: str, a: dict[str, Any], principal: Principal)
         m = tenant.supersede(a["old_id"], new, principal=principal)
         return {"ok": True, "memory": _memory_json(m), "superseded": a["old_id"]}
     # get_context
-    b = tenant.context(principal, conversation=a.get("conversation", ""), budget_chars=a.get("budget_chars", 6000),
-                       project=a.get("project"), conversation_id=a.get("conversation_id"))
+    b = tenant.context(principal, conversation=a.get("conversation", ""), budget_chars=a.get("budget_chars"),
+                       budget_tokens=a.get("budget_tokens"), project=a.get("project"),
+                       conversation_id=a.get("conversation_id"))
     return {"ok": True, "text": b.render(), "ids": b.ids(), "omitted": dict(b.omitted),
-            "omitted_total": b.omitted_total, "conflicts": [_json(c.model_dump()) for c in b.conflicts],
-            "ranking": b.ranking}
+            "omitted_total": b.omitted_total, "capped": dict(b.capped),
+            "conflicts": [_json(c.model_dump()) for c in b.conflicts], "ranking": b.ranking,
+            "ledger": b.ledger.model_dump(mode="json") if b.ledger is not None else None}

@@ -151,7 +151,7 @@ def command() -> Any:
     (see :func:`polish`)."""
     from reckon.cli import _rules  # noqa: F401  (register verbs: import for side effects)
 
-    for mod in ("_tenant", "_memory", "_data", "_query", "_serve", "_demo", "_capture", "_neighbours"):
+    for mod in ("_tenant", "_memory", "_data", "_query", "_serve", "_demo", "_capture", "_neighbours", "_lifecycle"):
         try:
             __import__(f"reckon.cli.{mod}")
         except ModuleNotFoundError as exc:  # verb module not present in this build

@@ -49,7 +49,11 @@ def bundle(
     operator: bool = OPERATOR_OPT,
     member_of: list[str] = MEMBER_OF_OPT,
     conversation: str = typer.Option("", "--conversation", "-c", help="Recent conversation: text, @FILE or - (stdin)."),
-    budget: int = typer.Option(6000, "--budget", help="Maximum rendered length, characters."),
+    budget: int = typer.Option(None, "--budget", help="Maximum rendered length, characters (default 6000)."),
+    budget_tokens: int = typer.Option(None, "--budget-tokens",
+                                      help="Maximum rendered length in tokens instead ($RECKON_TOKENIZER or "
+                                           "the MiniLM tokenizer)."),
+    ledger: bool = typer.Option(False, "--ledger", help="Also print the context ledger (to stderr)."),
     as_json: bool = typer.Option(False, "--json", help="Print the bundle model as JSON."),
     project: str | None = typer.Option(None, "--project", help="The project of the turn: adds its project memories."),
     conversation_id: str | None = typer.Option(None, "--conversation-id",
@@ -59,11 +63,14 @@ def bundle(
     t = open_tenant(tenant)
     text = read_text_arg(conversation) if conversation else ""
     b = t.context(principal(as_person, operator, member_of), conversation=text, budget_chars=budget,
-                  project=project, conversation_id=conversation_id)
+                  budget_tokens=budget_tokens, record_access=False, project=project,
+                  conversation_id=conversation_id)
     if as_json:
         print_json(b.model_dump(mode="json"))
     else:
         sys.stdout.write(b.render().rstrip("\n") + "\n")
+    if ledger and b.ledger is not None:
+        sys.stderr.write("ledger: " + b.ledger.line() + "\n")
 
 
 @app.command("search")
@@ -93,7 +100,7 @@ def search(
             raise fail(f"--importance: expected LO-HI, N or 'all', got {importance!r}") from None
     t = open_tenant(tenant)
     hits = t.search(query, principal=principal(as_person, operator, member_of), k=k, kinds=kinds or None,
-                    scopes=scopes or None, importance=imp, explain=explain)
+                    scopes=scopes or None, importance=imp, explain=explain, record_access=False)
     if as_json:
         print_json([h.model_dump(mode="json") for h in hits])
         return

@@ -21,6 +21,10 @@ Jobs (task names are stable):
   16, 32 s (a 429 waits the server's ``Retry-After``); an error that re-running cannot fix
   (HTTP 400, a broken extractor) is not retried and stays listed as failed until
   ``reckon jobs retry``.
+* ``reckon.maintain(data_dir, tenant, dry_run)`` -- lifecycle maintenance of one tenant
+  (:func:`reckon.lifecycle.maintain`); queued by ``reckon maintain --queue`` and, for
+  every tenant, by the periodic ``reckon.maintain-daily`` at 03:00 UTC. Idempotent: a
+  run lost with a killed worker is simply the next day's run.
 * ``reckon.sweep(data_dir)`` -- every minute, and once when a worker starts: queues
   extraction for every conversation with unprocessed turns that is idle for
   ``RECKON_EXTRACT_IDLE`` seconds (default 300) or has ``RECKON_EXTRACT_EVERY`` of them.
@@ -153,8 +157,18 @@ class Jobs:
         def sweep() -> int:
             return jobs.sweep()
 
+        @h.task(name="reckon.maintain", retries=2, retry_delay=retry_delay, retry_backoff=2)  # type: ignore[untyped-decorator]
+        def maintain_task(data_dir: str, tenant: str, dry_run: bool = False) -> dict[str, Any]:
+            return jobs._run_maintain(data_dir, tenant, dry_run)
+
+        @h.periodic_task(crontab(minute="0", hour="3"), name="reckon.maintain-daily")  # type: ignore[untyped-decorator]
+        def maintain_daily() -> int:
+            return jobs.maintain_all()
+
         self.extract = extract
         self.periodic_sweep = sweep
+        self.maintain_task = maintain_task
+        self.periodic_maintain = maintain_daily
 
         @h.signal()  # type: ignore[untyped-decorator]
         def _record(signal: str, task: Any, exc: Any = None) -> None:
@@ -216,6 +230,28 @@ class Jobs:
                         n += 1
         return n
 
+    def enqueue_maintenance(self, tenant: str, *, dry_run: bool = False) -> str:
+        """Queue lifecycle maintenance of one tenant (:mod:`reckon.lifecycle`); returns
+        the job id (its record: ``reckon jobs list``)."""
+        res = self.maintain_task(self.data_dir, tenant, dry_run)
+        self._put(res.id, {"id": res.id, "task": "maintain", "tenant": tenant, "conversation": None,
+                           "state": "queued", "attempts": 0, "queued_at": _now()})
+        return str(res.id)
+
+    def maintain_all(self) -> int:
+        """Queue maintenance of every tenant (the daily periodic task, 03:00 UTC);
+        returns how many were queued."""
+        engine = _engine(self.data_dir)
+        n = 0
+        for tid in engine.list_tenants():
+            self.enqueue_maintenance(tid)
+            n += 1
+        return n
+
+    def _run_maintain(self, data_dir: str, tenant: str, dry_run: bool) -> dict[str, Any]:
+        t = _engine(data_dir).tenant(tenant)
+        return dict(t.maintain(dry_run=dry_run).model_dump(mode="json"))
+
     # ------------------------------------------------------------------ the job
     def _run_extract(self, data_dir: str, tenant: str, conversation: str, task: Any) -> dict[str, Any]:
         from huey.exceptions import CancelExecution, RetryTask  # type: ignore[import-untyped]
@@ -268,12 +304,15 @@ class Jobs:
     def _on_signal(self, signal: str, task: Any, exc: Any) -> None:
         from huey import signals as S
 
-        if getattr(task, "name", "") != "reckon.extract":
+        name = getattr(task, "name", "")
+        if name not in ("reckon.extract", "reckon.maintain"):
             return
         rec = self.record(str(task.id)) or {}
         args: tuple[Any, ...] = tuple(task.args or ())
         rec.update(id=str(task.id), tenant=args[1] if len(args) > 1 else None,
-                   conversation=args[2] if len(args) > 2 else None, updated_at=_now())
+                   conversation=args[2] if len(args) > 2 and name == "reckon.extract" else None, updated_at=_now())
+        if name == "reckon.maintain":
+            rec["task"] = "maintain"
         if signal == S.SIGNAL_EXECUTING:
             rec["state"] = "running"
             rec["attempts"] = int(rec.get("attempts", 0)) + 1
@@ -325,8 +364,11 @@ class Jobs:
             recs = [r for r in recs if r.get("state") == "failed"]
         out = []
         for r in recs:
-            self.huey.delete(f"reckon:queued:{r['tenant']}:{r['conversation']}")
-            new = self.enqueue(r["tenant"], r["conversation"])
+            if r.get("task") == "maintain":
+                new: str | None = self.enqueue_maintenance(r["tenant"])
+            else:
+                self.huey.delete(f"reckon:queued:{r['tenant']}:{r['conversation']}")
+                new = self.enqueue(r["tenant"], r["conversation"])
             if new is not None:
                 r["state"] = "requeued"
                 r["requeued_as"] = new

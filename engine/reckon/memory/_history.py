@@ -83,6 +83,8 @@ def history_entry(svc: MemoryService, memory_id: str) -> HistoryEntry | None:
             superseded_by=superseded_by, supersedes=olds, active=False, event="deleted",
             deleted_at=R.python_value(asserted[R.P_DELETED_AT][0]) if asserted.get(R.P_DELETED_AT) else None,
             deleted_by=R.slug_of(by[0].value) if by else None,
+            deleted_reason=(asserted[R.rk("deletionReason")][0].value
+                            if asserted.get(R.rk("deletionReason")) else None),
         )
     mem = C.to_memory(svc, m, asserted, inferred)
     event: TLiteral["created", "updated", "superseded", "current", "deleted"]

@@ -198,9 +198,11 @@ def restore(svc: MemoryService, memory_id: str, *, principal: Principal) -> Memo
     return svc.get(m.value)
 
 
-def delete(svc: MemoryService, memory_id: str, *, principal: Principal) -> None:
+def delete(svc: MemoryService, memory_id: str, *, principal: Principal, reason: str | None = None) -> None:
     """:meth:`reckon.memory.service.MemoryService.delete` (documented there)."""
     authz.check_delete(principal, memory_id=str(memory_id))
+    if reason is not None and (not isinstance(reason, str) or not reason.strip() or len(reason) > 2000):
+        raise InvalidInput("reason: a non-empty string of at most 2,000 characters is required", field="reason")
     with svc._transaction() as txn:
         m, a, _ = svc._load(memory_id)
         for p, objs in a.items():
@@ -215,5 +217,7 @@ def delete(svc: MemoryService, memory_id: str, *, principal: Principal) -> None:
         txn.add(Quad(m, R.A, R.DELETED, R.MEMORIES))
         txn.add(Quad(m, R.P_DELETED_AT, R.dt_literal(svc._clock()), R.MEMORIES))
         txn.add(Quad(m, R.P_DELETED_BY, who, R.MEMORIES))
+        if reason is not None:
+            txn.add(Quad(m, R.rk("deletionReason"), Literal(reason), R.MEMORIES))
         for o in a.get(R.P_SUPERSEDED_BY, []):
             txn.add(Quad(m, R.P_SUPERSEDED_BY, o, R.MEMORIES))

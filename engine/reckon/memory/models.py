@@ -379,7 +379,8 @@ class HistoryEntry(BaseModel):
     """One memory in a lineage (supersession chain), oldest first (seed §9).
 
     A deleted memory appears as its tombstone: ``event="deleted"``, ``label`` /
-    ``source`` ``None``, with ``deleted_at`` / ``deleted_by``. ``revisions`` lists the
+    ``source`` ``None``, with ``deleted_at`` / ``deleted_by`` and, when one was given,
+    ``deleted_reason`` (lifecycle maintenance names its rule). ``revisions`` lists the
     earlier label and content of in-place updates (edits and dedup restatements),
     oldest first; the current ones are ``label`` / ``content``.
     """
@@ -398,6 +399,7 @@ class HistoryEntry(BaseModel):
     revisions: list[Revision] = Field(default_factory=list)
     deleted_at: datetime | None = None
     deleted_by: str | None = None
+    deleted_reason: str | None = None
 
 
 class Conflict(BaseModel):

@@ -635,7 +635,7 @@ class MemoryService:
         """
         return L.restore(self, memory_id, principal=principal)
 
-    def delete(self, memory_id: str, *, principal: Principal) -> None:
+    def delete(self, memory_id: str, *, principal: Principal, reason: str | None = None) -> None:
         """Delete a memory (operator only): its triples, and the revisions of its earlier
         label and content, are removed, and a tombstone is left in their place:
         ``m a rk:DeletedMemory ; rk:deletedAt now ; rk:deletedBy person`` (plus the
@@ -644,10 +644,12 @@ class MemoryService:
         at nothing; that older memory stays superseded (the newer one remains
         authoritative for it, seed §9; restore it explicitly if wanted).
 
+        :param reason: why, kept on the tombstone (``rk:deletionReason``; lifecycle
+            maintenance says which rule removed it) and shown by ``history()``.
         :raises NotAuthorized: the principal is not an operator.
         :raises UnknownMemory: no such memory (or it was deleted already).
         """
-        return L.delete(self, memory_id, principal=principal)
+        return L.delete(self, memory_id, principal=principal, reason=reason)
 
     # ------------------------------------------------------------------------------
     # history

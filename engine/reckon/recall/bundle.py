@@ -45,15 +45,25 @@ caching across calls, seed §6: a memory written in one chat is visible in the n
     the general one's own author (who therefore knew the rule they were bending);
   - ``accidental`` otherwise: the agent should confirm with the user.
 
-* *budget* — the rendered text never exceeds ``budget_chars`` (>= 500). Items are
-  dropped greedily in this order until it fits: High items before any Critical item;
-  within a tier, from the least important block first (context, facts, preferences,
-  objectives, then subclass blocks), the lowest-ranked (overridden ones count as lowest)
-  first; then business lines, then conflict lines, then Critical items the same way. A
-  conflict line whose two memories were both dropped goes with them.
-  :attr:`ContextBundle.omitted` counts drops per block label (plus ``business`` and
-  ``conflicts``) and the text ends with a line saying how many were omitted (seed 002:
-  "omitted counts"; seed 001: lower-priority blocks are dropped first under pressure).
+* *budget and ledger* (seed 001 "context ledger", seed 002 "pre-turn retrieval", seed
+  000 "summarization" budget) — the rendered text never exceeds ``budget_chars`` (>= 500)
+  or, when given instead, ``budget_tokens`` (>= 100) counted by a real tokenizer
+  (:mod:`reckon.recall.tokens`). Blocks compete by priority
+  (:data:`reckon.recall.render.PRIORITY`); under pressure, in this order: items below
+  High, High items (from the least important block first: context, facts, preferences,
+  objectives, then subclass blocks; the lowest-ranked, overridden ones counting as
+  lowest, first), business lines, conflict lines; then the boilerplate (header to its
+  short form, footer to its short form, header to one line); then Critical content is
+  shortened; only then Critical items go. A Critical memory is never dropped while
+  lower-priority text or boilerplate remains. A conflict line whose two memories were
+  both dropped goes with them. :attr:`ContextBundle.omitted` counts drops per block label
+  (plus ``business`` and ``conflicts``); :attr:`ContextBundle.capped` counts the eligible
+  memories the ``rk:liveContextCap`` guardrail left out, per scope (company ones are the
+  ``rk:LiveCandidate`` memories the rule did not make live), never mixed with the budget
+  drops; :attr:`ContextBundle.ledger` holds both, the unit, the cost of each priority
+  block and the header's and footer's form. The text's last line says what was left out
+  and why, and the header claims "every active Critical and High memory" only when
+  nothing was.
 
 **Search** (:meth:`TenantRecall.search`): the long tail. Eligibility from the store:
 every hit is read back from the snapshot and kept only if it is ``rk:ActiveMemory``,
@@ -103,7 +113,9 @@ from reckon.recall.models import (
     block_label,
 )
 from reckon.recall.precedence import OVERRIDE_WORDS
-from reckon.store.graphs import BUSINESS, INFERRED, MEMORIES
+from reckon.recall.tokens import CHARS, token_measure
+from reckon.recall.usage import UsageLog
+from reckon.store.graphs import BUSINESS, INFERRED, MEMORIES, SCHEMA
 
 __all__ = [
     "BundleConflict",
@@ -126,6 +138,8 @@ _P_KIND = R.rk("kind")
 _LIVE_CONTEXT = R.rk("liveContext")
 _LIVE_MEMBER = R.rk("liveMember")
 _CANDIDATE_IN = R.rk("liveCandidateIn")
+_LIVE_CANDIDATE = R.rk("LiveCandidate")
+_SETTINGS = R.rk("settings")
 _CLOCK = R.rk("clock")
 _NOW = R.rk("now")
 
@@ -138,6 +152,8 @@ _KIND_BLOCKS: tuple[tuple[str, str], ...] = (
     ("context", "Context"),
 )
 _MIN_BUDGET = 500
+_MIN_TOKENS = 100
+_DEFAULT_BUDGET = 6000
 _MAX_ITEM_CHARS = MAX_ITEM_CHARS
 _CONVERSATION_TURNS = 6
 _CONVERSATION_CHARS = 2000
@@ -210,6 +226,8 @@ class TenantRecall:
         self._index: Any = None
         self._background = background
         self._lock = threading.RLock()
+        self.usage = UsageLog(self._directory / "usage.sqlite" if self._directory is not None else None)
+        self._usage_seen: tuple[int, int] | None = None
 
     # ------------------------------------------------------------------ index
     @property
@@ -227,6 +245,30 @@ class TenantRecall:
                     background=self._background,
                 )
             return self._index
+
+    def _apply_usage(self, idx: Any) -> None:
+        """Copy the access and feedback counts (:mod:`reckon.recall.usage`) into the
+        index's records when they changed, so ranking uses them."""
+        try:
+            key = (self.usage.version(), len(idx))
+            if key == self._usage_seen:
+                return
+            ix = idx.index
+            for mid, u in self.usage.counts().items():
+                if mid in ix:
+                    rec = ix.get(mid)
+                    rec.access_count, rec.feedback = u.access, u.feedback
+            self._usage_seen = (self.usage.version(), len(idx))
+        except Exception:  # noqa: BLE001 - counts only order; they never break a read
+            log.warning("recall: reading the usage counts failed", exc_info=True)
+
+    def record_access(self, ids: Sequence[str]) -> None:
+        """Count one access of each memory (a hit returned, a bundle item shown). Never
+        raises: counting never fails a read."""
+        try:
+            self.usage.record_access(ids)
+        except Exception:  # noqa: BLE001
+            log.warning("recall: recording access failed", exc_info=True)
 
     @property
     def loaded(self) -> bool:
@@ -315,39 +357,67 @@ class TenantRecall:
             out.append(self.memory._to_memory(m, node.asserted, node.inferred))  # noqa: SLF001 (shared reader)
         return out
 
+    @staticmethod
+    def _setting(view: Any, name: str, default: Any) -> Any:
+        objs = view.objects(_SETTINGS, R.rk(name), SCHEMA)
+        if not objs:
+            return default
+        return R.python_value(objs[0])
+
     # ------------------------------------------------------------------ bundle
     def context(
         self,
         principal: Principal,
         conversation: str | Sequence[str] = "",
-        budget_chars: int = 6000,
+        budget_chars: int | None = None,
         *,
+        budget_tokens: int | None = None,
         max_item_chars: int = _MAX_ITEM_CHARS,
         project: str | None = None,
         conversation_id: str | None = None,
+        record_access: bool = True,
     ) -> ContextBundle:
         """The context bundle for a new turn of ``principal`` (see the module docstring).
 
         :param conversation: the recent conversation: a string, or turns oldest first
             (the last 6 turns, at most 2,000 characters, are used for ranking).
-        :param budget_chars: maximum length of the rendered text, characters (>= 500).
+        :param budget_chars: maximum length of the rendered text, characters (>= 500;
+            default 6,000 when no ``budget_tokens`` is given).
+        :param budget_tokens: maximum length in tokens instead (>= 100), counted by
+            :func:`reckon.recall.tokens.token_measure` (``$RECKON_TOKENIZER`` or the
+            MiniLM package's WordPiece tokenizer).
         :param max_item_chars: content of one item is shortened to this many characters.
         :param project: the project of the turn: the live members of that project join
             when ``principal`` is a member of it (``Principal.projects``).
         :param conversation_id: the conversation of the turn: its live members join when
             ``principal`` takes part in it (``Principal.conversations``).
-        :returns: :class:`ContextBundle`; ``bundle.render()`` is the prompt text.
-        :raises InvalidInput: for a bad principal, conversation or budget.
+        :param record_access: count an access of each item shown (:mod:`reckon.recall.usage`).
+        :returns: :class:`ContextBundle`; ``bundle.render()`` is the prompt text,
+            ``bundle.ledger`` what it spent and left out.
+        :raises InvalidInput: for a bad principal, conversation or budget, or both budgets.
         """
         if not isinstance(principal, Principal):
             raise InvalidInput("principal: a reckon Principal is required", field="principal")
-        if isinstance(budget_chars, bool) or not isinstance(budget_chars, int) or budget_chars < _MIN_BUDGET:
+        measure = CHARS
+        if budget_tokens is not None:
+            if budget_chars is not None:
+                raise InvalidInput("budget_tokens: give either budget_chars or budget_tokens, not both",
+                                   field="budget_tokens")
+            if isinstance(budget_tokens, bool) or not isinstance(budget_tokens, int) or budget_tokens < _MIN_TOKENS:
+                raise InvalidInput(f"budget_tokens: an integer >= {_MIN_TOKENS} is required, got {budget_tokens!r}",
+                                   field="budget_tokens")
+            measure = token_measure()
+        elif budget_chars is None:
+            budget_chars = _DEFAULT_BUDGET
+        if budget_chars is not None and (isinstance(budget_chars, bool) or not isinstance(budget_chars, int)
+                                         or budget_chars < _MIN_BUDGET):
             raise InvalidInput(f"budget_chars: an integer >= {_MIN_BUDGET} is required, got {budget_chars!r}",
                                field="budget_chars")
         text = _conversation_text(conversation)
         with self.store.snapshot() as view:
             clock = view.objects(_CLOCK, _NOW, BUSINESS) or view.objects(_CLOCK, _NOW, None)
             now = _utc(R.python_value(clock[0])) if clock else None
+            cap = int(self._setting(view, "liveContextCap", 50))
             # eligibility is the rules' (rules/core.srl live-context-cap and
             # stakeholder-live-cap): the company's live members, then those of each
             # stakeholder the principal speaks for (their person, their teams); this code
@@ -355,12 +425,16 @@ class TenantRecall:
             chosen: dict[NamedNode, None] = dict.fromkeys(
                 m for m in view.objects(_LIVE_CONTEXT, _LIVE_MEMBER, INFERRED) if isinstance(m, NamedNode))
             capped: dict[str, int] = {}
+            left_out: list[NamedNode] = []  # stakeholder candidates the cap left out
             for scope, node in self._stakeholders(principal, project, conversation_id):
                 live = [m for m in view.objects(node, _LIVE_MEMBER, INFERRED) if isinstance(m, NamedNode)]
                 chosen.update(dict.fromkeys(live))
-                over = len(view.subjects(_CANDIDATE_IN, node, INFERRED)) - len(live)
-                if over > 0:
-                    capped[scope] = capped.get(scope, 0) + over
+                left = [m for m in view.subjects(_CANDIDATE_IN, node, INFERRED)
+                        if isinstance(m, NamedNode) and m not in chosen]
+                if left:
+                    capped[scope] = capped.get(scope, 0) + len(left)
+                    left_out.extend(left)
+            capped_imp = _capped_importance(view, chosen, capped, left_out)
             memories = self._memories(view, list(chosen))
             memories = [m for m in memories if m.active and authz.can_read_memory(principal, m)
                         and authz.in_audience_memory(principal, m)]
@@ -371,10 +445,12 @@ class TenantRecall:
         blocks = _blocks(items, sims is not None and bool(sims))
         bundle = ContextBundle(
             tenant=self.tenant, principal=principal.person, generated_at=datetime.now(UTC),
-            clock=now, budget_chars=budget_chars, blocks=blocks, business=business,
-            conflicts=conflicts, capped=capped, ranking=ranking,
+            clock=now, budget_chars=budget_chars, budget_tokens=budget_tokens, blocks=blocks, business=business,
+            conflicts=conflicts, capped=capped, capped_importance=capped_imp, cap=cap, ranking=ranking,
         )
-        render.fit(bundle, max_item_chars)
+        render.fit(bundle, max_item_chars, measure)
+        if record_access:
+            self.record_access(bundle.ids())
         return bundle
 
     def _stakeholders(self, principal: Principal, project: str | None,
@@ -444,6 +520,7 @@ class TenantRecall:
         importance: tuple[int, int] | Collection[int] | str = (2, 3),
         explain: bool = False,
         now: datetime | None = None,
+        record_access: bool = True,
     ) -> list[SearchHit]:
         """Hybrid search over the ACTIVE memories visible to ``principal`` (company, their
         teams', their projects', their conversations', their own), by default the long
@@ -457,19 +534,59 @@ class TenantRecall:
         :param importance: ``(lo, hi)`` inclusive, a collection of tiers, or ``"all"``
             (2-5). Importance 1 (Disabled) is never returned.
         :param explain: attach each hit's score components.
+        :param record_access: count an access of each hit returned (:mod:`reckon.recall.usage`).
         :returns: hits, best first, each with ``.memory`` and ``.score``.
         :raises InvalidInput: for a bad query, k, kind, scope, subclass or importance.
         """
         return _search.search(
             self, query, principal=principal, k=k, kinds=kinds, scopes=scopes, subclasses=subclasses,
-            importance=importance, explain=explain, now=now,
+            importance=importance, explain=explain, now=now, record_access=record_access,
         )
+
+    def _cite(self, view: Any, hits: list[SearchHit]) -> None:
+        """Name the document and position of every chunk hit (``ty:partOf``, derived by
+        ``rule:chunk-part-of``)."""
+        from reckon.knowledge import citation
+
+        docs = {h.memory.status.get("partOf") for h in hits if h.memory.subclass == "ChunkMemory"}
+        docs.discard(None)
+        if not docs:
+            return
+        by_id = {m.id: m for m in self._memories(view, [R.memory_iri(self.tenant, str(d)) for d in docs])}
+        for h in hits:
+            if h.memory.subclass == "ChunkMemory":
+                d = by_id.get(str(h.memory.status.get("partOf")))
+                h.document = d.id if d is not None else None
+                h.citation = citation(h.memory, d)
 
 
 # ---------------------------------------------------------------------------------------
 # module helpers
 # ---------------------------------------------------------------------------------------
 
+
+def _capped_importance(view: Any, chosen: dict[NamedNode, None], capped: dict[str, int],
+                       left_out: Sequence[NamedNode]) -> dict[str, int]:
+    """The context ledger's account of the ``rk:liveContextCap`` guardrail: company
+    candidates (``rk:LiveCandidate``) the rule did not make live go into ``capped``
+    under ``"company"``; returns every capped memory's count by importance name (the
+    company ones and ``left_out``, the stakeholder candidates -- ``rk:liveCandidateIn``
+    -- that their ``stakeholder-live-cap`` left out)."""
+    by_imp: dict[int, int] = defaultdict(int)
+    n = 0
+    for q in view.quads(None, R.A, _LIVE_CANDIDATE, INFERRED):
+        m = q.subject
+        if not isinstance(m, NamedNode) or m in chosen:
+            continue
+        n += 1
+        imp = view.objects(m, R.rk("importance"), MEMORIES)
+        by_imp[int(R.python_value(imp[0])) if imp else 0] += 1
+    if n:
+        capped["company"] = n
+    for m in dict.fromkeys(left_out):
+        imp = view.objects(m, R.rk("importance"), MEMORIES)
+        by_imp[int(R.python_value(imp[0])) if imp else 0] += 1
+    return {IMPORTANCE_NAMES.get(i, str(i)): c for i, c in sorted(by_imp.items(), reverse=True)}
 
 def _conversation_text(conversation: Any) -> str:
     if conversation is None:

@@ -23,6 +23,8 @@ __all__ = [
     "BundleItem",
     "BusinessLine",
     "ContextBundle",
+    "ContextLedger",
+    "LedgerBlock",
     "SearchHit",
     "block_label",
 ]
@@ -152,6 +154,68 @@ class BundleConflict(BaseModel):
                 f"[{self.overridden}] ({self.overridden_scope}) on {self.key}: {what} ({self.reason})")
 
 
+class LedgerBlock(BaseModel):
+    """One priority block of the context ledger (seed 001 "context ledger": blocks compete
+    by priority, the lowest are dropped first under pressure).
+
+    :ivar key: ``"header"``, ``"critical"``, ``"high"``, ``"lower"`` (below High, when a
+        tenant lowered the floor), ``"business"``, ``"conflicts"`` or ``"footer"``.
+    :ivar priority: higher survives longer (header 100, footer 95, critical 90, high 70,
+        lower 60, business 50, conflicts 40).
+    :ivar shown: items or lines of the block in the text; ``omitted`` dropped to fit.
+    :ivar size: what the shown part costs, in the ledger's unit (a section title and the
+        separating newlines are counted with the block's first line).
+    :ivar form: the header's and footer's form (``"full"``, ``"short"``, ``"minimal"``);
+        ``"compact"`` for Critical items whose content was shortened to keep them.
+    """
+
+    key: str
+    priority: int
+    shown: int = 0
+    omitted: int = 0
+    size: int = 0
+    form: str | None = None
+
+
+class ContextLedger(BaseModel):
+    """What the bundle spent its budget on and what it left out, and why (seed 001
+    "context ledger", seed 002 "pre-turn retrieval": budget and omitted counts).
+
+    :ivar unit: ``"chars"`` or ``"tokens"``; ``measure`` names the tokenizer
+        (:mod:`reckon.recall.tokens`).
+    :ivar budget: the limit, in ``unit``; ``used`` what the text costs (``<= budget``).
+    :ivar blocks: the priority blocks, highest priority first.
+    :ivar omitted: items and lines dropped to fit the budget, by block label (as
+        :attr:`ContextBundle.omitted`).
+    :ivar capped: eligible memories left out by the ``rk:liveContextCap`` guardrail, by
+        scope; ``capped_importance`` the same by importance name (``"Critical"`` ...).
+    :ivar cap: the guardrail's value (``rk:settings rk:liveContextCap``).
+    """
+
+    unit: TLiteral["chars", "tokens"]
+    measure: str
+    budget: int
+    used: int
+    blocks: list[LedgerBlock] = Field(default_factory=list)
+    omitted: dict[str, int] = Field(default_factory=dict)
+    capped: dict[str, int] = Field(default_factory=dict)
+    capped_importance: dict[str, int] = Field(default_factory=dict)
+    cap: int | None = None
+
+    def line(self) -> str:
+        """One-line summary (``reckon context`` prints it)."""
+        parts = [f"{self.used}/{self.budget} {self.unit}"]
+        dropped = sum(self.omitted.values())
+        if dropped:
+            parts.append(f"{dropped} omitted for the budget ("
+                         + ", ".join(f"{k} {v}" for k, v in self.omitted.items()) + ")")
+        capped = sum(self.capped.values())
+        if capped:
+            parts.append(f"{capped} left out by the live-context cap {self.cap} ("
+                         + ", ".join(f"{k} {v}" for k, v in self.capped_importance.items()) + ")")
+        return "; ".join(parts)
+
+
 class ContextBundle(BaseModel):
     """What a fresh conversation starts with (seed 003 §6, §8).
 
@@ -162,27 +226,36 @@ class ContextBundle(BaseModel):
     :ivar omitted: items dropped to fit ``budget_chars``, by block label (plus
         ``"business"`` and ``"conflicts"`` when lines of those were dropped).
     :ivar omitted_total: sum of ``omitted``.
-    :ivar capped: eligible items left out by the per-scope guardrail cap, by scope.
+    :ivar capped: eligible items left out by the per-scope guardrail cap
+        (``rk:liveContextCap``), by scope (company included); never counted in
+        ``omitted``.
+    :ivar budget_tokens: the budget in tokens when one was given (then ``budget_chars``
+        is None); :attr:`ledger` says what the text costs in that unit.
     :ivar ranking: how items are ordered inside blocks (similarity or the fallback, and why).
-    :ivar text: the rendered prompt text (``len(text) <= budget_chars``).
+    :ivar ledger: the context ledger (budget, priority blocks, what was left out).
+    :ivar text: the rendered prompt text (within the budget).
     """
 
     tenant: str
     principal: str
     generated_at: datetime
     clock: datetime | None = None
-    budget_chars: int
+    budget_chars: int | None = None
+    budget_tokens: int | None = None
     blocks: list[BundleBlock] = Field(default_factory=list)
     business: list[BusinessLine] = Field(default_factory=list)
     conflicts: list[BundleConflict] = Field(default_factory=list)
     omitted: dict[str, int] = Field(default_factory=dict)
     omitted_total: int = 0
     capped: dict[str, int] = Field(default_factory=dict)
+    capped_importance: dict[str, int] = Field(default_factory=dict)
+    cap: int | None = None
     ranking: str
+    ledger: ContextLedger | None = None
     text: str = ""
 
     def render(self) -> str:
-        """The text an agent puts in its prompt (``len <= budget_chars``)."""
+        """The text an agent puts in its prompt (within the budget)."""
         return self.text
 
     def items(self) -> list[BundleItem]:
@@ -202,11 +275,18 @@ class ContextBundle(BaseModel):
 
 
 class SearchHit(BaseModel):
-    """One search result: the memory, its score and (on request) the score components."""
+    """One search result: the memory, its score and (on request) the score components.
+
+    :ivar document: for a chunk of an indexed document (``ty:ChunkMemory``,
+        :mod:`reckon.knowledge`), the id of its document memory (``ty:partOf``);
+        ``citation`` names the document and the chunk's position and character span.
+    """
 
     memory: Memory
     score: float
     explanation: ScoreExplanation | None = None
+    document: str | None = None
+    citation: str | None = None
 
 
 

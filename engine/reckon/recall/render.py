@@ -35,13 +35,22 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 from pyoxigraph import NamedNode
 
 from reckon import vocab as R
 from reckon.memory.models import Memory
-from reckon.recall.models import BundleConflict, BundleItem, BusinessLine, ContextBundle
+from reckon.recall.models import (
+    BundleConflict,
+    BundleItem,
+    BusinessLine,
+    ContextBundle,
+    ContextLedger,
+    LedgerBlock,
+)
+from reckon.recall.tokens import CHARS, Measure
 from reckon.schema.templates import compile_template, money, num, percent, render, template_problems
 from reckon.vocab import BUSINESS, INFERRED, MEMORIES
 
@@ -49,6 +58,8 @@ _LIVE_CONTEXT = R.rk("liveContext")
 _LIVE_MEMBER = R.rk("liveMember")
 
 __all__ = [
+    "COMPACT_ITEM_CHARS",
+    "PRIORITY",
     "business_lines",
     "compile_template",
     "fit",
@@ -161,143 +172,222 @@ def business_lines(view: Any, templates: dict[str, str]) -> list[BusinessLine]:
 # rendering under the budget
 # ---------------------------------------------------------------------------------------
 
+#: Priorities of the ledger's blocks (seed 001 "context ledger": the system prompt is
+#: mandatory, memory comes next, low-priority blocks are dropped first under pressure).
+#: The header and the footer are never dropped, only shortened.
+PRIORITY: dict[str, int] = {"header": 100, "footer": 95, "critical": 90, "high": 70, "lower": 60,
+                            "business": 50, "conflicts": 40}
+#: Content length of a Critical item kept in compact form (characters), the last step
+#: before a Critical item is dropped.
+COMPACT_ITEM_CHARS = 80
+
 _HEADER = (
     "# Memory context for {person} (tenant {tenant}{clock})\n"
-    "Preloaded below: every active Critical and High memory you may use (company, your teams, yours), "
+    "Preloaded below: {claim} you may use (company, your teams, yours), "
     "with live statuses derived from current data. Treat them as binding; cite an item by its [id] "
     "to update or supersede it.\n"
     "Not preloaded: Medium and Low memories. Look them up with the `search` tool when the task may "
     "depend on a preference, fact or detail not shown here.\n"
     "Precedence: personal over team over company."
 )
+_CLAIM_ALL = "every active Critical and High memory"
+_CLAIM_SOME = "the active Critical and High memories that fit (the last line says what was left out)"
 _HEADER_SHORT = (
     "# Memory context for {person}\nCritical/High memories below; search for Medium/Low. "
     "Personal > team > company."
 )
+_HEADER_MINIMAL = "# Memory context for {person}"
 
 
-def _render_lines(b: ContextBundle, kept: dict[str, list[BundleItem]], business: list[BusinessLine],
-                  conflicts: list[BundleConflict], omitted: dict[str, int], header: str,
-                  lines_of: dict[str, str]) -> list[str]:
-    out = [header]
-    for blk in b.blocks:
-        its = kept.get(blk.key, [])
-        if not its:
-            continue
-        out.append("")
-        out.append(f"## {blk.label}")
-        out.extend(lines_of[i.id] for i in its)
-    if business:
-        out.append("")
-        out.append("## Live business data")
-        out.extend(f"- {x.text}" for x in business)
-    if conflicts:
-        out.append("")
-        out.append("## Scope conflicts (the more specific memory applies)")
-        out.extend(c.line() for c in conflicts)
-    total = sum(omitted.values())
+def _tier(importance: int) -> str:
+    return "critical" if importance >= 5 else "high" if importance == 4 else "lower"
+
+
+def _footer(omitted: dict[str, int], capped: dict[str, int], capped_imp: dict[str, int], cap: int | None,
+            form: str) -> str | None:
+    total, n_capped = sum(omitted.values()), sum(capped.values())
+    if not total and not n_capped:
+        return None
+    if form == "short":
+        bits = [f"{total} item(s) omitted"] if total else []
+        if n_capped:
+            bits.append(f"{n_capped} capped" + (f" ({capped_imp['Critical']} Critical)"
+                                                 if capped_imp.get("Critical") else ""))
+        return "(" + "; ".join(bits) + "; `search` importance 'all')"
+    bits = []
     if total:
         parts = ", ".join(f"{k} {v}" for k, v in omitted.items() if v)
-        out.append("")
-        out.append(f"({total} item(s) omitted to fit the context budget: {parts}; use `search` with "
-                   f"importance 'all' to retrieve them.)")
-    return out
+        bits.append(f"{total} item(s) omitted to fit the context budget: {parts}")
+    if n_capped:
+        by_imp = ", ".join(f"{k} {v}" for k, v in capped_imp.items() if v)
+        by_scope = ", ".join(f"{k} {v}" for k, v in capped.items() if v)
+        bits.append(f"{n_capped} {'more ' if total else ''}item(s) left out by the live-context cap of "
+                    f"{cap} per scope ({by_scope}" + (f"; {by_imp}" if by_imp else "") + ")")
+    return "(" + "; ".join(bits) + "; use `search` with importance 'all' to retrieve them.)"
 
 
-def fit(b: ContextBundle, max_item_chars: int) -> None:
-    """Drop items until the rendered text fits ``b.budget_chars``; fill ``text`` and
-    the omitted counts (drop order in the module docstring)."""
+def fit(b: ContextBundle, max_item_chars: int, measure: Measure = CHARS) -> None:
+    """Drop and shorten until the rendered text fits the budget (``b.budget_chars``, or
+    ``b.budget_tokens`` counted by ``measure``); fill ``text``, the omitted counts and
+    the :class:`~reckon.recall.models.ContextLedger`.
+
+    Order, lowest priority first (:data:`PRIORITY`; seed 001 "context ledger"): items
+    below High, then High items (least important block first, lowest ranked first), then
+    business lines, then conflict lines; then the boilerplate: the header to its short
+    form, the footer to its short form, the header to one line; then Critical items'
+    content to :data:`COMPACT_ITEM_CHARS`, one at a time, lowest ranked first; only then
+    Critical items, the same order. A
+    Critical memory is therefore never dropped while lower-priority text or boilerplate
+    remains. A conflict line whose two memories were both dropped goes with them.
+    """
+    tokens = measure.unit == "tokens"
+    budget = int(b.budget_tokens if tokens and b.budget_tokens is not None else b.budget_chars or 0)
     clock = f", clock {b.clock.strftime('%Y-%m-%d %H:%M')} UTC" if b.clock else ""
-    header = _HEADER.format(person=b.principal, tenant=b.tenant, clock=clock)
     lines_of = {it.id: it.line(max_item_chars) for blk in b.blocks for it in blk.items}
+    compact_of = {it.id: it.line(min(max_item_chars, COMPACT_ITEM_CHARS)) for blk in b.blocks for it in blk.items}
+    tier_of = {it.id: _tier(it.importance) for blk in b.blocks for it in blk.items}
     kept: dict[str, list[BundleItem]] = {blk.key: list(blk.items) for blk in b.blocks}
     label_of = {blk.key: blk.label for blk in b.blocks}
     business = list(b.business)
     conflicts = list(b.conflicts)
     omitted: dict[str, int] = {}
-
-    # drop sequence: High items, least important block first, lowest ranked first;
-    # then business lines; then Critical items in the same order.
-    seq: list[tuple[str, Any]] = []
-    for blk in reversed(b.blocks):  # tiers below High (only if a tenant lowered the floor)
-        seq += [(blk.key, it) for it in reversed(blk.items) if it.importance < 4]
-    for blk in reversed(b.blocks):
-        seq += [(blk.key, it) for it in reversed(blk.items) if it.importance == 4]
-    seq += [("business", x) for x in reversed(business)]
-    seq += [("conflicts", c) for c in reversed(conflicts)]
-    for blk in reversed(b.blocks):
-        seq += [(blk.key, it) for it in reversed(blk.items) if it.importance >= 5]
+    tier_omitted: dict[str, int] = {}
     dropped: set[str] = set()
+    compacted: set[str] = set()
+    form = {"header": "full", "footer": "full"}
+    capped, capped_imp, cap = dict(b.capped), dict(b.capped_importance), b.cap
 
-    # running length of the rendered text without the footer: sum of line lengths and
-    # the number of lines (joined by "\n"); sections cost 2 lines ("" and the title).
-    sizes = {"__header__": [len(header), 1]}
-    for blk in b.blocks:
-        if blk.items:
-            sizes[blk.key] = [len(f"## {blk.label}") + sum(len(lines_of[i.id]) for i in blk.items),
-                              2 + len(blk.items)]
-    if business:
-        sizes["business"] = [len("## Live business data") + sum(len(f"- {x.text}") for x in business),
-                             2 + len(business)]
-    conflict_title = "## Scope conflicts (the more specific memory applies)"
-    if conflicts:
-        sizes["conflicts"] = [len(conflict_title) + sum(len(c.line()) for c in conflicts), 2 + len(conflicts)]
+    def header() -> str:
+        if form["header"] == "minimal":
+            return _HEADER_MINIMAL.format(person=b.principal)
+        if form["header"] == "short":
+            return _HEADER_SHORT.format(person=b.principal)
+        claim = _CLAIM_SOME if (omitted or capped) else _CLAIM_ALL
+        return _HEADER.format(person=b.principal, tenant=b.tenant, clock=clock, claim=claim)
 
-    def shrink(section: str, chars: int) -> None:
-        sz = sizes[section]
-        sz[0] -= chars
-        sz[1] -= 1
-        if sz[1] == 2:  # only the section title left: drop the section
-            del sizes[section]
+    def lines() -> list[str]:
+        out = [header()]
+        for blk in b.blocks:
+            its = kept.get(blk.key, [])
+            if its:
+                out += ["", f"## {blk.label}"]
+                out += [compact_of[i.id] if i.id in compacted else lines_of[i.id] for i in its]
+        if business:
+            out += ["", "## Live business data"]
+            out += [f"- {x.text}" for x in business]
+        if conflicts:
+            out += ["", "## Scope conflicts (the more specific memory applies)"]
+            out += [c.line() for c in conflicts]
+        foot = _footer(omitted, capped, capped_imp, cap, form["footer"])
+        if foot:
+            out += ["", foot]
+        return out
 
-    def length() -> int:
-        chars = sum(v[0] for v in sizes.values())
-        lines = sum(v[1] for v in sizes.values())
-        total = sum(omitted.values())
-        if total:
-            parts = ", ".join(f"{k} {v}" for k, v in omitted.items() if v)
-            chars += len(f"({total} item(s) omitted to fit the context budget: {parts}; use `search` with "
-                         f"importance 'all' to retrieve them.)")
-            lines += 2
-        return chars + lines - 1
+    cost_cache: dict[str, int] = {}
 
-    pos = 0
-    while length() > b.budget_chars and pos < len(seq):
-        where, what = seq[pos]
-        pos += 1
-        if where == "conflicts" and not any(c is what for c in conflicts):
-            continue
-        if where == "business":
-            business = [x for x in business if x is not what]
-            shrink("business", len(f"- {what.text}"))
-            omitted["business"] = omitted.get("business", 0) + 1
-        elif where == "conflicts":
+    def cost(line: str) -> int:
+        c = cost_cache.get(line)
+        if c is None:
+            c = cost_cache[line] = measure.count(line)
+        return c
+
+    newline = measure.count("a\nb") - measure.count("a") - measure.count("b") if tokens else 1
+
+    def size(ls: list[str]) -> int:
+        return sum(cost(x) for x in ls) + newline * (len(ls) - 1)
+
+    def fits() -> bool:
+        ls = lines()
+        if size(ls) > budget:
+            return False
+        return not tokens or measure.count("\n".join(ls)) <= budget  # exact, once the estimate fits
+
+    def drop_item(where: str, what: BundleItem) -> None:
+        nonlocal conflicts
+        if not any(x is what for x in kept[where]):
+            return
+        kept[where] = [x for x in kept[where] if x is not what]
+        lab = label_of[where]
+        omitted[lab] = omitted.get(lab, 0) + 1
+        tier_omitted[tier_of[what.id]] = tier_omitted.get(tier_of[what.id], 0) + 1
+        dropped.add(what.id)
+        # both sides gone: the flag has nothing left to qualify
+        conflicts = [c for c in conflicts if not (c.authoritative in dropped and c.overridden in dropped)]
+
+    def drop_business(what: BusinessLine) -> None:
+        nonlocal business
+        business = [x for x in business if x is not what]
+        omitted["business"] = omitted.get("business", 0) + 1
+
+    def drop_conflict(what: BundleConflict) -> None:
+        nonlocal conflicts
+        if any(c is what for c in conflicts):
             conflicts = [c for c in conflicts if c is not what]
-            shrink("conflicts", len(what.line()))
             omitted["conflicts"] = omitted.get("conflicts", 0) + 1
-        else:
-            kept[where] = [x for x in kept[where] if x is not what]
-            shrink(where, len(lines_of[what.id]))
-            lab = label_of[where]
-            omitted[lab] = omitted.get(lab, 0) + 1
-            dropped.add(what.id)
-            gone = [c for c in conflicts if c.authoritative in dropped and c.overridden in dropped]
-            if gone:  # both sides gone: the flag has nothing left to qualify
-                conflicts = [c for c in conflicts if not any(c is g for g in gone)]
-                for c in gone:
-                    shrink("conflicts", len(c.line()))
-    text = "\n".join(_render_lines(b, kept, business, conflicts, omitted, header, lines_of))
-    if len(text) > b.budget_chars:
-        header = _HEADER_SHORT.format(person=b.principal)
-    text = "\n".join(_render_lines(b, kept, business, conflicts, omitted, header, lines_of))
-    if len(text) > b.budget_chars:  # only with absurdly small budgets and long names
-        text = text[: b.budget_chars - 1] + "…"
+
+    def set_form(part: str, value: str) -> Callable[[], None]:
+        return lambda: form.__setitem__(part, value)
+
+    def compact(item_id: str) -> None:
+        compacted.add(item_id)
+
+    steps: list[Callable[[], None]] = []
+    for tier in ("lower", "high"):
+        for blk in reversed(b.blocks):
+            steps += [partial(drop_item, blk.key, it) for it in reversed(blk.items) if tier_of[it.id] == tier]
+    steps += [partial(drop_business, x) for x in reversed(business)]
+    steps += [partial(drop_conflict, c) for c in reversed(conflicts)]
+    steps += [set_form("header", "short"), set_form("footer", "short"), set_form("header", "minimal")]
+    for blk in reversed(b.blocks):  # Critical content shortened, lowest ranked first
+        steps += [partial(compact, it.id) for it in reversed(blk.items) if tier_of[it.id] == "critical"]
+    for blk in reversed(b.blocks):
+        steps += [partial(drop_item, blk.key, it) for it in reversed(blk.items) if tier_of[it.id] == "critical"]
+    for step in steps:
+        if fits():
+            break
+        step()
+    text = "\n".join(lines())
+    if measure.count(text) > budget:  # only with absurdly small budgets and long names
+        lo, hi = 0, len(text)
+        while lo < hi:  # the longest prefix that fits with the ellipsis
+            mid = (lo + hi + 1) // 2
+            if measure.count(text[:mid] + "…") <= budget:
+                lo = mid
+            else:
+                hi = mid - 1
+        text = text[:lo] + "…"
     for blk in b.blocks:
         blk.omitted = len(blk.items) - len(kept[blk.key])
         blk.items = kept[blk.key]
     b.blocks = [blk for blk in b.blocks if blk.items or blk.omitted]
     b.business = business
+    b.conflicts = conflicts
     b.omitted = omitted
     b.omitted_total = sum(omitted.values())
     b.text = text
 
+    shown = [i for its in kept.values() for i in its]
+    ledger_blocks = [LedgerBlock(key="header", priority=PRIORITY["header"], shown=1, size=cost(header()),
+                                 form=form["header"])]
+    foot = _footer(omitted, capped, capped_imp, cap, form["footer"])
+    if foot:
+        ledger_blocks.append(LedgerBlock(key="footer", priority=PRIORITY["footer"], shown=1, size=cost(foot),
+                                         form=form["footer"]))
+    for tier in ("critical", "high", "lower"):
+        mine = [i for i in shown if tier_of[i.id] == tier]
+        if mine or tier_omitted.get(tier):
+            ledger_blocks.append(LedgerBlock(
+                key=tier, priority=PRIORITY[tier], shown=len(mine), omitted=tier_omitted.get(tier, 0),
+                size=sum(cost(compact_of[i.id] if i.id in compacted else lines_of[i.id]) for i in mine),
+                form="compact" if any(i.id in compacted for i in mine) else None))
+    if business or omitted.get("business"):
+        ledger_blocks.append(LedgerBlock(key="business", priority=PRIORITY["business"], shown=len(business),
+                                         omitted=omitted.get("business", 0),
+                                         size=sum(cost(f"- {x.text}") for x in business)))
+    if conflicts or omitted.get("conflicts"):
+        ledger_blocks.append(LedgerBlock(key="conflicts", priority=PRIORITY["conflicts"], shown=len(conflicts),
+                                         omitted=omitted.get("conflicts", 0),
+                                         size=sum(cost(c.line()) for c in conflicts)))
+    b.ledger = ContextLedger(unit=measure.unit, measure=measure.name, budget=budget, used=measure.count(text),
+                             blocks=ledger_blocks, omitted=dict(omitted), capped=capped,
+                             capped_importance=capped_imp, cap=cap)

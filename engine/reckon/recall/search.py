@@ -45,6 +45,7 @@ def search(
     importance: tuple[int, int] | Collection[int] | str = (2, 3),
     explain: bool = False,
     now: datetime | None = None,
+    record_access: bool = True,
 ) -> list[SearchHit]:
     """:meth:`TenantRecall.search <reckon.recall.bundle.TenantRecall.search>` (documented there)."""
     if not isinstance(principal, Principal):
@@ -80,6 +81,7 @@ def search(
 
     idx = recall.index
     idx.sync()
+    recall._apply_usage(idx)  # access and feedback counts (reckon.recall.usage) into ranking
     with recall.store.snapshot() as view:
         of_class: set[str] | None = None
         if classes:
@@ -126,7 +128,11 @@ def search(
                 break
             limit *= 4
         hits.sort(key=lambda h: -h.score)
-        return hits[:k]
+        hits = hits[:k]
+        recall._cite(view, hits)  # chunk hits name their document and position (reckon.knowledge)
+    if record_access:
+        recall.record_access([h.memory.id for h in hits])
+    return hits
 
 
 def _tiers(importance: Any) -> set[int]:

@@ -22,6 +22,7 @@ at ``/openapi.json``, interactive docs at ``/docs``):
 ``GET /tenants/{id}/tools``                            LLM tool definitions
 ``POST /tenants/{id}/tools/{name}``                    one LLM tool call (body: the arguments)
 ``/tenants/{id}/notes/{key}``, ``note-namespaces``      keyed notes (reckon.server._neighbours)
+``/tenants/{id}/maintenance``, ``.../feedback``         lifecycle (reckon.server._lifecycle)
 ``GET /tenants/{id}/metrics``, ``GET /metrics``        memories per kind and scope, reasoning
                                                        and write times (Prometheus text or JSON)
 =====================================================  ===================================
@@ -221,6 +222,8 @@ class SupersedeBody(BaseModel):
 class SearchHitOut(BaseModel):
     memory: Memory
     score: float
+    document: str | None = None
+    citation: str | None = None
 
 
 class SearchOut(BaseModel):
@@ -989,7 +992,8 @@ def create_app(
         if importance:
             opts["importance"] = sorted(set(importance))
         hits = c.tenant.search(q, principal=c.principal, **opts)
-        return SearchOut(query=q, hits=[SearchHitOut(memory=h.memory, score=h.score) for h in hits])
+        return SearchOut(query=q, hits=[SearchHitOut(memory=h.memory, score=h.score, document=h.document,
+                                                       citation=h.citation) for h in hits])
 
     @app.get("/tenants/{tenant_id}/bundle", summary="The context bundle of the token's person", tags=["recall"],
              response_model=ContextBundle,
@@ -998,15 +1002,18 @@ def create_app(
         request: Request,
         conversation: str = Query("", max_length=MAX_CONVERSATION_CHARS,
                                   description="Recent conversation text (orders items inside blocks)."),
-        budget_chars: int = Query(6000, ge=500, le=200_000, description="Maximum length of the text (characters)."),
+        budget_chars: int | None = Query(None, ge=500, le=200_000,
+                                         description="Maximum length of the text (characters; default 6000)."),
+        budget_tokens: int | None = Query(None, ge=100, le=200_000,
+                                          description="Maximum length in tokens instead of characters."),
         project: str | None = Query(None, min_length=1, max_length=256,
                                     description="The project of the turn (adds its project-scope memories)."),
         conversation_id: str | None = Query(None, min_length=1, max_length=256,
                                             description="The conversation of the turn (adds its conversation memories)."),
         c: Ctx = Depends(ctx),
     ) -> Any:
-        b = c.tenant.context(c.principal, conversation=conversation, budget_chars=budget_chars, project=project,
-                             conversation_id=conversation_id)
+        b = c.tenant.context(c.principal, conversation=conversation, budget_chars=budget_chars,
+                             budget_tokens=budget_tokens, project=project, conversation_id=conversation_id)
         if negotiate(request.headers.get("accept"), ["application/json", "text/plain"]) == "text/plain":
             return PlainTextResponse(b.render())
         return b
@@ -1095,6 +1102,9 @@ def create_app(
     from reckon.server._neighbours import register as register_neighbours
 
     register_neighbours(app, ctx, _ERRORS, ApiError)  # notes (reckon.server._neighbours)
+    from reckon.server._lifecycle import register as register_lifecycle
+
+    register_lifecycle(app, ctx, _ERRORS, ApiError)  # maintenance, feedback, documents
     from reckon.server.inspector import mount as mount_inspector
 
     mount_inspector(app, engine, tokens)  # the browser pages: /, /ui/... (reckon.server.inspector)

@@ -52,8 +52,9 @@ __all__ = ["PROMPTS", "build_server", "resource_uris", "run_stdio"]
 PROMPTS: tuple[str, ...] = ("start_conversation",)
 
 _INSTRUCTIONS = (
-    "The memory context above is this user's typed, rule-derived memory: every active Critical and High "
-    "memory they may use, with live statuses (a budget near its cap, a target below) derived from current "
+    "The memory context above is this user's typed, rule-derived memory: the active Critical and High "
+    "memories they may use (its last line says what the budget or the live-context cap left out), with live "
+    "statuses (a budget near its cap, a target below) derived from current "
     "business data. Treat it as binding and cite items by their [id]. Before acting on a preference, fact "
     "or detail not shown, call the `search` tool (Medium and Low memories are not preloaded). When the user "
     "states something worth keeping, call `remember`; when something changed, `supersede` the old memory. "

@@ -283,7 +283,7 @@ def bundle_page(tenant: Any, viewer: Principal, person: str | None, conversation
     :raises InvalidInput: for a bad budget or a member asking for someone else.
     """
     who = principal_for(tenant, viewer, person)
-    b = tenant.context(who, conversation=conversation, budget_chars=budget_chars)
+    b = tenant.context(who, conversation=conversation, budget_chars=budget_chars, record_access=False)
     ids = set(b.ids())
     segments: list[tuple[str, str | None]] = []
     text = b.render()
@@ -359,7 +359,7 @@ def lanes_page(tenant: Any, viewer: Principal, *, group: str = "block", state: s
         if scope:
             opts["scopes"] = [scope]
         hits = [{"hit": h, "card": _card(tenant, h.memory, now)}
-                for h in tenant.search(q, principal=viewer, **opts)
+                for h in tenant.search(q, principal=viewer, record_access=False, **opts)
                 if visible(h.memory, viewer) and (importance is None or h.memory.importance == importance)]
     return {"lanes": [lanes[k] for k in sorted(lanes, key=lambda k: order[k])], "count": len(cards),
             "group": group, "state": state, "kind": kind, "scope": scope, "importance": importance, "q": q or "",
