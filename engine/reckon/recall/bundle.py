@@ -500,37 +500,7 @@ class TenantRecall:
         return out
 
     # ------------------------------------------------------------------ search
-    def search(
-        self,
-        query: str,
-        *,
-        principal: Principal,
-        k: int = 10,
-        kinds: Collection[str] | None = None,
-        scopes: Collection[str] | None = None,
-        subclasses: Collection[str] | None = None,
-        importance: tuple[int, int] | Collection[int] | str = (2, 3),
-        explain: bool = False,
-        now: datetime | None = None,
-    ) -> list[SearchHit]:
-        """Hybrid search over the ACTIVE memories visible to ``principal`` (company, their
-        teams', their own), by default the long tail (importance 2-3, seed §6).
-
-        :param query: free text (non-empty).
-        :param k: number of hits, 1..100.
-        :param kinds: restrict to kinds (``"fact"`` ...); ``scopes``: to scopes.
-        :param subclasses: restrict to memory classes (name, CURIE or IRI; instances of
-            classes below them match too).
-        :param importance: ``(lo, hi)`` inclusive, a collection of tiers, or ``"all"``
-            (2-5). Importance 1 (Disabled) is never returned.
-        :param explain: attach each hit's score components.
-        :returns: hits, best first, each with ``.memory`` and ``.score``.
-        :raises InvalidInput: for a bad query, k, kind, scope, subclass or importance.
-        """
-        return _search.search(
-            self, query, principal=principal, k=k, kinds=kinds, scopes=scopes, subclasses=subclasses,
-            importance=importance, explain=explain, now=now,
-        )
+    search = _search.search  # the long-tail search job: reckon.recall.search
 
 
 # ---------------------------------------------------------------------------------------
