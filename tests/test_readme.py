@@ -109,7 +109,7 @@ EXPECT: dict[str, list[str]] = {
                                           "# Memory context for lee", "status: over_budget — 102.9 %"],
     "MEMORY_ID=$(reckon memories": ["mk:budgetStatus mk:OverBudget", "budget-status-over", "superseded by",
                                     "Meta monthly spend cap (raised)", "status: near_limit — 82.3 %"],
-    'engine.create_tenant("globex"': ["'budgetStatus': 'near_limit'", "'utilisation': 0.85",
+    'engine.create_tenant("globex"': ["'budgetStatus': 'near_limit'", "'utilisation': Decimal('0.85')",
                                       "status: near_limit — 85 % ($34,000 of $40,000", "Report format"],
     'reckon sparql --tenant acme "SELECT ?label': ["Meta monthly spend cap (raised)", "near_limit", "0.8233",
                                                    "urn:reckon:acme:memory:"],

@@ -38,6 +38,7 @@ Example::
 from __future__ import annotations
 
 from datetime import UTC, date, datetime
+from decimal import Decimal, InvalidOperation
 from typing import Any
 from urllib.parse import quote, unquote
 
@@ -92,7 +93,9 @@ __all__ = [
     "agent_iri",
     "company_iri",
     "conversation_iri",
+    "decimal_text",
     "ev",
+    "json_decimals",
     "local_name",
     "memory_iri",
     "memory_prefix",
@@ -325,19 +328,45 @@ def local_name(iri: str) -> str:
 
 # -- term values ------------------------------------------------------------------------------
 _X_INTEGER = NamedNode(XSD + "integer")
-_X_FLOATS = (NamedNode(XSD + "decimal"), NamedNode(XSD + "double"), NamedNode(XSD + "float"))
+_X_DECIMAL = NamedNode(XSD + "decimal")
+_X_FLOATS = (NamedNode(XSD + "double"), NamedNode(XSD + "float"))
 _X_BOOLEAN = NamedNode(XSD + "boolean")
 _X_DATETIME = NamedNode(XSD + "dateTime")
 _X_DATE = NamedNode(XSD + "date")
 
 
+def decimal_text(value: Decimal) -> str:
+    """The exact text of a decimal, never in exponent notation: how JSON outputs carry an
+    xsd:decimal (HTTP, MCP, tool results, ``--json``: a string, so no client's binary
+    float rounds it).
+
+    >>> decimal_text(Decimal("12345678901234.123456789012345678")), decimal_text(Decimal("1.2E-7"))
+    ('12345678901234.123456789012345678', '0.00000012')
+    """
+    return format(value, "f")
+
+
+def json_decimals(value: Any) -> Any:
+    """``value`` with every ``Decimal`` (in dicts and lists) as :func:`decimal_text`."""
+    if isinstance(value, Decimal):
+        return decimal_text(value)
+    if isinstance(value, dict):
+        return {k: json_decimals(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [json_decimals(v) for v in value]
+    return value
+
+
 def python_value(term: object) -> Any:
     """A term's Python value: ``int`` for xsd:integer (and int/long/non-negative/positive
-    integer), ``float`` for decimal/double/float, ``bool``, ``datetime`` (UTC) for
-    xsd:dateTime, ``date``, ``str`` otherwise (also for a lexical form that does not
-    parse); IRIs as their string, blank nodes as ``_:label``.
+    integer), ``decimal.Decimal`` for xsd:decimal (exact: every digit the store holds),
+    ``float`` for double/float, ``bool``, ``datetime`` (UTC) for xsd:dateTime, ``date``,
+    ``str`` otherwise (also for a lexical form that does not parse); IRIs as their
+    string, blank nodes as ``_:label``.
 
-    >>> python_value(Literal("2.50", datatype=NamedNode(XSD + "decimal")))
+    >>> python_value(Literal("12345678901234.123456789012345678", datatype=NamedNode(XSD + "decimal")))
+    Decimal('12345678901234.123456789012345678')
+    >>> python_value(Literal("2.5", datatype=NamedNode(XSD + "double")))
     2.5
     """
     if isinstance(term, NamedNode):
@@ -351,6 +380,11 @@ def python_value(term: object) -> Any:
     try:
         if dt == _X_INTEGER or dt.value.endswith(("#int", "#long", "#nonNegativeInteger", "#positiveInteger")):
             return int(v)
+        if dt == _X_DECIMAL:
+            d = Decimal(v.strip())
+            if not d.is_finite():  # not an xsd:decimal lexical form
+                return v
+            return d
         if dt in _X_FLOATS:
             return float(v)
         if dt == _X_BOOLEAN:
@@ -359,6 +393,6 @@ def python_value(term: object) -> Any:
             return datetime.fromisoformat(v.replace("Z", "+00:00")).astimezone(UTC)
         if dt == _X_DATE:
             return date.fromisoformat(v)
-    except ValueError:
+    except (ValueError, InvalidOperation):
         return v
     return v

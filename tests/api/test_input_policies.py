@@ -112,7 +112,7 @@ def test_amounts_in_range_keep_their_value_in_canonical_form(tenant: Tenant) -> 
                                       "currency": "USD", "period": "monthly"})
     tenant.set_spend("meta", Decimal("0.000000000000000001"))
     m = tenant.get(cap.id)
-    assert m.properties["amount"] == pytest.approx(999999999999999.999999)
+    assert m.properties["amount"] == Decimal("999999999999999.999999")  # exact: a Decimal
     assert m.status["budgetStatus"] == "within_budget"
     assert validate_tenant(tenant)["conforms"]
 

@@ -152,9 +152,9 @@ def test_load_raw_csv_with_mapping_aggregates_per_day(shop: tuple[Path, str, str
     assert r.code == 0, r.err
     assert "5 rows -> 3 daily totals for tiktok" in r.out
     st = _status(d, cap)
-    assert st["budgetStatus"] == "over_budget" and st["currentSpend"] == 1050
+    assert st["budgetStatus"] == "over_budget" and Decimal(st["currentSpend"]) == 1050
     t = _status(d, cpa)
-    assert t["targetStatus"] == "below" and t["currentValue"] == pytest.approx(175)  # 1050 / 6
+    assert t["targetStatus"] == "below" and Decimal(t["currentValue"]) == Decimal(1050) / 6  # 1050 / 6
     clock = run_cli(d, "sparql", "--tenant", "shop", "-f", "csv",
                     "SELECT ?now WHERE { <https://reckon.dev/ns/core#clock> <https://reckon.dev/ns/core#now> ?now }")
     assert "2026-04-03T23:59:59Z" in clock.out
@@ -170,7 +170,7 @@ def test_load_json_records_and_errors(shop: tuple[Path, str, str], tmp_path: Pat
     r = run_cli(d, "load", "--tenant", "shop", str(f))
     assert r.code == 0, r.err
     st = _status(d, cap)
-    assert st["budgetStatus"] == "near_limit" and st["currentSpend"] == pytest.approx(820.5)
+    assert st["budgetStatus"] == "near_limit" and Decimal(st["currentSpend"]) == Decimal("820.5")
     assert _status(d, cpa)["targetStatus"] == "met"  # 820.5 / 20 = 41.025 <= 50
     # main errors: a mapped column that does not exist; a bad number (file:line named); unknown platform
     r = run_cli(d, "load", "--tenant", "shop", str(f), "--map", "amount=price")
@@ -276,7 +276,7 @@ def test_load_kpi_rows(shop: tuple[Path, str, str], tmp_path: Path) -> None:
     assert r.code == 0, r.err
     assert "set 2 KPI values" in r.out
     st = _status(d, cpa)
-    assert st["targetStatus"] == "met" and st["currentValue"] == 45
+    assert st["targetStatus"] == "met" and Decimal(st["currentValue"]) == 45
     nometric = tmp_path / "nometric.csv"
     nometric.write_text("date,platform,spend\n2026-07-01,tiktok,1\n")
     r = run_cli(d, "load", "--tenant", "shop", str(nometric), "--kind", "kpi")

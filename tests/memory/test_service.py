@@ -124,7 +124,7 @@ def test_field_errors_name_the_field(svc, store):
     ("props", "path", "constraint"),
     [
         ({"platform": "meta", "amount": 40000, "currency": "usd", "period": "monthly"},
-         MK + "currency", "sh:PatternConstraintComponent"),
+         MK + "currency", "sh:InConstraintComponent"),
         ({"platform": "meta", "amount": -5, "currency": "USD", "period": "monthly"},
          MK + "amount", "sh:MinInclusiveConstraintComponent"),
         ({"platform": "meta", "currency": "USD", "period": "monthly"},

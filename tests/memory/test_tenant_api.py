@@ -6,6 +6,7 @@ refused write names field and constraint and leaves the tenant's dump byte-ident
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 
 import pytest
 
@@ -50,10 +51,10 @@ def test_roas_target_below_then_met(tenant):
     m = tenant.remember(**target())
     tenant.set_kpi("ROAS", 2.5)
     got = tenant.get(m.id)
-    assert got.status["targetStatus"] == "below" and got.status["currentValue"] == 2.5
+    assert got.status["targetStatus"] == "below" and got.status["currentValue"] == Decimal("2.5")
     tenant.set_kpi("ROAS", 3.2)
     got = tenant.get(m.id)
-    assert got.status["targetStatus"] == "met" and got.status["currentValue"] == 3.2
+    assert got.status["targetStatus"] == "met" and got.status["currentValue"] == Decimal("3.2")
 
 
 def test_cpa_target_flips_the_comparison(tenant):
@@ -73,7 +74,7 @@ def test_meta_budget_cap(tenant, spend, status, utilisation):
     tenant.set_spend("meta", spend)
     got = tenant.get(m.id)
     assert got.status["budgetStatus"] == status
-    assert got.status["utilisation"] == pytest.approx(utilisation)
+    assert float(got.status["utilisation"]) == pytest.approx(utilisation)  # a Decimal
     assert got.status["currentSpend"] == spend
 
 
@@ -179,7 +180,7 @@ BAD = [
     ({"properties": {"platform": "meta", "amount": 1, "currency": "USD", "period": "fortnightly"}},
      InvalidInput, "properties.period", None),
     ({"properties": {"platform": "meta", "amount": 1, "currency": "dollars", "period": "monthly"}},
-     ShapeViolation, MK + "currency", "sh:PatternConstraintComponent"),
+     ShapeViolation, MK + "currency", "sh:InConstraintComponent"),
     ({"properties": {"platform": "meta", "amount": -1, "currency": "USD", "period": "monthly"}},
      ShapeViolation, MK + "amount", "sh:MinInclusiveConstraintComponent"),
     ({"properties": {"platform": "meta", "currency": "USD", "period": "monthly"}},

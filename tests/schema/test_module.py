@@ -185,7 +185,9 @@ def test_schema_from_a_tenant_schema_graph_behaves_like_the_files(schema):
     assert len(rebuilt.shapes) == len(schema.shapes)
     assert validate(budget(), [MEMORY], schema=rebuilt) == []
     vs = validate(budget(rk__kind="rk:Banana", mk__currency='"usd"'), [MEMORY], schema=rebuilt)
-    assert sorted(v["constraint"] for v in vs) == ["sh:InConstraintComponent", "sh:PatternConstraintComponent"]
+    # "usd": the pattern and the ISO 4217 list (a named RDF list, kept with the shapes) refuse it
+    assert sorted(v["constraint"] for v in vs) == ["sh:InConstraintComponent", "sh:InConstraintComponent",
+                                                   "sh:PatternConstraintComponent"]
 
 
 # ---------------------------------------------------------------------------------------

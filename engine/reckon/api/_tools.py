@@ -37,8 +37,10 @@ memory omits ``subclass``. The root of every tool's parameters stays a plain obj
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
+import re
 from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Literal
@@ -54,6 +56,7 @@ from reckon._errors import (
 )
 from reckon.api._limits import MAX_CONVERSATION_CHARS, MAX_SEARCH_CHARS
 from reckon.memory.models import IMPORTANCE_NAMES, KINDS, SCOPES, Principal
+from reckon.vocab import decimal_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from reckon.api._tenant import Tenant
@@ -69,6 +72,9 @@ _XSD = "http://www.w3.org/2001/XMLSchema#"
 _INTEGER = {_XSD + t for t in ("integer", "int", "long", "short", "nonNegativeInteger", "positiveInteger",
                                "nonPositiveInteger", "negativeInteger", "unsignedInt", "unsignedLong")}
 _NUMBER = {_XSD + t for t in ("decimal", "double", "float")}
+DECIMAL_NOTE = ('An exact decimal: a JSON number, or a string of its digits to keep every one '
+                '("12345678901234.123456789012345678"); results give it back as such a string.')
+"""What a decimal property's tool schema says of its values (``xsd:decimal``)."""
 _ID = {"type": "string", "pattern": "^[0-9a-f]{32}$", "description": "A memory id: the 32 hex digits shown in [brackets]."}
 
 
@@ -129,6 +135,8 @@ def property_schema(p: PropertySpec) -> dict[str, Any]:
                                             if lab.casefold() != _local(a).casefold()) or "")
     if p.message:
         desc.append(p.message)
+    if dt == _XSD + "decimal" and not p.allowed:
+        desc.append(DECIMAL_NOTE)
     text = " ".join(d for d in desc if d and d.strip() and d != "Values: ")
     if not p.multiple:
         return {**one, "description": text}
@@ -328,7 +336,10 @@ def _err(type_: str, message: str, field: str | None = None, constraint: str | N
 
 
 def _json(v: Any) -> Any:
-    """JSON-safe copy (datetimes as ISO 8601, Decimals as numbers)."""
+    """JSON-safe copy: datetimes as ISO 8601; a ``Decimal`` (xsd:decimal: amounts, target
+    values, utilisation) as the string of its exact lexical form (``"40000"``,
+    ``"12345678901234.123456789012345678"``), as the HTTP API gives it: a JSON number
+    would be read back as a binary float and lose digits."""
     if isinstance(v, dict):
         return {str(k): _json(x) for k, x in v.items()}
     if isinstance(v, (list, tuple, set)):
@@ -336,10 +347,40 @@ def _json(v: Any) -> Any:
     if isinstance(v, datetime):
         return v.isoformat()
     if isinstance(v, Decimal):
-        return _num(v)
+        return decimal_text(v)
     if v is None or isinstance(v, (str, int, float, bool)):
         return v
     return str(v)
+
+
+_DECIMAL_TEXT = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)")
+
+
+def _as_number(v: Any) -> Any:
+    """A decimal string (``"12345678901234.123456789012345678"``) as the ``Decimal`` it
+    spells, for the bounds checks; anything else unchanged."""
+    if isinstance(v, str) and _DECIMAL_TEXT.fullmatch(v.strip()):
+        return Decimal(v.strip())
+    return v
+
+
+@functools.lru_cache(maxsize=1)
+def _exact_validator(jsonschema: Any) -> Any:
+    """Draft 2020-12 where a ``"number"`` is a JSON number or a decimal string: an
+    xsd:decimal keeps every digit only as text through clients that parse JSON numbers
+    as binary floats (MCP), so the tools take both (the tool schemas say so)."""
+    base = jsonschema.Draft202012Validator
+    checker = base.TYPE_CHECKER.redefine(
+        "number", lambda chk, v: base.TYPE_CHECKER.is_type(v, "number")
+        or (isinstance(v, str) and _DECIMAL_TEXT.fullmatch(v.strip()) is not None))
+
+    def bound(name: str) -> Any:
+        original = base.VALIDATORS[name]
+        return lambda validator, limit, instance, schema: original(validator, limit, _as_number(instance), schema)
+
+    return jsonschema.validators.extend(
+        base, {n: bound(n) for n in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")},
+        type_checker=checker)
 
 
 def _validate(schema: dict[str, Any], args: dict[str, Any]) -> dict[str, Any] | None:
@@ -348,7 +389,7 @@ def _validate(schema: dict[str, Any], args: dict[str, Any]) -> dict[str, Any] | 
         import jsonschema  # type: ignore[import-untyped]
     except ImportError:  # pragma: no cover - optional
         return None
-    validator = jsonschema.Draft202012Validator(schema)
+    validator = _exact_validator(jsonschema)(schema)
     errors = sorted(validator.iter_errors(args), key=lambda e: (len(list(e.absolute_path)), str(e.absolute_path)))
     if not errors:
         return None

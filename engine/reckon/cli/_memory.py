@@ -14,6 +14,7 @@ refused); 3 internal error.
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, time
+from decimal import Decimal
 from typing import Any
 
 import typer
@@ -73,6 +74,18 @@ def parse_when(text: str | None, option: str) -> datetime | None:
     return value
 
 
+def shown_value(v: Any) -> str:
+    """A property or status value as ``get`` prints it: an ordinary decimal as before
+    (``40000.0``, ``0.85``), one a float cannot hold with every digit
+    (``12345678901234.123456789012345678``)."""
+    if isinstance(v, Decimal):
+        f = repr(float(v))
+        return f if Decimal(f) == v else str(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(shown_value(x) if isinstance(x, Decimal) else repr(x) for x in v) + "]"
+    return str(v)
+
+
 def show_memory(m: Any, as_json: bool, verb: str) -> None:
     if as_json:
         print_json(m.model_dump(mode="json"))
@@ -82,10 +95,11 @@ def show_memory(m: Any, as_json: bool, verb: str) -> None:
     say(f"{verb} [bold]{m.id}[/bold] {escape(repr(m.label))} ({m.kind}, {m.scope}, importance {m.importance}"
                   f"{', ' + m.subclass if m.subclass else ''}{'' if m.active else ', INACTIVE'})")
     if m.properties:
-        say("  properties: " + ", ".join(f"{k}={v}" for k, v in sorted(m.properties.items())), markup=False)
+        say("  properties: " + ", ".join(f"{k}={shown_value(v)}" for k, v in sorted(m.properties.items())),
+            markup=False)
     shown = {k: v for k, v in m.status.items() if not k.startswith("compared")}
     if shown:
-        say("  status: " + ", ".join(f"{k}={v}" for k, v in sorted(shown.items())), markup=False)
+        say("  status: " + ", ".join(f"{k}={shown_value(v)}" for k, v in sorted(shown.items())), markup=False)
     if m.superseded_by:
         say(f"  superseded by: {', '.join(m.superseded_by)}")
 

@@ -75,7 +75,17 @@ try:  # the `regex` module understands \p{..} classes; plain `re` is the fallbac
 except ImportError:  # pragma: no cover - depends on the environment
     _re_engine = re  # type: ignore[misc]
 
-__all__ = ["EvalContext", "ExprError", "Row", "compile_expr", "compile_filter", "ebv", "evaluate"]
+__all__ = [
+    "EvalContext",
+    "ExprError",
+    "Row",
+    "compile_expr",
+    "compile_filter",
+    "compile_xpath_regex",
+    "ebv",
+    "evaluate",
+    "xpath_regex_for_re",
+]
 
 Row = Sequence[GroundTerm | None]
 """Variable values by slot; ``None`` marks an unbound slot."""
@@ -1223,17 +1233,44 @@ def _regex(pattern: str, flags: str) -> Any:
     if "q" in flags:
         translated = re.escape(pattern)
     else:
-        translated = _translate_xpath_regex(pattern, "x" in flags, "m" in flags)
+        translated = _translate_xpath_regex(pattern, "x" in flags, "m" in flags, "s" in flags)
     try:
         return _re_engine.compile(translated, fl)
     except Exception as e:  # re.error / regex.error
         raise _err(f"invalid regular expression {pattern!r}: {e}") from None
 
 
-def _translate_xpath_regex(p: str, strip_ws: bool, multiline: bool) -> str:
+def compile_xpath_regex(pattern: str, flags: str = "") -> Any:
+    """An XPath regular expression (XPath F&O 3.1 §5.6.1; the syntax of ``fn:matches``,
+    SPARQL ``REGEX`` and SHACL ``sh:pattern`` / ``sh:flags``, SHACL §4.8.1) compiled for
+    Python: ``$`` is the end of the string (not "before a final newline"), ``.`` matches
+    neither ``\\n`` nor ``\\r`` unless flag ``s``; flags ``s m i x q``.
+
+    :returns: a compiled pattern (``.search(text)``).
+    :raises ExprError: on an invalid pattern or flag.
+    """
+    return _regex(pattern, flags)
+
+
+def xpath_regex_for_re(pattern: str, flags: str = "") -> str:
+    """:func:`compile_xpath_regex`'s translation as one Python ``re`` pattern with the
+    flags inline (``(?i)...``): for a library that evaluates ``sh:pattern`` with Python's
+    ``re`` (pySHACL), so it matches by XPath rules.
+
+    :raises ExprError: on an invalid pattern or flag.
+    """
+    _regex(pattern, flags)  # validates the pattern and the flags
+    body = re.escape(pattern) if "q" in flags else _translate_xpath_regex(pattern, "x" in flags, "m" in flags,
+                                                                         "s" in flags)
+    inline = "".join(ch for ch in "ims" if ch in flags)
+    return f"(?{inline}){body}" if inline else body
+
+
+def _translate_xpath_regex(p: str, strip_ws: bool, multiline: bool, dotall: bool = False) -> str:
     """Translate XPath regex syntax to Python: ``$`` matches only at the very end
-    (or line end with ``m``), ``x`` removes whitespace outside character classes,
-    ``\\i``/``\\c`` name-character escapes, and no Python-only constructs."""
+    (or line end with ``m``), ``.`` excludes ``\\n`` and ``\\r`` (unless ``s``), ``x``
+    removes whitespace outside character classes, ``\\i``/``\\c`` name-character
+    escapes, and no Python-only constructs."""
     out: list[str] = []
     i, n, in_class = 0, len(p), 0
     while i < n:
@@ -1289,6 +1326,8 @@ def _translate_xpath_regex(p: str, strip_ws: bool, multiline: bool) -> str:
             pass
         elif ch == "$":
             out.append("$" if multiline else r"\Z")
+        elif ch == "." and not dotall:
+            out.append(r"[^\n\r]")
         else:
             out.append(ch)
         i += 1

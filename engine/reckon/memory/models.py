@@ -26,9 +26,10 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_serializer, field_validator, model_validator
 
 from reckon._errors import InvalidInput
+from reckon.vocab import json_decimals
 
 __all__ = [
     "HUMAN_SOURCES",
@@ -192,10 +193,12 @@ def _check_not_blank(v: str | None) -> str | None:
 
 
 def _check_strict_int(v: Any) -> Any:
-    """Importance is an integer: refuse booleans and non-integral floats before coercion."""
-    if isinstance(v, bool) or (isinstance(v, float) and not v.is_integer()):
-        raise ValueError("importance must be an integer 1-5")
-    return v
+    """Importance is an integer 1-5 (Disabled .. Critical) and nothing else: a string
+    (``"5"``, ``"high"``), a float (``5.0``) or a boolean is refused, never coerced."""
+    if v is None or (isinstance(v, int) and not isinstance(v, bool)):
+        return v
+    raise ValueError(f"importance must be an integer 1-5 (1 Disabled .. 5 Critical), "
+                     f"not the {type(v).__name__} {v!r}")
 
 
 def _check_teams(v: list[str] | None) -> list[str] | None:
@@ -332,9 +335,15 @@ class Memory(BaseModel):
     """A memory as read back from the store, with its derived state inline.
 
     ``active`` is ``rk:ActiveMemory`` membership in the inferred graph; ``status`` holds
-    derived statuses by local name (``{"budgetStatus": "near_limit", "utilisation": 0.85,
-    "currentSpend": 34000.0}``). ``subclass`` is the most specific asserted class's local
-    name, or ``None`` for a plain memory.
+    derived statuses by local name (``{"budgetStatus": "near_limit", "utilisation":
+    Decimal("0.85"), "currentSpend": Decimal("34000")}``). ``subclass`` is the most specific
+    asserted class's local name, or ``None`` for a plain memory.
+
+    Values are exact: an xsd:decimal (amounts, target values) is a ``decimal.Decimal``
+    with every digit stored; in JSON (:meth:`model_dump` with ``mode="json"``, the HTTP
+    API, MCP) it is the string of its exact lexical form (``"40000"``,
+    ``"12345678901234.123456789012345678"``, never exponent notation), so no client's
+    binary float rounds it. Writers take a number or such a string.
     """
 
     model_config = ConfigDict(frozen=False)
@@ -364,6 +373,10 @@ class Memory(BaseModel):
     active: bool = False
     status: dict[str, Any] = Field(default_factory=dict)
     derived_from: list[str] = Field(default_factory=list)
+
+    @field_serializer("properties", "status", when_used="json")
+    def _exact_decimals(self, v: dict[str, Any]) -> dict[str, Any]:
+        return dict(json_decimals(v))
 
 
 class Revision(BaseModel):

@@ -12,10 +12,11 @@ from datetime import datetime
 from typing import Any
 from typing import Literal as TLiteral
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_serializer
 
 from reckon.memory.models import Memory
 from reckon.recall.rank import ScoreExplanation
+from reckon.vocab import json_decimals
 
 __all__ = [
     "BundleBlock",
@@ -68,6 +69,11 @@ class BundleItem(BaseModel):
     expires_at: datetime | None = None
     overridden_by: str | None = None
     overrides: list[str] = Field(default_factory=list)
+
+    @field_serializer("properties", "status", when_used="json")
+    def _exact_decimals(self, v: dict[str, Any]) -> dict[str, Any]:
+        """xsd:decimal values as exact strings in JSON (see :class:`reckon.memory.models.Memory`)."""
+        return dict(json_decimals(v))
 
     def line(self, max_chars: int = _MAX_ITEM_CHARS) -> str:
         """The item as one Markdown list line (content shortened to ``max_chars``).

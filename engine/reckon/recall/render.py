@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from decimal import Decimal
 from functools import partial
 from typing import Any
 
@@ -75,6 +76,17 @@ __all__ = [
 log = logging.getLogger("reckon.recall")
 
 
+def _as_rendered(v: Any) -> Any:
+    """A value as templates see it: an exact ``Decimal`` (xsd:decimal) as the ``float``
+    the bundle has always rendered (``40000.0``, ``0.85``; the filters ``num``,
+    ``percent``, ``money`` format it), lists item by item."""
+    if isinstance(v, Decimal):
+        return float(v)
+    if isinstance(v, list):
+        return [_as_rendered(x) for x in v]
+    return v
+
+
 def status_line(
     status: Mapping[str, Any],
     properties: Mapping[str, Any],
@@ -84,6 +96,8 @@ def status_line(
     """The status text of one memory: every derived status that has a template, in name
     order, joined by ``"; "``; without one, ``name: value`` of each derived value (the
     ``compared…`` links left out); ``None`` when nothing is derived."""
+    status = {k: _as_rendered(v) for k, v in status.items()}
+    properties = {k: _as_rendered(v) for k, v in properties.items()}
     parts: list[str] = []
     for key in sorted(status):
         text = templates.get(key)
@@ -125,7 +139,7 @@ def status_text(view: Any, m: Memory, schema: Any) -> str | None:
                 if isinstance(fact, NamedNode):
                     return str(schema.label_of(fact) or R.local_name(fact.value))
                 if fact is not None:
-                    return str(R.python_value(fact))
+                    return str(_as_rendered(R.python_value(fact)))
         return None
 
     return status_line(m.status, m.properties, schema.templates("statusTemplate"), lookup)
@@ -143,7 +157,7 @@ def business_lines(view: Any, templates: dict[str, str]) -> list[BusinessLine]:
         if isinstance(term, NamedNode):
             ls = view.objects(term, R.LABEL, None)
             return ls[0].value if ls else R.local_name(term.value)
-        return R.python_value(term)
+        return _as_rendered(R.python_value(term))
 
     for q in sorted(view.quads(_LIVE_CONTEXT, None, None, INFERRED), key=lambda q: (q.predicate.value, str(q.object))):
         p, o = q.predicate.value, q.object

@@ -1,7 +1,7 @@
 """On-demand search of one tenant's memories (seed 003 §6 "the long tail"):
 eligibility from the store's snapshot, ranking by the recall index's hybrid pipeline.
-:meth:`reckon.recall.bundle.TenantRecall.search` delegates here; see its docstring
-and the :mod:`reckon.recall.bundle` module docstring ("Search").
+:func:`search` is :meth:`reckon.recall.bundle.TenantRecall.search`; see also the
+:mod:`reckon.recall.bundle` module docstring ("Search").
 """
 
 from __future__ import annotations
@@ -47,7 +47,22 @@ def search(
     now: datetime | None = None,
     record_access: bool = True,
 ) -> list[SearchHit]:
-    """:meth:`TenantRecall.search <reckon.recall.bundle.TenantRecall.search>` (documented there)."""
+    """Hybrid search over the ACTIVE memories visible to ``principal`` (company, their
+    teams', their own), by default the long tail (importance 2-3, seed §6).
+
+    :param recall: the tenant's :class:`~reckon.recall.bundle.TenantRecall` (this is its
+        ``search`` method).
+    :param query: free text (non-empty).
+    :param k: number of hits, 1..100.
+    :param kinds: restrict to kinds (``"fact"`` ...); ``scopes``: to scopes.
+    :param subclasses: restrict to memory classes (name, CURIE or IRI; instances of
+        classes below them match too).
+    :param importance: ``(lo, hi)`` inclusive, a collection of tiers, or ``"all"``
+        (2-5). Importance 1 (Disabled) is never returned.
+    :param explain: attach each hit's score components.
+    :returns: hits, best first, each with ``.memory`` and ``.score``.
+    :raises InvalidInput: for a bad query, k, kind, scope, subclass or importance.
+    """
     if not isinstance(principal, Principal):
         raise InvalidInput("principal: a reckon Principal is required", field="principal")
     if not isinstance(query, str) or not query.strip():

@@ -17,7 +17,6 @@ on conforming and violating inputs (tests/schema/test_fastshacl.py).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
@@ -25,6 +24,7 @@ from typing import Any
 
 from pyoxigraph import BlankNode, Literal, NamedNode, Triple
 
+from reckon.datalog.expr import ExprError, compile_xpath_regex
 from reckon.vocab import RDF, RDFS, SH, XSD
 
 __all__ = ["FastShapes"]
@@ -217,13 +217,11 @@ class FastShapes:
             if pattern is not None:
                 if isinstance(v, BlankNode):
                     return False
-                fl = 0
-                if flags is not None:
-                    for ch in flags.value:
-                        fl |= {"i": re.I, "m": re.M, "s": re.S, "x": re.X}.get(ch, 0)
-                        if ch not in "imsx":
-                            raise _Unknown
-                if re.search(pattern.value, v.value, fl) is None:
+                try:  # XPath regex semantics (SHACL §4.8.1): `$` is the end of the string
+                    rx = compile_xpath_regex(pattern.value, flags.value if flags is not None else "")
+                except ExprError:
+                    raise _Unknown from None
+                if rx.search(v.value) is None:
                     return False
             for lim, is_min in ((minl, True), (maxl, False)):
                 if lim is not None:

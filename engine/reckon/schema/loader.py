@@ -267,8 +267,9 @@ def split_shapes(graph: rdflib.Graph) -> tuple[rdflib.Graph, rdflib.Graph]:
 
     A node is a shape when it is typed ``sh:NodeShape`` / ``sh:PropertyShape`` or is the
     subject of an ``sh:`` predicate; its triples and those of every blank node it reaches
-    (property shapes, ``sh:in`` / ``sh:or`` lists) go to the shapes graph; all other
-    triples go to the ontology.
+    (property shapes, ``sh:in`` / ``sh:or`` lists) or every named RDF list it reaches (an
+    IRI with ``rdf:first``: ``sh:in mk:ISO4217Codes``, one list several shapes share) go to
+    the shapes graph; all other triples go to the ontology.
     """
     shape_nodes: set[rdflib.term.Node] = set()
     for s, p, o in graph:
@@ -279,7 +280,7 @@ def split_shapes(graph: rdflib.Graph) -> tuple[rdflib.Graph, rdflib.Graph]:
     while todo:
         n = todo.pop()
         for o in graph.objects(n, None):
-            if isinstance(o, rdflib.BNode) and o not in shape_nodes:
+            if (isinstance(o, rdflib.BNode) or (o, RDF.first, None) in graph) and o not in shape_nodes:
                 shape_nodes.add(o)
                 todo.append(o)
     onto, shapes = rdflib.Graph(), rdflib.Graph()

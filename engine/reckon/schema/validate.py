@@ -39,6 +39,7 @@ import rdflib
 from rdflib.namespace import RDF, SH
 
 from reckon._errors import InvalidInput, ShapeViolation
+from reckon.datalog.expr import ExprError, xpath_regex_for_re
 from reckon.schema._convert import graph_from_triples, to_rdflib
 from reckon.schema.loader import RK, Schema, load_schema
 from reckon.vocab import PREFIXES
@@ -200,9 +201,27 @@ def _shapes_for(schema: Schema, data: rdflib.Graph, focus: list[rdflib.URIRef]) 
             continue
         seen.add(n)
         for p, o in g.predicate_objects(n):
+            if p == SH.pattern or (p == SH.flags and g.value(n, SH.pattern) is not None):
+                continue
             sub.add((n, p, o))
             if (o, None, None) in g and o not in seen and p != RDF.type:
                 todo.append(o)
+        patterns = list(g.objects(n, SH.pattern))
+        if patterns:
+            # pySHACL matches sh:pattern with Python's re, where `$` also matches before a
+            # final newline: hand it the XPath regex translated (SHACL §4.8.1, XPath F&O
+            # 3.1 §5.6.1), its sh:flags inline
+            flags = g.value(n, SH.flags)
+            try:
+                translated = [xpath_regex_for_re(str(x), str(flags) if flags is not None else "") for x in patterns]
+            except ExprError:  # an invalid pattern: pySHACL reports it as it is
+                for x in patterns:
+                    sub.add((n, SH.pattern, x))
+                if flags is not None:
+                    sub.add((n, SH.flags, flags))
+            else:
+                for text in translated:
+                    sub.add((n, SH.pattern, rdflib.Literal(text)))
     with schema._lock:
         if len(schema._memory) < 512:
             schema._memory[key] = sub

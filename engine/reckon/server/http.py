@@ -60,9 +60,10 @@ import json
 import math
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from datetime import datetime
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 from typing import Literal as TLiteral
@@ -71,8 +72,9 @@ from urllib.parse import parse_qs
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictInt
 from pyoxigraph import (
     BlankNode,
     Literal,
@@ -168,7 +170,8 @@ class MemoryFields(BaseModel):
 
     kind: Kind
     scope: Scope
-    importance: int = Field(ge=1, le=5, description="1 Disabled, 2 Low, 3 Medium, 4 High, 5 Critical.")
+    importance: StrictInt = Field(ge=1, le=5, description="1 Disabled, 2 Low, 3 Medium, 4 High, 5 Critical "
+                                                         "(an integer; \"5\" or 5.0 is refused).")
     source: Source = Field(default="agent_tool", description="Where it comes from (operator, onboarding and "
                                                              "import need an operator token).")
     label: str = Field(min_length=1, max_length=500)
@@ -201,7 +204,7 @@ class PatchBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kind: Kind | None = None
-    importance: int | None = None
+    importance: StrictInt | None = None
     label: str | None = None
     content: str | None = None
     confidence: float | None = None
@@ -673,6 +676,32 @@ class _TooLarge(Exception):
     pass
 
 
+class _ExactJSONRequest(Request):
+    """A request whose JSON body keeps every digit of a number with a fraction or
+    exponent (``decimal.Decimal``, not a binary float): ``"amount": 12345678901234.123456789012345678``
+    reaches the memory's xsd:decimal exactly."""
+
+    async def json(self) -> Any:
+        if not hasattr(self, "_json"):
+            self._json = json.loads(await self.body(), parse_float=Decimal)
+        return self._json
+
+
+class _ExactJSONRoute(APIRoute):
+    """The routes of :func:`create_app`; those that write memories (``/memories``) parse
+    their bodies with :class:`_ExactJSONRequest` (a note's value stays plain JSON)."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+        if "/memories" not in self.path:
+            return handler
+
+        async def exact(request: Request) -> Response:
+            return await handler(_ExactJSONRequest(request.scope, request.receive, request._send))  # noqa: SLF001
+
+        return exact
+
+
 def create_app(
     engine: Any,
     *,
@@ -719,6 +748,7 @@ def create_app(
         description="Typed, rule-derived memory for AI agents: per-tenant SPARQL 1.1 query endpoint (read-only) "
                     "and REST routes for memories, search and the context bundle.",
     )
+    app.router.route_class = _ExactJSONRoute  # before the routes below are declared
     app.state.engine = engine
     app.state.tokens = tokens
     app.state.writes = writes
