@@ -128,7 +128,7 @@ def memory_triples(tenant: str, i: int, rng: random.Random) -> tuple[list[Triple
 
 
 def populate(engine: Engine, tenant_id: str, n: int, seed: int = 7):
-    from reckon.api._business import initial_quads
+    from reckon.business.writers import initial_quads
     from reckon.store import TenantStore, tenant_dir
 
     rng = random.Random(seed)
