@@ -83,29 +83,37 @@ step = st.one_of(
 )
 
 
+WORDS = "amber basil cobalt dune ember fjord garnet harbor indigo jasper kestrel lagoon".split()
+
+
 def run(engine: Engine, t: Tenant, steps: list[tuple[Any, ...]]) -> Tenant:
+    """Apply ``steps`` through ``Tenant.*``; a write the conflict policy holds back
+    (``ConflictPending``: it asks first) leaves the history going on."""
     made: list[str] = []
     for i, (kind, a, b) in enumerate(steps):
-        if kind == "cap":
-            try:
+        w = WORDS[i % len(WORDS)]
+        try:
+            if kind == "cap":
                 made.append(cap(t, i, a, b).id)
-            except ConflictPending:  # a second cap of the platform asks first: the history goes on
-                pass
-        elif kind == "spend":
-            t.set_spend(a, b)
-        elif kind == "kpi":
-            t.set_kpi(a, b / 2)
-        elif kind == "pref":
-            made.append(t.remember(kind="preference", scope="company", importance=a, source="operator",
-                                   principal=OPS, label=f"tone {i}", content=f"write in tone number {i}").id)
-        elif kind == "supersede" and made:
-            old = made.pop(a % len(made))
-            made.append(t.supersede(old, {"label": f"replacement {i}", "content": f"replaces {old} at {i}"},
-                                    principal=OPS).id)
-        elif kind == "delete" and made:
-            t.delete(made.pop(a % len(made)), principal=OPS)
-        elif kind == "restart":
-            t = fresh(engine, t)
+            elif kind == "spend":
+                t.set_spend(a, b)
+            elif kind == "kpi":
+                t.set_kpi(a, b / 2)
+            elif kind == "pref":
+                made.append(t.remember(kind="preference", scope="company", importance=a, source="operator",
+                                       principal=OPS, label=f"{w} {i}", content=f"prefer {w} {i * 31}").id)
+            elif kind == "supersede" and made:
+                old = made.pop(a % len(made))
+                made.append(t.supersede(old, {"kind": "fact", "scope": "company", "importance": 4,
+                                              "source": "operator", "label": f"{w} replacement {i}",
+                                              "content": f"{w} replaces the earlier note {i * 17}"},
+                                        principal=OPS).id)
+            elif kind == "delete" and made:
+                t.delete(made.pop(a % len(made)), principal=OPS)
+            elif kind == "restart":
+                t = fresh(engine, t)
+        except ConflictPending:
+            pass
     return t
 
 
