@@ -127,6 +127,7 @@ class EmbeddedBackend:
         """Write ``quads`` (logical graphs, META included) into a new store at ``tmp/store``."""
         store = Store(str(tmp / "store"))
         store.extend(list(quads))
+        store.flush()  # readers open read-only and would replay the whole log at every open
         del store  # closes RocksDB (the write-ahead log already holds the data)
         gen = next((int(q.object.value) for q in quads if q.predicate == GENERATION), 1)  # type: ignore[union-attr]
         (tmp / "generation").write_text(str(gen))
@@ -141,6 +142,13 @@ class EmbeddedBackend:
         return True
 
     def close_writer(self) -> None:
+        if self._rw is not None:
+            try:
+                # memtable -> SST before closing: a read-only open replays the write-ahead
+                # log (it cannot flush), which costs seconds per open once it is large
+                self._rw.flush()
+            except OSError:
+                pass  # durability does not depend on it (the log already holds the data)
         self._rw = None  # the last reference: RocksDB closes and unlocks the store now
         self._ro = None
 
