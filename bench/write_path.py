@@ -90,7 +90,7 @@ def memory_triples(tenant: str, i: int, persons: int) -> list[Triple]:
 def create_populated_quads(engine: Engine, tenant_id: str, n: int, persons: int) -> list[Quad]:
     """The initial quads of a tenant with ``n`` background memories: schema, company,
     clock, people and the memories' triples."""
-    from reckon.api._business import initial_quads
+    from reckon.business.writers import initial_quads
 
     quads = [Quad(R.person_iri(tenant_id, f"person{p}"), R.A, R.PERSON, MEMORIES) for p in range(persons)]
     for i in range(n):

@@ -401,3 +401,34 @@ def test_snapshot_holding_a_pickle_is_refused_and_rebuilt(tmp_path: Path) -> Non
     fresh = Engine(tmp_path, embedder="hashing").tenant("acme")
     assert fresh.recall.index.rebuilds == 1
     assert [h.memory.id for h in fresh.search("alpha notes", principal=OPS)] == [m.id]
+
+
+def test_vector_file_is_compacted_and_live_vectors_survive(tmp_path: Path) -> None:
+    """Superseded and deleted memories' vectors leave the append-only file once it
+    holds more than twice what the live documents use (plus a slack); every live
+    document keeps its vector, in this process and in a fresh one (nothing re-embedded)."""
+    eng = Engine(tmp_path, embedder="hashing")
+    t = eng.create_tenant("acme")
+    t.search("open", principal=OPS)
+    words = ("aspen birch cedar dahlia elm fern gorse hazel iris juniper kelp larch").split()
+    made = [t.remember(**fact(f"{w} report", f"{w} {w}s grow near the {w} observation post")) for w in words]
+    t.recall.wait(timeout=60)
+    for m in made[:9]:
+        t.delete(m.id, principal=OPS)
+    keep = made[9:]
+    ix = t.recall.index
+    ix.sync()
+    vf = ix._vector_file()  # noqa: SLF001
+    before = vf.path.stat().st_size
+    assert ix.maybe_compact() == 0  # under the threshold (2x live + 1024 records)
+    dropped = ix.maybe_compact(factor=2.0, slack=0)
+    assert dropped == 9
+    assert vf.path.stat().st_size < before
+    hits = t.search("observation post", principal=OPS, importance="all")
+    assert {h.memory.id for h in hits} == {m.id for m in keep}
+    assert all(ix.index.embedding(m.id) is not None for m in keep)
+    t.store.close()
+    t2 = Engine(tmp_path, embedder="hashing").tenant("acme")
+    ix2 = t2.recall.index
+    assert all(ix2.index.embedding(m.id) is not None for m in keep)
+    assert ix2.pending() == 0

@@ -279,6 +279,32 @@ class FactStore:
                 self.pos.pop(p, None)
         return True
 
+    def to_parts(self) -> tuple[object, ...]:
+        """The store as plain ints, tuples, sets and dicts (for :mod:`marshal`)."""
+        return (self.facts, {p: dict(d) for p, d in self.spo.items()}, {p: dict(d) for p, d in self.pos.items()},
+                self.count, self.pos_preds, self.pos_all, self.indexed)
+
+    @classmethod
+    def from_parts(cls, parts: tuple[object, ...]) -> FactStore:
+        """Inverse of :meth:`to_parts` (the index dictionaries are taken over, not rebuilt).
+
+        :raises ValueError: when ``parts`` is not of that shape.
+        """
+        try:
+            facts, spo, pos, count, pos_preds, pos_all, indexed = parts
+            out = cls(indexed=bool(indexed))
+            out.facts = facts  # type: ignore[assignment]
+            out.spo = {p: defaultdict(set, d) for p, d in spo.items()}  # type: ignore[attr-defined]
+            out.pos = {p: defaultdict(set, d) for p, d in pos.items()}  # type: ignore[attr-defined]
+            out.count = count  # type: ignore[assignment]
+            out.pos_preds = pos_preds  # type: ignore[assignment]
+            out.pos_all = bool(pos_all)
+        except (TypeError, ValueError, AttributeError) as e:
+            raise ValueError(f"not a fact store: {e}") from e
+        if not isinstance(out.facts, set) or not isinstance(out.count, dict) or not isinstance(out.pos_preds, set):
+            raise ValueError("not a fact store")
+        return out
+
     def predicates(self) -> set[int]:
         """Predicate ids present (computed from ``facts`` when not indexed)."""
         if self.indexed:

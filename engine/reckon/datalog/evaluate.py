@@ -53,11 +53,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pyoxigraph import Literal, NamedNode, Triple
+from pyoxigraph import BlankNode, Literal, NamedNode, Triple
 
 from reckon.datalog import _cache
 from reckon.datalog import expr as _expr
-from reckon.datalog._factstore import BNODE, IRI, Fact, FactStore, TermDictionary
+from reckon.datalog._factstore import BNODE, IRI, LITERAL, TRIPLE, Fact, FactStore, TermDictionary
 from reckon.datalog._guard import Guard
 from reckon.datalog._plan import PlanCompiler, RuleInfo, prepare_rule
 from reckon.datalog.model import INTERNAL, Aggregate, Negation, RuleSet, TriplePattern
@@ -344,6 +344,132 @@ class Reasoner:
         finally:
             self._program.save()
 
+    STATE_VERSION = 1
+    """Version of :meth:`dump_state`'s format (bumped with any change of the layout)."""
+
+    def dump_state(self) -> bytes:
+        """The materialization as bytes (:mod:`marshal` of ints, tuples, sets and
+        strings: no pickle, nothing executable), for :meth:`restore_state` in another
+        process with the same rule set: the term dictionary, the base and evaluation
+        graphs, the ranks, the run-once rule outputs and the blank nodes minted so far.
+        Linear in the graph; the caller keys it by program and data (the store layer:
+        ``TenantStore``'s reasoner state file)."""
+        import gc
+        import marshal
+
+        dic, st = self._dic, self._state
+        terms: list[tuple[Any, ...]] = []
+        for i, t in enumerate(dic.terms):
+            k = dic.kinds[i]
+            if k == IRI or k == BNODE:
+                terms.append((t.value,))  # type: ignore[attr-defined]
+            elif k == LITERAL:
+                lit: Literal = t  # type: ignore[assignment]
+                direction = lit.direction
+                terms.append((lit.value, lit.datatype.value, lit.language,
+                              None if direction is None else str(direction.value)))
+            else:
+                terms.append(dic.parts[i])
+        payload = (
+            self.STATE_VERSION, terms, bytes(dic.kinds), st.full.to_parts(), st.base.to_parts(), st.data, st.rank,
+            st.clock, st.outputs, self._memo, self._memo_rev,
+        )
+        enabled = gc.isenabled()
+        gc.disable()  # the index dictionaries copied above are many small containers
+        try:
+            return marshal.dumps(payload)
+        finally:
+            if enabled:
+                gc.enable()
+
+    def restore_state(self, data: bytes) -> None:
+        """Replace this reasoner's state by one :meth:`dump_state` wrote (for this rule
+        set: the caller checks that; the rule constants' ids are checked here).
+
+        :raises ValueError: when ``data`` is not a state of this format or does not fit
+            this rule set (the reasoner is left as it was).
+        """
+        import gc
+
+        enabled = gc.isenabled()
+        gc.disable()  # ~10^5 new containers: the cyclic collector would rescan them over and over
+        try:
+            self._restore_state(data)
+            # the restored graph is long-lived and acyclic (ints, tuples, sets, dicts: freed
+            # by reference counting): keep the cyclic collector from rescanning it
+            gc.freeze()
+        finally:
+            if enabled:
+                gc.enable()
+
+    def _restore_state(self, data: bytes) -> None:
+        import marshal
+
+        try:
+            (version, terms, kinds, full_parts, base_parts, data_f, rank, clock, outputs, memo,
+             memo_rev) = marshal.loads(data)
+        except (EOFError, ValueError, TypeError) as e:
+            raise ValueError(f"not a reasoner state: {e}") from e
+        if version != self.STATE_VERSION or len(terms) != len(kinds):
+            raise ValueError("reasoner state of another format version")
+        dic = self._dic
+        n0 = len(dic.terms)
+        decoded: list[object] = list(dic.terms)
+        try:
+            for i in range(n0, len(terms)):
+                k, e = kinds[i], terms[i]
+                if k == IRI:
+                    decoded.append(NamedNode(e[0]))
+                elif k == BNODE:
+                    decoded.append(BlankNode(e[0]))
+                elif k == LITERAL:
+                    value, dt, lang, direction = e
+                    if lang:
+                        decoded.append(Literal(value, language=lang, direction=_direction(direction)) if direction
+                                       else Literal(value, language=lang))
+                    else:
+                        decoded.append(Literal(value, datatype=NamedNode(dt)))
+                else:
+                    decoded.append(Triple(decoded[e[0]], decoded[e[1]], decoded[e[2]]))  # type: ignore[arg-type]
+            head_ok = len(terms) >= n0 and all(kinds[i] == dic.kinds[i] for i in range(n0))
+        except (TypeError, ValueError, IndexError, SyntaxError) as e:
+            raise ValueError(f"reasoner state does not decode: {e}") from e
+        if not head_ok:
+            raise ValueError("reasoner state of another rule set (its constants differ)")
+        for i in range(n0):
+            k, e = kinds[i], terms[i]
+            t = dic.terms[i]
+            same = (e == dic.parts.get(i)) if k == TRIPLE else (e[0] == t.value)  # type: ignore[attr-defined]
+            if not same:
+                raise ValueError("reasoner state of another rule set (its constants differ)")
+        # commit: extend the dictionary in place (plans, guard and constant ids keep it)
+        for i in range(n0, len(terms)):
+            term = decoded[i]
+            dic.terms.append(term)
+            dic.ids.setdefault(term, i)
+            dic.kinds.append(kinds[i])
+            if kinds[i] == TRIPLE:
+                key = tuple(terms[i])
+                dic.parts[i] = key  # type: ignore[assignment]
+                dic.triple_ids[key] = i  # type: ignore[index]
+        full = FactStore.from_parts(full_parts)
+        base = FactStore.from_parts(base_parts)
+        if base.indexed != self._needs_base_index():
+            raise ValueError("reasoner state of another rule set (base index)")
+        self._state = _State(full, base, set(data_f), dict(rank), clock, {k: set(v) for k, v in outputs.items()})
+        self._memo, self._memo_rev = memo, memo_rev
+        self._hidden_ids.clear()
+        self._hidden_upto = 0
+        self._compiler = PlanCompiler(
+            dic, full, self._mint, self._ctx, self._guard, self.generalized, self._hidden_ids, self._program
+        )
+        self._hidden()
+
+    def mints_blank_nodes(self) -> bool:
+        """True when a rule minted a blank node so far (two reasoners over one base
+        graph then agree only up to blank-node names)."""
+        return any(self._memo.values())
+
     def inferred(self) -> set[Triple]:
         """The SRL inference graph: triples of the evaluation graph not in the base graph.
 
@@ -613,6 +739,12 @@ class Reasoner:
         stats["rounds_per_stratum"][si] += rounds
         stats["seconds_per_stratum"][si] += time.perf_counter() - t0
         stats["rounds"] += rounds
+
+
+def _direction(name: str) -> Any:
+    from pyoxigraph import BaseDirection
+
+    return BaseDirection.RTL if name == str(BaseDirection.RTL.value) else BaseDirection.LTR
 
 
 def _intern_constants(dic: TermDictionary, ruleset: RuleSet) -> None:

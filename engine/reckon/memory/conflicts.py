@@ -127,15 +127,26 @@ def cosine_matrix(texts: Sequence[str]) -> Any:
     import numpy as np
 
     counts = [Counter(tokens(t)) for t in texts]
-    vocab = {t: j for j, t in enumerate(sorted({t for c in counts for t in c}))}
+    # a token of one text only adds to that text's norm, never to a dot product: the
+    # matrix keeps the shared tokens (a bundle's texts share few), the norms all of them
+    df = Counter(t for c in counts for t in c)
+    vocab = {t: j for j, t in enumerate(sorted(t for t, n in df.items() if n > 1))}
     mat = np.zeros((len(texts), max(1, len(vocab))), dtype=np.float64)
+    norms = np.zeros(len(texts), dtype=np.float64)
     for r, c in enumerate(counts):
+        sq = 0
         for t, v in c.items():
-            mat[r, vocab[t]] = v
-    norms = np.linalg.norm(mat, axis=1)
+            sq += v * v
+            j = vocab.get(t)
+            if j is not None:
+                mat[r, j] = v
+        norms[r] = sq ** 0.5
     norms[norms == 0] = 1.0
     mat /= norms[:, None]
-    return mat @ mat.T
+    out = mat @ mat.T
+    # the diagonal is the cosine of a text with itself: 1 (0 for a text without tokens)
+    np.fill_diagonal(out, [1.0 if c else 0.0 for c in counts])
+    return out
 
 
 def tokens(text: str) -> list[str]:

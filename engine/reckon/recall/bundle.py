@@ -88,7 +88,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Collection, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -228,6 +228,11 @@ class TenantRecall:
         self._lock = threading.RLock()
         self.usage = UsageLog(self._directory / "usage.sqlite" if self._directory is not None else None)
         self._usage_seen: tuple[int, int] | None = None
+        self._records: OrderedDict[str, Memory | None] = OrderedDict()
+        """Memory IRI -> the :class:`Memory` read at generation :attr:`_records_gen`
+        (``None``: not a memory); entries a commit touches are dropped (see
+        :meth:`_follow_commits`), so a bundle reads only what changed since the last one."""
+        self._records_gen = -1
 
     # ------------------------------------------------------------------ index
     @property
@@ -341,20 +346,64 @@ class TenantRecall:
     def _memory(self, view: Any, m: NamedNode) -> Memory:
         return self._memories(view, [m])[0]
 
+    _RECORDS_MAX = 16384
+
+    def _follow_commits(self, view: Any) -> None:
+        """Bring the record cache to the snapshot's generation: drop every memory a
+        commit since touched (a subject or object of an asserted quad or an inferred
+        triple: an edit, a supersession, a status the business data moved); everything
+        when a commit changed the schema or the commits are not known any more
+        (:meth:`TenantStore.changes <reckon.store.TenantStore.changes>`)."""
+        gen = getattr(view, "generation", -1)
+        if gen == self._records_gen and gen >= 0:
+            return
+        commits = None
+        if gen >= 0 and 0 <= self._records_gen <= gen and self._records:
+            changes = getattr(self.store, "changes", None)
+            commits = changes(self._records_gen, gen) if callable(changes) else None
+        if commits is None:
+            self._records.clear()
+        else:
+            rec = self._records
+            for c in commits:
+                if any(q.graph_name == SCHEMA for q in (*c.added, *c.removed)):
+                    rec.clear()
+                    break
+                for x in (*c.added, *c.removed, *c.inferred_added, *c.inferred_removed):
+                    rec.pop(getattr(x.subject, "value", ""), None)
+                    rec.pop(getattr(x.object, "value", ""), None)
+        self._records_gen = gen
+
     def _memories(self, view: Any, iris: Sequence[NamedNode]) -> list[Memory]:
         """Memories (with derived state) of ``iris``, in that order; ids that are not
         memories are skipped. Two indexed pattern reads per memory on the snapshot (a
-        ``VALUES`` query over many IRIs is 3-20x slower on pyoxigraph 0.5)."""
+        ``VALUES`` query over many IRIs is 3-20x slower on pyoxigraph 0.5), for the
+        memories no commit touched since an earlier read (a per-process cache of
+        :data:`_RECORDS_MAX` records, kept equal to the snapshot's generation)."""
         out = []
-        for m in dict.fromkeys(iris):
-            node = _Node()
-            for q in view.quads(m, None, None, MEMORIES):
-                node.asserted[q.predicate].append(q.object)
-            if _P_KIND not in node.asserted:
-                continue
-            for q in view.quads(m, None, None, INFERRED):
-                node.inferred[q.predicate].append(q.object)
-            out.append(self.memory._to_memory(m, node.asserted, node.inferred))  # noqa: SLF001 (shared reader)
+        with self._lock:
+            self._follow_commits(view)
+            rec = self._records
+            for m in dict.fromkeys(iris):
+                if m.value in rec:
+                    got = rec[m.value]
+                    rec.move_to_end(m.value)
+                    if got is not None:
+                        out.append(got)
+                    continue
+                node = _Node()
+                for q in view.quads(m, None, None, MEMORIES):
+                    node.asserted[q.predicate].append(q.object)
+                if _P_KIND not in node.asserted:
+                    memory = None
+                else:
+                    for q in view.quads(m, None, None, INFERRED):
+                        node.inferred[q.predicate].append(q.object)
+                    memory = self.memory._to_memory(m, node.asserted, node.inferred)  # noqa: SLF001 (shared reader)
+                    out.append(memory)
+                rec[m.value] = memory
+                if len(rec) > self._RECORDS_MAX:
+                    rec.popitem(last=False)
         return out
 
     @staticmethod

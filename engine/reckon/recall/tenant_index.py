@@ -81,6 +81,10 @@ competing for the two cores and the GIL between its commits."""
 _BATCH = 256  # texts per background encode (sorted by length inside: less padding than 64)
 _FIRST_RANK_BACKLOG = 32
 """A first ranking in a process embeds a backlog up to this size before it ranks."""
+_COMPACT_FACTOR = 2.0
+_COMPACT_SLACK = 1024
+"""The vector file is compacted once it holds more than 2x the live documents' vectors
+plus 1024 records (checked when a snapshot is written)."""
 _RETRY_S = 30.0  # a failing embedder (model missing, endpoint down) is retried after this
 
 DocReader = Callable[[Any, "Collection[str] | None"], dict[str, "dict[str, Any] | None"]]
@@ -729,6 +733,32 @@ class TenantIndex:
         drained = not self._pending and self.index.embedded_count() != self._snap_vecs
         if snap is None or gen - snap >= _SNAPSHOT_EVERY or drained:
             self.save_snapshot()  # the queue drained: the next process opens with the vectors
+            self.maybe_compact()
+
+    def maybe_compact(self, *, factor: float = _COMPACT_FACTOR, slack: int = _COMPACT_SLACK) -> int:
+        """Compact the vector file when it holds more than ``factor`` x the records the
+        current documents use, plus ``slack`` (superseded, edited and retired memories'
+        vectors: the file is append-only); returns the records dropped. Crash-safe
+        (:meth:`VectorFile.compact <reckon.recall.vectors.VectorFile.compact>`: a new
+        file renamed over the old one under its lock). A vector another process appended
+        for a document this one has not synced yet may go with the rest; that process
+        keeps it in memory and the next one to open embeds it again -- nothing is lost
+        for good."""
+        vf = self._vectors
+        if not isinstance(vf, VectorFile):
+            return 0
+        try:
+            records = vf.path.stat().st_size // vf._rec  # noqa: SLF001 - no O(file) read to decide
+        except OSError:
+            return 0
+        live = {k for keys in self._keys.values() for k in keys}
+        if records <= factor * len(live) + slack:
+            return 0
+        try:
+            return vf.compact(live)
+        except OSError as exc:
+            log.warning("recall index: vector file compaction failed: %s", exc)
+            return 0
 
     def wait(self, timeout: float | None = 60.0) -> bool:
         """Block until every queued document has its vector; returns False on timeout

@@ -68,7 +68,7 @@ class _Worker:
         if ts is None:
             for old in [k for k in self.stores if k[0] == path]:  # a deleted incarnation
                 self.stores.pop(old).close()
-            ts = TenantStore(path, linger=0)
+            ts = TenantStore(path, linger=0, mirror="memory")  # evaluates outside the lock: a copy
             if ts.incarnation != incarnation:
                 from reckon._errors import TenantGone
 

@@ -75,7 +75,7 @@ class TenantLock:
         self.linger = linger
         self.poll = poll
         self.min_hold = min_hold
-        self._first_done = None
+        self._first_done: float | None = None
         self.on_release = on_release
         self.on_acquire = on_acquire
         self._mutex = threading.RLock()
@@ -208,7 +208,7 @@ class TenantLock:
                 fcntl.flock(self._fd, fcntl.LOCK_UN)
                 raise
         self._mode = mode
-        self._first_done: float | None = None
+        self._first_done = None
 
     def _wait_for(self, mode: int) -> None:
         assert self._fd is not None
