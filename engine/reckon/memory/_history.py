@@ -23,19 +23,7 @@ __all__ = ["history", "history_entry", "older"]
 
 
 def history(svc: MemoryService, memory_id: str, *, principal: Principal | None = None) -> list[HistoryEntry]:
-    """The lineage of a memory through the supersession chain in both directions
-    (older memories it replaced, newer ones that replaced it), oldest first; each
-    entry has source, times, author and whether it was updated after creation.
-
-    A deleted memory is an entry of its own (``event="deleted"``, from its tombstone);
-    each entry lists the earlier label / content of its in-place updates
-    (``revisions``).
-
-    :param principal: who reads: the memory must be one they may read (else it is
-        reported as absent); entries of memories they may not read, and tombstones
-        unless they are an operator, are left out.
-    :raises UnknownMemory: no such memory and no tombstone of one.
-    """
+    """:meth:`reckon.memory.service.MemoryService.history` (documented there)."""
     if principal is not None and not principal.is_operator:
         svc._load_for(memory_id, principal)
     start = history_entry(svc, memory_id)

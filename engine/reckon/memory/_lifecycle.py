@@ -104,17 +104,7 @@ def apply_patch(
 
 
 def supersede(svc: MemoryService, old_id: str, new: dict[str, Any] | str, *, principal: Principal) -> Memory:
-    """Replace ``old_id`` by ``new`` (a dict of :meth:`remember` fields, or the id of an
-    existing memory). The primary write is ``old rk:supersededBy new`` on the old
-    node; ``rk:supersedes`` is derived (seed §9).
-
-    :raises NotAuthorized: the principal does not own the old memory.
-    :raises InvalidInput: the old memory is already superseded, the replacement is
-        itself superseded (nothing would stay live: supersede with its live
-        successor), or the pointer would form a cycle.
-    :raises UnknownMemory: either memory does not exist.
-    :returns: the new memory.
-    """
+    """:meth:`reckon.memory.service.MemoryService.supersede` (documented there)."""
     if isinstance(new, dict):
         fields = dict(new)
         fields.pop("principal", None)
@@ -128,13 +118,7 @@ def supersede(svc: MemoryService, old_id: str, new: dict[str, Any] | str, *, pri
         # the replacement gains the (derived) supersedes pointer and is returned to the
         # caller: it must be a memory the principal could supersede too (own it, or be an
         # operator for team/company memories) — never someone else's private memory
-        t_owner = ta.get(R.P_OWNER)
-        authz.check_supersede(
-            principal,
-            memory_id=target.value.rsplit(":", 1)[-1],
-            scope=R.IRI_SCOPE[ta[R.P_SCOPE][0]],
-            owner=R.slug_of(t_owner[0].value) if t_owner else None,
-        )
+        P.authorize_supersede(principal, target, ta)
         # refuse cycles: walk the newer memory's chain
         cur, seen = ta.get(R.P_SUPERSEDED_BY, []), set()
         while cur:
@@ -161,13 +145,7 @@ def supersede(svc: MemoryService, old_id: str, new: dict[str, Any] | str, *, pri
 
 
 def restore(svc: MemoryService, memory_id: str, *, principal: Principal) -> Memory:
-    """Undo a supersession (operator only): removes ``rk:supersededBy`` from the memory.
-
-    :raises NotAuthorized: the principal is not an operator.
-    :raises RestoreRefused: the memory that superseded it is still active, or an
-        active memory of the same scope and stakeholder conflicts with it.
-    :raises UnknownMemory: no such memory.
-    """
+    """:meth:`reckon.memory.service.MemoryService.restore` (documented there)."""
     authz.check_restore(principal, memory_id=str(memory_id))
     with svc._transaction() as txn:
         m, a, _ = svc._load(memory_id)
@@ -221,17 +199,7 @@ def restore(svc: MemoryService, memory_id: str, *, principal: Principal) -> Memo
 
 
 def delete(svc: MemoryService, memory_id: str, *, principal: Principal) -> None:
-    """Delete a memory (operator only): its triples, and the revisions of its earlier
-    label and content, are removed, and a tombstone is left in their place:
-    ``m a rk:DeletedMemory ; rk:deletedAt now ; rk:deletedBy person`` (plus the
-    ``rk:supersededBy`` pointer it had). So ``history(id)`` still works, and an
-    older memory's ``rk:supersededBy`` pointing at it points at the tombstone, not
-    at nothing; that older memory stays superseded (the newer one remains
-    authoritative for it, seed §9; restore it explicitly if wanted).
-
-    :raises NotAuthorized: the principal is not an operator.
-    :raises UnknownMemory: no such memory (or it was deleted already).
-    """
+    """:meth:`reckon.memory.service.MemoryService.delete` (documented there)."""
     authz.check_delete(principal, memory_id=str(memory_id))
     with svc._transaction() as txn:
         m, a, _ = svc._load(memory_id)

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from reckon.memory.service import MemoryService
 
 __all__ = [
+    "authorize_supersede",
     "canonical",
     "check_supersedable",
     "dedup_update",
@@ -198,16 +199,22 @@ def judge(
     return sorted((c for c in candidates if c.value in picked), key=lambda n: n.value)
 
 
-def check_supersedable(principal: Principal, old: NamedNode, asserted: dict[Any, list[Any]]) -> None:
-    """:raises NotAuthorized: ``principal`` may not supersede ``old``.
-    :raises InvalidInput: ``old`` is already superseded."""
+def authorize_supersede(principal: Principal, m: NamedNode, asserted: dict[Any, list[Any]]) -> None:
+    """:raises NotAuthorized: ``principal`` may not supersede memory ``m`` (or, as a
+    replacement, gain its ``rk:supersedes`` pointer: :func:`reckon.memory.authz.check_supersede`)."""
     owner = asserted.get(R.P_OWNER)
     authz.check_supersede(
         principal,
-        memory_id=old.value.rsplit(":", 1)[-1],
+        memory_id=m.value.rsplit(":", 1)[-1],
         scope=R.IRI_SCOPE[asserted[R.P_SCOPE][0]],
         owner=R.slug_of(owner[0].value) if owner else None,
     )
+
+
+def check_supersedable(principal: Principal, old: NamedNode, asserted: dict[Any, list[Any]]) -> None:
+    """:raises NotAuthorized: ``principal`` may not supersede ``old``.
+    :raises InvalidInput: ``old`` is already superseded."""
+    authorize_supersede(principal, old, asserted)
     if asserted.get(R.P_SUPERSEDED_BY):
         raise InvalidInput(
             f"supersedes: memory {old.value.rsplit(':', 1)[-1]} is already superseded by "
