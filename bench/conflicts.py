@@ -9,7 +9,13 @@ same with MiniLM candidates (``--minilm``):
    compatible, another subject, a refinement, a restatement, an event). Each pair under
    its own person: ``Tenant.remember`` the old memory, then the new one from the same
    source; ``ConflictPending`` is the prediction "replace". Precision, recall and false
-   asks per category.
+   asks per category. The hold-out set (``conflict_pairs_holdout.jsonl``) was written
+   after the judge was frozen; one exception is said here: its identifier/value pairs
+   1045-1056 first ran against the identifier rule's first version and flagged 3 of 8
+   identifier pairs (a dashed account number, "seat 14C", "ad set 2231"), which the rule
+   then learnt (digit groups no range has, a number after any noun of numbered things,
+   two-word heads); the pairs marked ``"batch": 2`` were written after that and never
+   used to tune.
 2. **LoCoMo import** (``../shared/data/locomo/locomo_dev.json``): every turn of every
    conversation through ``Tenant.remember(kind="context", source="import")`` one by one
    (an operator importing; user scope, owned by the speaker), label = the turn's first

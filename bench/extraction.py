@@ -4,7 +4,11 @@ this benchmark: budget caps, KPI targets, explicit preferences, and utterances t
 no standing condition -- questions, reports of the past, current values, chit-chat).
 
 A second set, ``bench/data/extraction_holdout.jsonl``, was written after the rules were
-frozen. A predicted budget matches an expected one when platform, amount, currency and period are
+frozen (one exception: utterances 1036-1041, several caps or targets in one sentence,
+ran once before the rule "one amount over several platforms is a combined cap, not the
+first platform's" was added; that rule came from the tuned utterance 69, and it also
+turned the hold-out's spurious "$2k per day cap on both Meta and Google" into no
+memory). A predicted budget matches an expected one when platform, amount, currency and period are
 equal; a target when metric, target value and platform (or its absence) are equal; a
 preference when the utterance was labelled with one. Precision = matched predictions /
 predictions; recall = matched expectations / expectations.

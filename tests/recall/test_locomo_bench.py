@@ -58,3 +58,22 @@ def test_bench_pipeline_through_the_api_with_hashing_embedder(tmp_path, monkeypa
     q, ev = b.questions_of(conv)[0]  # "When did Caroline go to the LGBTQ support group?"
     hits = [h.turn.external_id for h in t.search_turns(q, principal=ops, k=10)]
     assert ev <= set(hits)
+
+
+def test_cross_validation_chooses_on_the_other_conversations_only() -> None:
+    """bench/recall_locomo.py --cv: each held-out conversation is scored with the setting
+    that is best on the others (the shipped one on a tie), never with its own best."""
+    b = _bench()
+    ship, other = b.CV_SHIPPED, "other"
+    scores = {
+        "a": {ship: [1.0, 0.0], other: [1.0, 1.0]},  # other is better on a and b ...
+        "b": {ship: [0.5], other: [1.0]},
+        "c": {ship: [1.0], other: [0.0]},  # ... and much worse on c
+    }
+    folds = {f[0]: f for f in b.cross_validate(scores)}
+    # held out a: b + c questions -> ship 0.75 vs other 0.5 -> ship, scored 50 on a
+    assert folds["a"][2] == ship and folds["a"][3] == 50.0 and folds["a"][4] == 100.0
+    # held out b: a + c -> ship 2/3 vs other 2/3 (tie) -> the shipped setting
+    assert folds["b"][2] == ship and folds["b"][3] == 50.0
+    # held out c: a + b -> other (1.0 vs 0.5) -> scored 0 on c, though ship gets 100 there
+    assert folds["c"][2] == other and folds["c"][3] == 0.0 and folds["c"][1] == 100.0
