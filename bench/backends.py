@@ -32,6 +32,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -127,7 +128,7 @@ def _threads() -> int:
     return len(os.listdir("/proc/self/task"))
 
 
-def bench_tenants(count: int, root: Path, kind: str = "embedded") -> list[dict[str, Any]]:
+def bench_tenants(count: int, root: Path, kind: str = "embedded") -> Iterator[dict[str, Any]]:
     """Create ``count`` tenants (no rule program: the store's own costs), then in a fresh
     process open each (``Engine.tenant`` + one read: for a remote tenant the mirror
     load from the server) with the LRU bound and without; fds, threads and RSS after."""
@@ -144,7 +145,6 @@ def bench_tenants(count: int, root: Path, kind: str = "embedded") -> list[dict[s
             engine.create_tenant(f"t{i}").store.release()
         create_s = time.perf_counter() - t0
         engine.close()
-        rows = []
         for bound in (128, 10**9):
             code = (
                 "import sys, time, os, json; sys.path.insert(0, %r); sys.path.insert(0, %r)\n"
@@ -166,8 +166,7 @@ def bench_tenants(count: int, root: Path, kind: str = "embedded") -> list[dict[s
             r["bound"] = "128 (LRU)" if bound == 128 else "none"
             r["create_per_s"] = count / create_s
             r["kind"] = kind
-            rows.append(r)
-        return rows
+            yield r
     finally:
         if server is not None:
             server.stop()

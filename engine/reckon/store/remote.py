@@ -73,6 +73,17 @@ Server differences handled (measured on Oxigraph server 0.5.13 and Virtuoso Open
   the store's canonical form (:func:`reckon.store.terms.canonical_term`), so the mirror,
   the reasoner and the next delete see the term exactly as the embedded store would.
   Deletes match by value on both servers.
+* **Numbers.** Virtuoso rounds an ``xsd:decimal`` to 15 fractional digits
+  (``10000 / 66.82`` = ``149.655791679137982639`` comes back ``149.655791679137983``:
+  found by the history property suite, after an export + import), refuses one of more
+  than about 38 digits, turns the integer 2**63 - 1 of an update template into a
+  decimal, wraps 2**63 to -2**63 and refuses larger ones, and prints doubles with 6
+  significant digits. Such literals (:func:`_virtuoso_would_change`)
+  are stored with the datatype ``urn:reckon:lossless:xsd:<name>`` (the lexical form as
+  written) and mapped back on every read; the journal and every mirror keep the exact
+  ``xsd`` term. A commit holding one is staged (below): Virtuoso keeps such a literal
+  exactly from ``INSERT DATA`` and from a copy through variables, but parses it as a
+  number when it is a constant of an update template.
 * **Triple terms** (RDF 1.2): Virtuoso's parser refuses ``<<( s p o )>>``; a write
   holding one is refused with :class:`~reckon._errors.StoreError` naming the server, and
   nothing is written. Oxigraph stores them.
@@ -368,6 +379,8 @@ def _term(v: Mapping[str, Any]) -> Any:
         if lang:
             return Literal(v["value"], language=lang)
         dt = v.get("datatype")
+        if dt and dt.startswith(LOSSLESS):  # a number kept as written (see _virtuoso_would_change)
+            dt = _XSD + dt[len(LOSSLESS):]
         if dt and dt != _XSD + "string":
             return canonical_term(Literal(v["value"], datatype=NamedNode(dt)))
         return Literal(v["value"])
@@ -379,7 +392,7 @@ def _term(v: Mapping[str, Any]) -> Any:
     raise ValueError(f"unknown SPARQL JSON term type {t!r}")
 
 
-_DECIMAL_CONST = re.compile(r'(?<!\\)"([0-9.+-]+)"\^\^<http://www\.w3\.org/2001/XMLSchema#decimal>')
+_DECIMAL_CONST = re.compile(r'(?<!\\)"([0-9.+-]+)"\^\^<(http://www\.w3\.org/2001/XMLSchema#decimal)>')
 
 
 def _decimals_as_variables(*blocks: str) -> tuple[str, ...]:
@@ -387,15 +400,52 @@ def _decimals_as_variables(*blocks: str) -> tuple[str, ...]:
     SQL integer (stored and read back as ``xsd:integer``, so a SHACL ``sh:datatype
     xsd:decimal`` fails on the next node); a value made by ``STRDT`` in the WHERE clause
     keeps its datatype. Each decimal constant of the templates becomes a variable bound
-    that way; returns the rewritten blocks and the ``BIND`` clauses."""
-    names: dict[str, str] = {}
+    that way; returns the rewritten blocks and the ``BIND`` clauses. (A number kept as
+    written, :data:`LOSSLESS`, never appears in a template: Virtuoso parses such a
+    constant as a number there, so a commit holding one is staged.)"""
+    names: dict[tuple[str, str], str] = {}
 
     def var(m: re.Match[str]) -> str:
-        return names.setdefault(m.group(1), f"?rkdec{len(names)}")
+        return names.setdefault((m.group(1), m.group(2)), f"?rkdec{len(names)}")
 
     out = tuple(_DECIMAL_CONST.sub(var, b) for b in blocks)
-    binds = " ".join(f'BIND(STRDT("{lex}", <{_XSD}decimal>) AS {v})' for lex, v in names.items())
+    binds = " ".join(f'BIND(STRDT("{lex}", <{dt}>) AS {v})' for (lex, dt), v in names.items())
     return (*out, binds)
+
+
+LOSSLESS = "urn:reckon:lossless:xsd:"
+"""Datatype prefix of a number stored as written on a server that would change it:
+``"149.655791679137982639"^^<urn:reckon:lossless:xsd:decimal>`` on the server is
+``"149.655791679137982639"^^xsd:decimal`` everywhere else (:func:`_term` maps it back)."""
+_INTEGERS = {_XSD + t for t in ("integer", "long", "nonNegativeInteger", "positiveInteger", "nonPositiveInteger",
+                                "negativeInteger", "unsignedLong")}
+_DECIMAL_FORM = re.compile(r"[+-]?([0-9]*)(?:\.([0-9]*))?")
+
+
+def _virtuoso_would_change(lit: Literal) -> bool:
+    """True for a numeric literal Virtuoso 7.2 does not keep as it is (measured): a
+    ``xsd:decimal`` with more than 15 fractional digits (rounded to 15:
+    ``149.655791679137982639`` -> ``149.655791679137983``) or more than 38 digits in
+    all (refused), an integer outside 64 bits (2**63 wraps to -2**63; larger ones are
+    refused), and every ``xsd:double`` / ``xsd:float`` (printed with 6 significant
+    digits: ``1.2345678901234567E300`` -> ``1.23457E300``)."""
+    dt = lit.datatype.value
+    if not dt.startswith(_XSD):
+        return False
+    if dt in (_XSD + "double", _XSD + "float"):
+        return True
+    if dt == _XSD + "decimal":
+        m = _DECIMAL_FORM.fullmatch(lit.value)
+        if m is None:
+            return False
+        whole, frac = m.group(1).lstrip("0"), (m.group(2) or "").rstrip("0")
+        return len(frac) > 15 or len(whole) + len(frac) > 28
+    if dt in _INTEGERS:
+        try:
+            return abs(int(lit.value)) >= 10**15
+        except ValueError:
+            return False
+    return False
 
 
 def _int(x: Any) -> int:
@@ -446,13 +496,17 @@ class RemoteBackend:
 
     def _remote(self, quads: Iterable[Quad]) -> list[Quad]:
         out = []
+        lossy = self.endpoint.server == "virtuoso"
         for q in quads:
             if not self.endpoint.triple_terms and (isinstance(q.subject, Triple) or isinstance(q.object, Triple)):
                 raise StoreError(
                     f"the SPARQL server of endpoint {self.endpoint.name!r} ({self.endpoint.server}) cannot store "
                     f"triple terms (RDF 1.2); nothing was written: {q}"
                 )
-            out.append(Quad(q.subject, q.predicate, q.object, self.graph(q.graph_name)))  # type: ignore[arg-type]
+            o = q.object
+            if lossy and isinstance(o, Literal) and _virtuoso_would_change(o):
+                o = Literal(o.value, datatype=NamedNode(LOSSLESS + o.datatype.value[len(_XSD):]))
+            out.append(Quad(q.subject, q.predicate, o, self.graph(q.graph_name)))  # type: ignore[arg-type]
         return out
 
     # ------------------------------------------------------------------ head
@@ -582,7 +636,11 @@ class RemoteBackend:
     ) -> tuple[str, list[NamedNode]]:
         """The one conditional operation (and the staging graphs it reads, when staged)."""
         limit = self.endpoint.max_update_quads or 0
-        if not limit or len(delete) + len(insert) <= limit:
+        # a number kept as written goes through INSERT DATA and a copy by variables, never
+        # a template constant (Virtuoso parses one as a number: module docstring, "Numbers")
+        exact = any(isinstance(q.object, Literal) and q.object.datatype.value.startswith(LOSSLESS)
+                    for q in (*delete, *insert))
+        if not limit or (len(delete) + len(insert) <= limit and not exact):
             del_text, ins_text = block(delete), block(insert)
             if self.endpoint.server == "virtuoso":
                 del_text, ins_text, binds = _decimals_as_variables(del_text, ins_text)
