@@ -216,6 +216,10 @@ class Reasoner:
         :class:`~reckon._errors.InconsistentGraph` and the reasoner is left exactly as
         before. :meth:`load` never refuses (an inconsistent base graph is reported, not
         rejected). Default off.
+    :param refuse_when: a triple that, when the graph holds it after a change (asserted
+        or derived), makes :meth:`apply` refuse the change like ``refuse_inconsistent``:
+        the switch is data, e.g. a tenant setting ``rk:settings rk:refuseInconsistent
+        true`` (:meth:`reckon.schema.program.Program.reasoner_factory`).
     :param canonical: the identity of literals (term -> term), e.g.
         :func:`reckon.store.terms.canonical_term` for a reasoner kept equal to a tenant
         store: every spelling of one value is one term, computed literals and rule
@@ -250,12 +254,14 @@ class Reasoner:
         refuse_inconsistent: bool = False,
         canonical: Callable[[object], object] | None = None,
         datatypes: Iterable[str] | None = None,
+        refuse_when: Triple | None = None,
     ) -> None:
         strata = _cache.check_program_cached(ruleset)
         self._program = _cache.program_cache(ruleset)
         self.ruleset = ruleset
         self.limits = limits
         self.refuse_inconsistent = refuse_inconsistent
+        self.refuse_when = refuse_when
         self.generalized = ruleset.generalized
         self._hidden_ids: set[int] = set()
         self._hidden_upto = 0

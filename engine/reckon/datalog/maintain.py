@@ -504,12 +504,21 @@ def apply_changes(reasoner: Reasoner, insert: list[Triple], delete: list[Triple]
     m = _Maintainer(reasoner)
     try:
         delta = m.run(insert, delete)
-        if reasoner.refuse_inconsistent:
+        if reasoner.refuse_inconsistent or _switched_on(reasoner):
             _refuse_new_inconsistencies(reasoner, m)
         return delta
     except BaseException:
         m.rollback()
         raise
+
+
+def _switched_on(reasoner: Reasoner) -> bool:
+    """The graph holds the reasoner's ``refuse_when`` triple (after the change)."""
+    t = reasoner.refuse_when
+    if t is None:
+        return False
+    f = reasoner._dic.encode_existing(t)
+    return f is not None and f in reasoner._state.full.facts
 
 
 def _refuse_new_inconsistencies(reasoner: Reasoner, m: _Maintainer) -> None:
