@@ -6,8 +6,10 @@ Table 1, per backend: ``Tenant.remember`` / ``Tenant.context`` / ``Tenant.search
 p95 (ms) in a warm process, a KPI refresh (``Tenant.set_kpi``: incremental maintenance of
 the derived statuses, one commit) p50, and a fresh process's tenant open and first
 ``remember`` (s: the mirror load, from the server for a remote backend).
-Table 2: tenants opened per second (``Engine.tenant`` + one read), open file descriptors
-and resident memory after touching T tenants, LRU cache of 128 vs no bound.
+Table 2: T tenants on one node, embedded and on ``oxigraph serve``: tenants created and
+opened per second (``Engine.tenant`` + one read), and the open file descriptors, threads
+and resident memory a fresh process holds after touching all T, LRU cache of 128 vs no
+bound.
 
 Usage::
 
@@ -121,36 +123,54 @@ def _rss_mb() -> float:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-def bench_tenants(count: int, root: Path) -> list[dict[str, Any]]:
-    data = root / "many"
-    engine = Engine(data, rules=[], jobs=False)
-    t0 = time.perf_counter()
-    for i in range(count):
-        engine.create_tenant(f"t{i}").store.release()
-    create_s = time.perf_counter() - t0
-    engine.close()
-    rows = []
-    for bound in (128, 10**9):
-        code = (
-            "import sys, time, os, json; sys.path.insert(0, %r); sys.path.insert(0, %r)\n"
-            "from backends import _fds, _rss_mb\n"
-            "from reckon.api import Engine\n"
-            "e = Engine(%r, rules=[], jobs=False); e.max_open_tenants = %d\n"
-            "f0, r0 = _fds(), _rss_mb(); t0 = time.perf_counter()\n"
-            "for i in range(%d):\n"
-            "    t = e.tenant(f't{i}'); t.store.generation(); t.store.release()\n"
-            "dt = time.perf_counter() - t0\n"
-            "print(json.dumps({'open_per_s': %d / dt, 'fds': _fds() - f0, 'rss_mb': _rss_mb(), 'rss0_mb': r0}))\n"
-        ) % (str(HERE.parent / "engine"), str(HERE), str(data), bound, count, count)
-        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=3600)
-        if p.returncode != 0:
-            print(p.stderr[-2000:], file=sys.stderr)
-            continue
-        r = json.loads(p.stdout.strip().splitlines()[-1])
-        r["bound"] = "128 (LRU)" if bound == 128 else "none"
-        r["create_per_s"] = count / create_s
-        rows.append(r)
-    return rows
+def _threads() -> int:
+    return len(os.listdir("/proc/self/task"))
+
+
+def bench_tenants(count: int, root: Path, kind: str = "embedded") -> list[dict[str, Any]]:
+    """Create ``count`` tenants (no rule program: the store's own costs), then in a fresh
+    process open each (``Engine.tenant`` + one read: for a remote tenant the mirror
+    load from the server) with the LRU bound and without; fds, threads and RSS after."""
+    data = root / f"many-{kind}"
+    data.mkdir(parents=True)
+    server = None
+    if kind != "embedded":
+        server = _start(kind, root / f"many-{kind}-server")
+        (data / "shards.json").write_text(json.dumps({"default": "s", "endpoints": {"s": server.endpoint_config()}}))
+    try:
+        engine = Engine(data, rules=[], jobs=False)
+        t0 = time.perf_counter()
+        for i in range(count):
+            engine.create_tenant(f"t{i}").store.release()
+        create_s = time.perf_counter() - t0
+        engine.close()
+        rows = []
+        for bound in (128, 10**9):
+            code = (
+                "import sys, time, os, json; sys.path.insert(0, %r); sys.path.insert(0, %r)\n"
+                "from backends import _fds, _rss_mb, _threads\n"
+                "from reckon.api import Engine\n"
+                "e = Engine(%r, rules=[], jobs=False); e.max_open_tenants = %d\n"
+                "f0, r0, th0 = _fds(), _rss_mb(), _threads(); t0 = time.perf_counter()\n"
+                "for i in range(%d):\n"
+                "    t = e.tenant(f't{i}'); t.store.generation(); t.store.release()\n"
+                "dt = time.perf_counter() - t0\n"
+                "print(json.dumps({'open_per_s': %d / dt, 'fds': _fds() - f0, 'rss_mb': _rss_mb(), 'rss0_mb': r0,"
+                " 'threads': _threads() - th0}))\n"
+            ) % (str(HERE.parent / "engine"), str(HERE), str(data), bound, count, count)
+            p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=3600)
+            if p.returncode != 0:
+                print(p.stderr[-2000:], file=sys.stderr)
+                continue
+            r = json.loads(p.stdout.strip().splitlines()[-1])
+            r["bound"] = "128 (LRU)" if bound == 128 else "none"
+            r["create_per_s"] = count / create_s
+            r["kind"] = kind
+            rows.append(r)
+        return rows
+    finally:
+        if server is not None:
+            server.stop()
 
 
 def main() -> None:
@@ -160,6 +180,7 @@ def main() -> None:
     ap.add_argument("--tenants", type=int, default=1000)
     ap.add_argument("--backends", nargs="*", default=["embedded", "oxigraph", "virtuoso"])
     ap.add_argument("--embedder", default="hashing")
+    ap.add_argument("--tenant-backends", nargs="*", default=["embedded", "oxigraph"])
     args = ap.parse_args()
     os.environ["RECKON_EMBEDDER"] = args.embedder
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -186,12 +207,13 @@ def main() -> None:
               f"{pct(r['kpi'], 50) * 1e3:>8.1f} {ratio:>10.2f} {r['open_s']:>7.2f} {r['first_s']:>11.2f}  {r['status']}",
               flush=True)
     if args.tenants:
-        many = bench_tenants(args.tenants, root)
-        print(f"\n{args.tenants} embedded tenants on one node (create: {many[0]['create_per_s']:.0f}/s)" if many else "")
-        print(f"{'cache bound':<12} {'opened/s':>9} {'+fds':>6} {'RSS MB':>8}")
-        for r in many:
-            print(f"{r['bound']:<12} {r['open_per_s']:>9.0f} {r['fds']:>6} {r['rss_mb']:>8.0f}")
-
+        print(f"\n{args.tenants} tenants on one node (no rule program), per store backend")
+        print(f"{'backend':<10} {'cache bound':<12} {'created/s':>9} {'opened/s':>9} {'+fds':>6} {'+threads':>8} "
+              f"{'RSS MB':>8}")
+        for kind in args.tenant_backends:
+            for r in bench_tenants(args.tenants, root, kind):
+                print(f"{kind:<10} {r['bound']:<12} {r['create_per_s']:>9.0f} {r['open_per_s']:>9.0f} {r['fds']:>6} "
+                      f"{r['threads']:>8} {r['rss_mb']:>8.0f}", flush=True)
 
 if __name__ == "__main__":
     main()

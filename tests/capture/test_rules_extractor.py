@@ -95,3 +95,43 @@ def test_extraction_run_writes_typed_memories_with_derived_status(tenant):
     assert m.properties["amount"] == 40000 and m.status["budgetStatus"] == "near_limit"
     b = tenant.context(LEE, "can we scale meta?")
     assert m.id in b.ids() and "near_limit" in b.render()
+
+
+def _typed(text: str) -> list[tuple[str | None, dict[str, str]]]:
+    return [(c.subclass, dict(c.properties)) for c in RuleExtractor().extract_text(text)]
+
+
+def _cap(platform: str, amount: str, period: str = "monthly", currency: str = "USD") -> tuple[str, dict[str, str]]:
+    return ("BudgetConstraintMemory", {"platform": platform, "amount": amount, "currency": currency, "period": period})
+
+
+@pytest.mark.parametrize("text,want", [
+    ("Cap Meta at $40k and Google at $20k a month.", [_cap("meta", "40000"), _cap("google", "20000")]),
+    ("$40k for Meta and $20k for Google per month, max.", [_cap("meta", "40000"), _cap("google", "20000")]),
+    ("Cap Meta spend at $40k a month and Google at $500 a day.", [_cap("meta", "40000"), _cap("google", "500", "daily")]),
+    ("Cap Meta and Google at $20k each per month.", [_cap("meta", "20000"), _cap("google", "20000")]),
+    ("Budget is $40k a month across Meta and Google.", []),  # a combined cap: no per-platform memory states it
+    ("Don't let Meta spend go over $40k this month.", [_cap("meta", "40000")]),
+])
+def test_one_budget_memory_per_platform_with_its_own_amount(text, want):
+    assert _typed(text) == want
+
+
+def test_one_target_memory_per_platform_with_its_own_value():
+    assert _typed("Keep ROAS above 3 on Meta and above 4 on Google.") == [
+        ("PerformanceTargetMemory", {"metric": "ROAS", "target_value": "3", "platform": "meta"}),
+        ("PerformanceTargetMemory", {"metric": "ROAS", "target_value": "4", "platform": "google"}),
+    ]
+    # one value for both: the sentence as said (one target)
+    assert len(_typed("Keep ROAS above 3 on Meta and Google.")) == 1
+
+
+def test_two_caps_of_one_sentence_are_two_memories_through_the_api(tenant):
+    tenant.record_turns([dict(conversation="c2", text="Cap Meta at $40k and Google at $20k a month.", speaker="lee")],
+                        principal=LEE)
+    r = extract_conversation(tenant, "c2", RuleExtractor())
+    assert len(r.written) == 2
+    mems = tenant.memories()
+    assert sorted((str(m.properties["platform"]).rsplit("#", 1)[-1], m.properties["amount"]) for m in mems) == [
+        ("google", 20000), ("meta", 40000)]
+    assert all(m.derived_from for m in mems)  # each links to the turn it came from

@@ -149,3 +149,78 @@ def test_labelled_pairs_precision_and_recall():
     fp_old = sum(bool(old.judge(Subject("", p["new"], ""), [Subject("o", p["old"], "")])) for p in pairs
                  if p["label"] == "keep_both")
     assert fp_old > 30  # the judge before issue 11 superseded merely similar pairs
+
+
+# --------------------------------------------------------------------------- identifiers
+@pytest.mark.parametrize("old,new", [
+    ("order 4f3a9c shipped", "order 9b1c2d shipped"),
+    ("Order #1234 shipped on Monday", "Order #5678 shipped on Monday"),
+    ("Ticket 5521 is resolved", "Ticket 5522 is resolved"),
+    ("Customer 88213 prefers email", "Customer 99120 prefers email"),
+    ("Seat 14C is reserved for Dana", "Seat 22A is reserved for Dana"),
+    ("Ad set 2231 has a CPA of $12", "Ad set 2245 has a CPA of $12"),
+    ("Account 5512-0093 is overdue", "Account 6630-2210 is overdue"),
+    ("Q3 budget is $40k", "Q4 budget is $40k"),
+    ("Order 1234 is no longer pending", "Order 5678 is pending"),
+])
+def test_texts_naming_different_things_are_two_subjects(old, new):
+    """A hex id, an id mixing letters and digits, a #number, or a number after a noun of
+    numbered things says which thing: two of them are two subjects, never a replacement."""
+    assert contradiction(old, new) is None
+    assert contradiction(new, old) is None
+
+
+@pytest.mark.parametrize("old,new", [
+    ("The budget is $40k", "The budget is $50k"),
+    ("Q3 budget is $40k", "Q3 budget is $50k"),
+    ("Team standup at 9am", "Team standup at 10am"),
+    ("Order 4f3a9c ships on Tuesday", "Order 4f3a9c ships on Thursday"),
+    ("Ticket 5521 is due on the 3rd", "Ticket 5521 is due on the 5th"),
+    ("Keep CPA between 10-20 dollars", "Keep CPA between 15-25 dollars"),
+])
+def test_a_changed_value_of_one_subject_is_a_replacement(old, new):
+    assert contradiction(old, new) is not None
+
+
+def test_content_tokens_mark_identifiers_and_normalise_values():
+    assert content_tokens("order 4f3a9c shipped") == ["order", "@4f3a9c", "shipped"]
+    assert content_tokens("Room 12, 9 am, $40 k, 3rd, 40GB, v2") == ["room", "@12", "#9:00am", "#40000", "#3", "#40gb",
+                                                                    "#v2"]
+    assert content_tokens("call 555-123-4567 about 10-20 seats") == ["call", "@555-123-4567", "#10", "#20", "seat"]
+
+
+def test_identifier_pairs_property():
+    """Hypothesis: whatever two distinct hex ids, "<noun> <id> <verb>" pairs are never a
+    replacement, and the same sentence with two amounts always is."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    hexid = st.text("0123456789abcdef", min_size=6, max_size=12).filter(
+        lambda s: any(c.isalpha() for c in s) and any(c.isdigit() for c in s))
+    noun = st.sampled_from(["order", "build", "commit", "request", "customer", "device"])
+    verb = st.sampled_from(["shipped", "failed", "was refunded", "is blocked", "needs review"])
+
+    @settings(max_examples=200, deadline=None)
+    @given(noun, hexid, hexid, verb, st.integers(1, 999), st.integers(1, 999))
+    def check(n: str, a: str, b: str, v: str, x: int, y: int) -> None:
+        if a != b:
+            assert contradiction(f"{n} {a} {v}", f"{n} {b} {v}") is None
+        if x != y:
+            assert contradiction(f"the {n} budget is ${x}k", f"the {n} budget is ${y}k") is not None
+
+    check()
+
+
+def test_identifier_pairs_through_the_api(tmp_path):
+    """Through Tenant.remember: two orders by id are both kept; a changed amount of one
+    budget asks before overwriting."""
+    from reckon import ConflictPending, Engine, Principal
+
+    t = Engine(tmp_path, jobs=False, embedder="hashing").create_tenant("ids")
+    who = Principal(person="dana")
+    common = dict(kind="fact", scope="user", importance=3, source="agent_tool", principal=who)
+    for text in ("order 4f3a9c shipped", "order 9b1c2d shipped", "The budget is $40k"):  # no ConflictPending
+        t.remember(label=text, content=text, **common)
+    with pytest.raises(ConflictPending):
+        t.remember(label="The budget is $50k", content="The budget is $50k", **common)
+    assert len(t.memories()) == 3

@@ -31,8 +31,13 @@ Steps that must be refused (a naive time, a clock moving backwards, an amount ou
 range, a module stating a second threshold, restoring a memory that is not superseded)
 must raise a ReckonError and leave the dump byte-identical.
 
-Examples: ``RECKON_PROPERTY_EXAMPLES`` (default 8, a couple of minutes); steps per
-example up to ``RECKON_PROPERTY_STEPS`` (default 14).
+Every history also runs with the tenants on a SPARQL server (issue 14): ``oxigraph
+serve`` and Virtuoso Open Source on loopback (``tests/store/servers.py``), both this
+process and the worker reaching them through the data directory's shard map.
+
+Examples: ``RECKON_PROPERTY_EXAMPLES`` (default 8, a couple of minutes) embedded and
+``RECKON_PROPERTY_REMOTE_EXAMPLES`` (default 2) per SPARQL server, the issue's case
+included in each; steps per example up to ``RECKON_PROPERTY_STEPS`` (default 14).
 """
 
 from __future__ import annotations
@@ -57,6 +62,7 @@ from reckon.api import Engine, Principal, Tenant
 from reckon.cli._tenant import validate_tenant
 
 EXAMPLES = int(os.environ.get("RECKON_PROPERTY_EXAMPLES", "8"))
+REMOTE_EXAMPLES = int(os.environ.get("RECKON_PROPERTY_REMOTE_EXAMPLES", "2"))
 MAX_STEPS = int(os.environ.get("RECKON_PROPERTY_STEPS", "14"))
 WORKER = Path(__file__).with_name("worker.py")
 OPS = Principal(person="dana", role="operator")
@@ -538,20 +544,25 @@ def shared_dir() -> Any:
 
 
 _examples = iter(range(10**6))
+_prefixes = iter(range(10**6))
 
-
-@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
-@given(steps=st.lists(step, min_size=3, max_size=MAX_STEPS))
 # the issue's cases, always run: a clock value whose isoformat ends in a zero, then expiry;
 # a threshold written with a trailing zero, then replaced; amounts "34000.10" / "40000.00"
-@example(steps=[("budget", "meta", "40000.00", False, False), ("spend", "meta", "34000.10"),
-                ("expire_cycle", 3600, 829040, timezone(timedelta(hours=5, minutes=30))),
-                ("setting", "0.850"), ("spend", "meta", 40000), ("setting", "0.9"),
-                ("worker", "tick", "meta", 0, T0 + timedelta(days=30, microseconds=500000), "0.8"),
-                ("tick", T0 + timedelta(days=31), False), ("export_import",), ("restart",)])
-def test_random_histories_match_the_oracle(steps: list[tuple[Any, ...]], shared_dir: Path) -> None:
-    d = shared_dir / f"ex{next(_examples)}"
+ISSUE_CASE = [("budget", "meta", "40000.00", False, False), ("spend", "meta", "34000.10"),
+              ("expire_cycle", 3600, 829040, timezone(timedelta(hours=5, minutes=30))),
+              ("setting", "0.850"), ("spend", "meta", 40000), ("setting", "0.9"),
+              ("worker", "tick", "meta", 0, T0 + timedelta(days=30, microseconds=500000), "0.8"),
+              ("tick", T0 + timedelta(days=31), False), ("export_import",), ("restart",)]
+
+
+def run_history(steps: list[tuple[Any, ...]], base: Path, shards: dict[str, Any] | None) -> None:
+    """One history in a fresh data directory; ``shards``: the directory's shard map (every
+    tenant on that SPARQL endpoint, for this process and the worker), ``None``: embedded."""
+    d = base / f"ex{next(_examples)}"
     d.mkdir()
+    if shards is not None:
+        cfg = dict(shards, graph_prefix=f"urn:reckon:hist{os.getpid()}-{next(_prefixes)}:")
+        (d / "shards.json").write_text(json.dumps({"default": "s", "endpoints": {"s": cfg}}))
     worker = Worker(d)
     try:
         run = Run(d, worker)
@@ -561,3 +572,35 @@ def test_random_histories_match_the_oracle(steps: list[tuple[Any, ...]], shared_
             run.check(f"after step {i}: {s[0]}")
     finally:
         worker.close()
+
+
+histories = st.lists(step, min_size=3, max_size=MAX_STEPS)
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@given(steps=histories)
+@example(steps=ISSUE_CASE)
+def test_random_histories_match_the_oracle(steps: list[tuple[Any, ...]], shared_dir: Path) -> None:
+    run_history(steps, shared_dir, None)
+
+
+@pytest.fixture(scope="module", params=["oxigraph", "virtuoso"])
+def remote_endpoint(request: pytest.FixtureRequest, sparql_servers: dict[str, Any],
+                    tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """An endpoint configuration on the session's server (issue 14: the API-level suite
+    runs on both remote backends too)."""
+    from tests.store.servers import server_for
+
+    s = server_for(sparql_servers, request.param, tmp_path_factory.getbasetemp() / "servers")
+    return s.endpoint_config()
+
+
+@settings(max_examples=REMOTE_EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@given(steps=histories)
+@example(steps=ISSUE_CASE)
+def test_random_histories_match_the_oracle_on_a_sparql_server(
+    steps: list[tuple[Any, ...]], shared_dir: Path, remote_endpoint: dict[str, Any],
+) -> None:
+    """The same histories with every tenant on ``oxigraph serve`` / Virtuoso (both
+    processes: this one and the worker)."""
+    run_history(steps, shared_dir, remote_endpoint)

@@ -87,6 +87,33 @@ def test_numpy_runtime_matches_sentence_transformers(minilm) -> None:  # type: i
     assert np.allclose(one, a[:4], atol=1e-5)
 
 
+def test_numpy_runtime_threads_and_packing_do_not_change_a_vector(minilm) -> None:  # type: ignore[no-untyped-def]
+    """A bulk encode (several length-sorted batches on two threads, per-token layers on
+    the packed valid positions) gives each sentence the vector it gets alone."""
+    if minilm.runtime != "numpy":
+        pytest.skip("the numpy runtime is not the one loaded")
+    model = minilm._model
+    texts = [f"turn {i}: " + "we went hiking near the lake last weekend " * (i % 7) for i in range(70)]
+    texts += SENTENCES
+    two = model.encode(texts, batch_size=8, threads=2)
+    one = model.encode(texts, batch_size=8, threads=1)
+    assert np.array_equal(one, two)  # the same batches, whichever thread ran them
+    alone = np.stack([model.encode([t])[0] for t in texts[::9]])
+    assert np.allclose(alone, one[::9], atol=2e-6)
+    assert np.allclose(np.linalg.norm(one[np.linalg.norm(one, axis=1) > 0], axis=1), 1.0, atol=1e-5)
+
+
+def test_encode_threads_setting(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from reckon.recall._minilm import encode_threads
+
+    monkeypatch.setenv("RECKON_ENCODE_THREADS", "3")
+    assert encode_threads() == 3
+    monkeypatch.setenv("RECKON_ENCODE_THREADS", "not a number")
+    assert 1 <= encode_threads() <= 4
+    monkeypatch.delenv("RECKON_ENCODE_THREADS")
+    assert encode_threads() == max(1, min(len(os.sched_getaffinity(0)), 4))
+
+
 # --------------------------------------------------------------------------- OpenAI-compatible
 class _EmbeddingsServer:
     """A small OpenAI-compatible ``/v1/embeddings`` endpoint on 127.0.0.1 answering the

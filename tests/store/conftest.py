@@ -1,6 +1,6 @@
 """Backends for the store suite: every test that takes ``backend`` runs on the embedded
-store, on ``oxigraph serve`` and on Virtuoso Open Source, both started here on loopback
-for the session and stopped by pid. Virtuoso missing fails under ``CI=true`` and skips
+store, on ``oxigraph serve`` and on Virtuoso Open Source, both started on loopback once
+per session (``sparql_servers``, tests/conftest.py) and stopped by pid. Virtuoso missing fails under ``CI=true`` and skips
 elsewhere (``.ci/run`` installs it)."""
 
 from __future__ import annotations
@@ -8,38 +8,19 @@ from __future__ import annotations
 import itertools
 import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.store.servers import Server, start_oxigraph, start_virtuoso, virtuoso_binary
+from tests.store.servers import Server, server_for
 
 BACKENDS = ["embedded", "oxigraph", "virtuoso"]
 _prefixes = itertools.count()
 
 
-@pytest.fixture(scope="session")
-def sparql_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Server]]:
-    servers: dict[str, Server] = {}
-    yield servers
-    for s in servers.values():
-        s.stop()
-
-
-def _server(servers: dict[str, Server], kind: str, tmp: Path) -> Server:
-    s = servers.get(kind)
-    if s is not None and s.proc.poll() is None:
-        return s
-    if kind == "virtuoso" and virtuoso_binary() is None:
-        msg = "virtuoso-t missing: apt-get install virtuoso-opensource"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(msg)
-        pytest.skip(msg)
-    s = start_oxigraph(tmp / "oxigraph") if kind == "oxigraph" else start_virtuoso(tmp / "virtuoso")
-    servers[kind] = s
-    return s
+_server = server_for  # the session's server of a kind (``sparql_servers`` is in tests/conftest.py)
 
 
 @pytest.fixture(params=BACKENDS)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+import pytest
 
 VIRTUOSO_INI = """\
 [Database]
@@ -135,3 +136,19 @@ def start_virtuoso(folder: Path) -> Server:
         proc.kill()
         raise
     return Server("virtuoso", url, proc, folder)
+
+
+def server_for(servers: dict[str, Server], kind: str, tmp: Path) -> Server:
+    """The running server of ``kind`` in the session's ``servers`` (started in ``tmp``
+    when there is none). Virtuoso missing fails under ``CI=true`` and skips elsewhere."""
+    s = servers.get(kind)
+    if s is not None and s.proc.poll() is None:
+        return s
+    if kind == "virtuoso" and virtuoso_binary() is None:
+        msg = "virtuoso-t missing: apt-get install virtuoso-opensource"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(msg)
+        pytest.skip(msg)
+    s = start_oxigraph(tmp / "oxigraph") if kind == "oxigraph" else start_virtuoso(tmp / "virtuoso")
+    servers[kind] = s
+    return s

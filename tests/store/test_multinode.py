@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import shutil
 import signal
 import subprocess
 import sys
@@ -85,13 +84,10 @@ def test_two_nodes_two_servers_one_killed(sparql_servers: dict[str, Server], tmp
     shards.write_text(json.dumps(raw))
     eng.create_tenant("beta")  # on Virtuoso
     assert json.loads(shards.read_text())["tenants"] == {"alpha": "ox", "beta": "vt"}
+    # tokens made on node1 open the tenants on node2 too: they live with the tenant's data
+    # on its SPARQL server (reckon.store.tokens), node2 has never seen these tenants
     tokens = {t: TokenStore(n1).create(t, person="dana", role="operator")[1] for t in ("alpha", "beta")}
-    eng2 = Engine(n2, jobs=False)
-    for t in ("alpha", "beta"):
-        eng2.tenant(t).store.release()
-        shutil.copy(n1 / "tenants" / t / "tokens.json", n2 / "tenants" / t / "tokens.json")
     eng.close()
-    eng2.close()
 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "engine"), str(REPO)]),
            "RECKON_SHARDS": str(shards), "RECKON_EMBEDDER": "hashing"}
@@ -172,3 +168,60 @@ def test_two_nodes_two_servers_one_killed(sparql_servers: dict[str, Server], tmp
         t.store.release()
         r = run_cli(n3, "tenant", "validate", tenant)
         assert r.code == 0, r.err + r.out
+
+
+@pytest.mark.parametrize("kind", ["oxigraph", "virtuoso"])
+def test_a_token_made_on_one_node_works_on_the_other(sparql_servers: dict[str, Server], kind: str,
+                                                    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 14: API tokens are kept with the tenant (hashed, in its server graphs), not
+    in node-local files: created through node1's CLI, used on node2, revoked on node2,
+    refused by node1 at its next request; a tenant's token never opens another tenant."""
+    from tests.cli.conftest import run_cli
+
+    srv = _server(sparql_servers, kind, tmp_path_factory.getbasetemp() / "servers")
+    shards = tmp_path / "shards.json"
+    shards.write_text(json.dumps({"default": "s", "endpoints": {
+        "s": srv.endpoint_config(f"urn:reckon:tokens{os.getpid()}-{kind}:")}}))
+    monkeypatch.setenv("RECKON_SHARDS", str(shards))
+    monkeypatch.setenv("RECKON_EMBEDDER", "hashing")
+    n1, n2 = tmp_path / "node1", tmp_path / "node2"
+    for t in ("alpha", "beta"):
+        r = run_cli(n1, "tenant", "create", t)
+        assert r.code == 0, r.err + r.out
+    r = run_cli(n1, "token", "create", "--tenant", "alpha", "--as", "dana", "--operator")
+    assert r.code == 0, r.err + r.out
+    token = next(w for w in r.out.split() if w.startswith("rkt_alpha."))
+    token_id = token.split(".")[1]
+    assert not list(n1.glob("tenants/*/tokens.json"))  # nothing node-local
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "engine"), str(REPO)]),
+           "RECKON_SHARDS": str(shards), "RECKON_EMBEDDER": "hashing"}
+    p1, base1 = _serve(n1, env)
+    p2, base2 = _serve(n2, env)
+    try:
+        auth = {"Authorization": f"Bearer {token}"}
+        body = {"kind": "fact", "scope": "company", "importance": 2, "source": "operator",
+                "label": "written through node2", "content": "a token of node1 on node2"}
+        r2 = httpx.post(f"{base2}/tenants/alpha/memories", headers=auth, json=body, timeout=60)
+        assert r2.status_code == 201, r2.text
+        r1 = httpx.get(f"{base1}/tenants/alpha/memories/{r2.json()['id']}", headers=auth, timeout=60)
+        assert r1.status_code == 200 and r1.json()["label"] == "written through node2", r1.text
+        assert httpx.get(f"{base2}/tenants/beta/memories", headers=auth, timeout=60).status_code == 403
+        rl = run_cli(n2, "token", "list", "--tenant", "alpha")
+        assert rl.code == 0 and token_id in rl.out, rl.err + rl.out
+        rr = run_cli(n2, "token", "revoke", token_id, "--tenant", "alpha")
+        assert rr.code == 0, rr.err + rr.out
+        for base in (base1, base2):
+            assert httpx.get(f"{base}/tenants/alpha/memories", headers=auth, timeout=60).status_code == 401
+    finally:
+        _stop(p1)
+        _stop(p2)
+    rd = run_cli(n1, "tenant", "delete", "alpha", "--yes")
+    assert rd.code == 0, rd.err + rd.out
+    be = srv.endpoint_config(f"urn:reckon:tokens{os.getpid()}-{kind}:")
+    from reckon.store.remote import Endpoint
+
+    ep = Endpoint.from_dict("s", be)
+    left = ep.select(f"SELECT ?s WHERE {{ GRAPH <urn:reckon:tokens{os.getpid()}-{kind}:alpha:tokens> {{ ?s ?p ?o }} }}")
+    ep.close()
+    assert left == []  # the records went with the tenant

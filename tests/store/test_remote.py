@@ -173,6 +173,26 @@ def test_commit_not_arriving_is_resent_once(two: tuple[TenantStore, TenantStore]
     assert TenantStore(a.path, reasoner_factory=ToyReasoner).generation() == 2
 
 
+def test_a_write_is_four_requests_and_gives_the_lease_back(two: tuple[TenantStore, TenantStore]) -> None:
+    """Take the lease, read it back with the generation, commit + release in one request,
+    check the commit token: four requests, and the next node finds the lease free."""
+    a, _ = two
+    ep = a.backend.endpoint  # type: ignore[attr-defined]
+    with a.transaction() as txn:  # warm: the mirror is loaded
+        txn.add(Quad(n("warm"), TYPE, n("A"), MEMORIES))
+    seen = _record(ep)
+    for i in range(3):
+        with a.transaction() as txn:
+            txn.add(Quad(n(f"w{i}"), TYPE, n("A"), MEMORIES))
+    assert len(seen) == 12, seen
+    other = RemoteBackend(ep, "a", a.incarnation)
+    other.lease_wait = 0.0
+    assert other.open_writer()  # no wait: the commit's request released the lease
+    assert other.head(writer=True)[0] == a.generation() == 5
+    other.close_writer()
+    ep.client().event_hooks["request"] = []
+
+
 def test_the_lease_admits_one_node_and_expires(two: tuple[TenantStore, TenantStore], tmp_path: Path) -> None:
     a, _ = two
     ep = a.backend.endpoint  # type: ignore[attr-defined]

@@ -181,3 +181,27 @@ def test_recorded_turns_match_an_independent_oracle(tmp_path_factory, ops, chunk
     for conv, texts in oracle.items():
         assert [t.text for t in tenant.turns(conv)] == texts
         assert [t.order for t in tenant.turns(conv)] == list(range(len(texts)))
+
+
+def test_a_turn_violating_a_module_shape_is_named_and_nothing_is_written(tmp_path, monkeypatch):
+    """Turns are SHACL-checked once, by the store's write check at commit; a violation
+    still names its ``turns[i]`` and the batch is all or nothing. The shape comes from an
+    ontology author's module (a stricter text length on ag:Turn)."""
+    mod = tmp_path / "short_turns.ttl"
+    mod.write_text("""
+@prefix sh: <http://www.w3.org/ns/shacl#> .
+@prefix ag: <https://reckon.dev/ns/agent#> .
+@prefix ex: <https://example.org/short#> .
+ex:ShortTurnShape a sh:NodeShape ; sh:targetClass ag:Turn ;
+    sh:property [ sh:path ag:text ; sh:name "text" ; sh:maxLength 20 ] .
+""")
+    from reckon.api import Engine
+
+    t = Engine(tmp_path / "data", modules=[mod]).create_tenant("acme")
+    ok = [dict(conversation="c", text=f"turn {i}", speaker="ann") for i in range(3)]
+    with pytest.raises(ShapeViolation) as ei:
+        t.record_turns(ok[:2] + [dict(conversation="c", text="this text is longer than twenty", speaker="ann")]
+                       + ok[2:], principal=OPS)
+    assert str(ei.value).startswith("turns[2]") and ei.value.violations[0]["focus_node"].endswith("/turn/2")
+    assert t.conversations() == [] and t.turns("c") == []
+    assert [x.order for x in t.record_turns(ok, principal=OPS)] == [0, 1, 2]

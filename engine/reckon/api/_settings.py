@@ -35,7 +35,7 @@ __all__ = ["SettingChange", "get_settings", "set_setting", "setting_specs"]
 
 _XSD, _SH, _RDFS = vocab.XSD, vocab.SH, vocab.RDFS
 _RDF_TYPE = vocab.A
-_SETTINGS_CLASS = vocab.rk("Settings")
+_SETTINGS_CLASS = vocab.SETTINGS_CLASS
 
 
 class SettingChange(dict):  # type: ignore[type-arg]

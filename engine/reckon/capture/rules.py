@@ -146,6 +146,61 @@ def _find(table: dict[str, str], text: str) -> tuple[str, int] | None:
     return (best[2], best[0]) if best else None
 
 
+def _find_all(table: dict[str, str], text: str) -> list[tuple[str, int]]:
+    """Every mention of a key of ``table`` in ``text`` (whole words, longest key first at a
+    position, no overlaps): ``(value, position)`` in text order."""
+    hits: list[tuple[int, int, str]] = []
+    low = text.casefold()
+    for key, val in table.items():
+        for m in re.finditer(r"(?<![\w-])" + re.escape(key) + r"(?![\w-])", low):
+            hits.append((m.start(), m.end(), val))
+    hits.sort(key=lambda h: (h[0], -(h[1] - h[0])))
+    out: list[tuple[str, int]] = []
+    end = -1
+    for start, stop, val in hits:
+        if start >= end:
+            out.append((val, start))
+            end = stop
+    return out
+
+
+_EACH = re.compile(r"\b(?:each|apiece|per platform|every one|respectively)\b", re.IGNORECASE)
+
+
+def _period(text: str) -> str | None:
+    return next((p for rx, p in _PERIODS if re.search(rx, text, re.IGNORECASE)), None)
+
+
+def _pair(keys: list[tuple[str, int]], values: list[tuple[int, Any]], s: str) -> list[tuple[str, Any, str]] | None:
+    """Pair the keys (platforms) of one sentence with its values (amounts, numbers):
+    ``[(key, value, the key's part of s)]``, or ``None`` when the sentence states one
+    condition.
+
+    * key value key value ... ("Meta at $40k and Google at $20k"): each key with the value
+      after it, before the next key;
+    * value key value key ... ("$40k for Meta and $20k for Google"): each key with the
+      value before it;
+    * keys then one value with "each" ("Meta and Google at $20k each"): every key gets it.
+
+    Distinct keys only; any other arrangement is one condition (``None``)."""
+    distinct = list(dict.fromkeys(k for k, _ in keys))
+    if len(distinct) < 2 or len(distinct) != len(keys):
+        return None
+    if len(values) == 1 and _EACH.search(s) and values[0][0] > keys[-1][1]:
+        return [(k, values[0][1], s) for k, _ in keys]
+    if len(values) != len(keys):
+        return None
+    ev = sorted([(pos, 0, i) for i, (_, pos) in enumerate(keys)] + [(pos, 1, j) for j, (pos, _) in enumerate(values)])
+    kinds = [e[1] for e in ev]
+    n = len(keys)
+    bounds = [pos for pos, _, _ in ev] + [len(s)]
+    if kinds == [0, 1] * n:  # key first
+        return [(keys[i][0], values[i][1], s[bounds[2 * i]:bounds[2 * i + 2]]) for i in range(n)]
+    if kinds == [1, 0] * n:  # value first
+        return [(keys[i][0], values[i][1], s[bounds[2 * i]:bounds[2 * i + 2]]) for i in range(n)]
+    return None
+
+
 def _title(s: str, n: int = 8) -> str:
     words = re.sub(r"^\s*(?:please|also|and|so|ok|okay|oh|hey|btw)[,:]?\s+", "", s, flags=re.IGNORECASE).split()
     t = " ".join(words[:n]).rstrip(".,;:!")
@@ -187,25 +242,46 @@ class RuleExtractor:
 
     # -- one sentence ---------------------------------------------------------------
     def budget(self, s: str) -> Candidate | None:
-        """A budget cap stated in ``s``, or ``None``."""
+        """The first budget cap stated in ``s``, or ``None`` (see :meth:`budgets`)."""
+        found = self.budgets(s)
+        return found[0] if found else None
+
+    def budgets(self, s: str) -> list[Candidate]:
+        """Every budget cap stated in ``s``: one per platform that carries its own amount
+        ("cap Meta at $40k and Google at $20k a month" is two caps; "$40k for Meta, $20k
+        for Google" too), or one amount for several platforms with "each" ("cap Meta and
+        Google at $20k each"). One amount over several platforms without "each" ("$40k a
+        month across Meta and Google") is a combined cap, which no per-platform memory
+        states: nothing is extracted. A period stated inside a platform's part is its own,
+        else the sentence's."""
         if s.rstrip().endswith("?") or _NOT_STANDING.search(s):
-            return None
-        plat = _find(self.platforms, s)
-        money = _MONEY.search(s)
-        if plat is None or money is None or not _CAP_CUE.search(s) or not _SPEND_WORD.search(s):
-            return None
-        period = next((p for rx, p in _PERIODS if re.search(rx, s, re.IGNORECASE)), None)
-        amount = _amount(money)
-        if period is None or amount is None or amount <= 0:
-            return None
-        platform = plat[0]
-        return Candidate(
-            kind="objective", subclass="BudgetConstraintMemory", importance=5, confidence=0.9,
-            label=f"{platform.capitalize()} {period} spend cap",
-            content=s.strip(),
-            properties={"platform": platform, "amount": _num_text(amount), "currency": _currency(money),
-                        "period": period},
-        )
+            return []
+        if not _CAP_CUE.search(s) or not _SPEND_WORD.search(s):
+            return []
+        plats = _find_all(self.platforms, s)
+        monies = [m for m in _MONEY.finditer(s) if (_amount(m) or 0) > 0]
+        if not plats or not monies:
+            return []
+        sentence_period = _period(s)
+        pairs = _pair(plats, [(m.start(), m) for m in monies], s)
+        if pairs is None:
+            if len({p for p, _ in plats}) > 1 and len(monies) == 1:
+                return []  # one amount over several platforms ("$40k across Meta and Google"): no per-platform cap
+            pairs = [(plats[0][0], monies[0], s)]  # one cap as said: the first platform, the first amount
+        out: list[Candidate] = []
+        for platform, money, part in pairs:
+            period = _period(part) or sentence_period
+            amount = _amount(money)
+            if period is None or amount is None or amount <= 0:
+                continue
+            out.append(Candidate(
+                kind="objective", subclass="BudgetConstraintMemory", importance=5, confidence=0.9,
+                label=f"{platform.capitalize()} {period} spend cap",
+                content=s.strip(),
+                properties={"platform": platform, "amount": _num_text(amount), "currency": _currency(money),
+                            "period": period},
+            ))
+        return out
 
     def target(self, s: str) -> Candidate | None:
         """A KPI target stated in ``s``, or ``None``."""
@@ -235,6 +311,33 @@ class RuleExtractor:
         return Candidate(kind="objective", subclass="PerformanceTargetMemory", importance=4, confidence=0.9,
                          label=label, content=s.strip(), properties=props)
 
+    def targets(self, s: str) -> list[Candidate]:
+        """Every KPI target stated in ``s``: one metric with its own value per platform
+        ("keep ROAS above 3 on Meta and above 4 on Google" is two targets; several metrics
+        are split before, by :meth:`clauses`), else the one :meth:`target`."""
+        one = self.target(s)
+        if one is None:
+            return []
+        mets = _find_all(self.metrics, s)
+        plats = _find_all(self.platforms, s)
+        if len({m for m, _ in mets}) != 1 or len(plats) < 2:
+            return [one]
+        start = mets[0][1]
+        nums = [(m.start(), m) for m in _NUMBER.finditer(s) if m.start() > start and m.group("num")]
+        pairs = _pair(plats, nums, s)
+        if pairs is None:
+            return [one]
+        out = []
+        for platform, m, _ in pairs:
+            try:
+                value = Decimal(m.group("num").replace(",", "."))
+            except InvalidOperation:
+                return [one]
+            props = {**one.properties, "target_value": _num_text(value), "platform": platform}
+            out.append(one.model_copy(update={"label": f"{props['metric']} target on {platform.capitalize()}",
+                                              "properties": props}))
+        return out
+
     def preference(self, s: str) -> Candidate | None:
         """An explicit preference stated in ``s``, or ``None``."""
         if s.rstrip().endswith("?") or not _PREF_CUE.search(s) or len(s.split()) < 3:
@@ -253,10 +356,11 @@ class RuleExtractor:
             for sentence in sentences(getattr(t, "text", "") or ""):
                 parts = self.clauses(sentence)
                 # the clauses only where each states a target (else the sentence as said)
-                if len(parts) > 1 and all(self.target(p) is not None for p in parts[1:]):
-                    found = [self.budget(p) or self.target(p) or self.preference(p) for p in parts]
-                else:
-                    found = [self.budget(sentence) or self.target(sentence) or self.preference(sentence)]
+                if not (len(parts) > 1 and all(self.target(p) is not None for p in parts[1:])):
+                    parts = [sentence]
+                found: list[Candidate | None] = []
+                for p in parts:
+                    found.extend(self.budgets(p) or self.targets(p) or [self.preference(p)])
                 for c in found:
                     if c is not None:
                         out.append(c.model_copy(update={"turns": [int(getattr(t, "order", 0))],

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import typer
-from pyoxigraph import NamedNode
+from pyoxigraph import NamedNode, Quad, Triple
 
 from reckon._errors import RuleError
 from reckon.cli._app import EXIT_INVALID, EXIT_OK, app, console, err_console, fail, rules_app
@@ -59,7 +59,7 @@ def rules_check(
     raise typer.Exit(EXIT_OK)
 
 
-def _read_triples(paths: list[Path]) -> Iterator[object]:
+def _read_triples(paths: list[Path]) -> Iterator[Triple]:
     from pyoxigraph import RdfFormat, Triple, parse
 
     for p in paths:
@@ -118,13 +118,14 @@ def infer(
     inferred = sorted(reasoner.inferred(), key=str)
     rdf_format = RdfFormat.from_extension(ext)
     assert rdf_format is not None
-    items: list[object]
+    items: list[Triple] | list[Quad]
     if ext in ("nq", "trig"):
         items = [Quad(t.subject, t.predicate, t.object) for t in inferred]
     else:
         items = list(inferred)
     prefixes = dict(rs.prefixes) if ext == "ttl" else None
     out = serialize(items, format=rdf_format, prefixes=prefixes) if prefixes else serialize(items, format=rdf_format)
+    assert out is not None  # serialize without an output file returns the bytes
     if output is not None:
         output.write_bytes(out)
         err_console.print(f"{len(inferred)} inferred triples written to {output}")

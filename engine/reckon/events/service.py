@@ -41,9 +41,10 @@ from urllib.parse import quote, unquote
 
 from pyoxigraph import Literal, NamedNode, Quad, Triple
 
+from reckon import vocab as V
 from reckon._errors import InvalidInput, UnknownMemory
 from reckon.memory import _rdf as R
-from reckon.store.graphs import EVENTS, INFERRED
+from reckon.vocab import EV, EVENTS, INFERRED, ev
 
 __all__ = [
     "EDGE_TYPES",
@@ -55,13 +56,6 @@ __all__ = [
     "Related",
     "normalize_label",
 ]
-
-EV = "https://reckon.dev/ns/events#"
-
-
-def ev(local: str) -> NamedNode:
-    return NamedNode(EV + local)
-
 
 T_EVENT, T_EPISODE, T_TIMELINE, T_ENTITY = ev("Event"), ev("Episode"), ev("Timeline"), ev("Entity")
 P_AT, P_TIMELINE, P_EPISODE, P_CAUSED_BY = ev("at"), ev("timeline"), ev("episode"), ev("causedBy")
@@ -86,18 +80,17 @@ _TYPE = re.compile(r"[a-z][a-z0-9_-]{0,63}")
 MAX_MENTIONS = 200
 MAX_BATCH = 5000
 _Q_COUNT = (
-    "PREFIX ev: <https://reckon.dev/ns/events#>\n"
-    "SELECT (COUNT(DISTINCT ?n) AS ?c) WHERE { GRAPH <urn:reckon:graph:events> { "
+    V.sparql_prefixes("ev")
+    + f"SELECT (COUNT(DISTINCT ?n) AS ?c) WHERE {{ GRAPH {EVENTS} {{ "
     "{ ?n a ev:Event } UNION { ?n a ev:Entity } } }"
 )
 _Q_TIMELINE = (
-    "PREFIX ev: <https://reckon.dev/ns/events#>\n"
-    "SELECT ?e ?at ?tl WHERE { GRAPH <urn:reckon:graph:events> { ?e ev:timeline ?tl ; ev:at ?at } } "
-    "ORDER BY ?at ?e"
+    V.sparql_prefixes("ev")
+    + f"SELECT ?e ?at ?tl WHERE {{ GRAPH {EVENTS} {{ ?e ev:timeline ?tl ; ev:at ?at }} }} ORDER BY ?at ?e"
 )
 _Q_ENTITIES = (
-    "PREFIX ev: <https://reckon.dev/ns/events#>\n"
-    "SELECT ?x WHERE { GRAPH <urn:reckon:graph:events> { ?x a ev:Entity ; ev:normalizedLabel ?n } } ORDER BY ?x"
+    V.sparql_prefixes("ev")
+    + f"SELECT ?x WHERE {{ GRAPH {EVENTS} {{ ?x a ev:Entity ; ev:normalizedLabel ?n }} }} ORDER BY ?x"
 )
 
 

@@ -40,19 +40,13 @@ from typing import Any
 
 from pyoxigraph import Literal, NamedNode, Quad, Triple
 
+from reckon import vocab as V
 from reckon._errors import InvalidInput, ReckonError, UnknownMemory
 from reckon.memory import _rdf as R
 from reckon.memory.models import Principal
-from reckon.store.graphs import BUSINESS, EXPERIENCE, INFERRED, MEMORIES
+from reckon.vocab import BUSINESS, EXPERIENCE, INFERRED, MEMORIES, XP, xp
 
 __all__ = ["OUTCOMES", "XP", "Experience", "ExperienceHit", "ExperienceService", "StrategyCard"]
-
-XP = "https://reckon.dev/ns/experience#"
-
-
-def xp(local: str) -> NamedNode:
-    return NamedNode(XP + local)
-
 
 T_EXPERIENCE, T_STRATEGY = xp("Experience"), xp("Strategy")
 P_TASK, P_OUTCOME, P_WORKED, P_FAILED, P_TOOL = xp("task"), xp("outcome"), xp("worked"), xp("failed"), xp("tool")
@@ -64,13 +58,9 @@ TOP_K = 4
 """Default k of the similarity retrieval: seed 000 Evolving Memory ``topK: 4``."""
 
 _Q_EXPERIENCES = (
-    "PREFIX xp: <https://reckon.dev/ns/experience#>\n"
-    "SELECT ?e WHERE { GRAPH <urn:reckon:graph:experience> { ?e a xp:Experience ; xp:at ?at } } ORDER BY ?at ?e"
+    V.sparql_prefixes("xp") + f"SELECT ?e WHERE {{ GRAPH {EXPERIENCE} {{ ?e a xp:Experience ; xp:at ?at }} }} ORDER BY ?at ?e"
 )
-_Q_STRATEGIES = (
-    "PREFIX xp: <https://reckon.dev/ns/experience#>\n"
-    "SELECT ?s WHERE { GRAPH <urn:reckon:graph:experience> { ?s a xp:Strategy } } ORDER BY ?s"
-)
+_Q_STRATEGIES = V.sparql_prefixes("xp") + f"SELECT ?s WHERE {{ GRAPH {EXPERIENCE} {{ ?s a xp:Strategy }} }} ORDER BY ?s"
 _WORD = re.compile(r"\w+")
 
 

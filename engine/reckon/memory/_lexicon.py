@@ -16,6 +16,7 @@ __all__ = [
     "CHANGE_MARKERS",
     "CHANGE_PHRASES",
     "FRAME_VERBS",
+    "IDENTIFIER_HEADS",
     "NEGATORS",
     "VALUE_CLASSES",
     "antonyms_of",
@@ -107,3 +108,16 @@ VALUE_CLASSES: dict[str, frozenset[str]] = {
 }
 """Closed classes of alternative values of one attribute: two statements with the same
 frame and different members of one class ("weekly" vs "monthly" reports) disagree."""
+
+
+IDENTIFIER_HEADS: frozenset[str] = frozenset(
+    "order ticket invoice issue case incident bug task request pr mr commit build job batch shipment package "
+    "parcel account acct customer client user member employee item sku product part lot serial ref reference "
+    "no number num id code room suite apartment apt unit flight gate seat table booking reservation "
+    "contract policy claim transaction txn payment receipt quote proposal campaign ad adset creative "
+    "experiment test cohort store branch warehouse truck vehicle device host server node cluster "
+    "port container instance volume".split()
+)
+"""Nouns naming numbered things: a bare number right after one says *which* thing
+("order 1234", "room 12", "customer 88213"), it is not the value of an attribute. Two
+statements about different identified things are about different subjects."""

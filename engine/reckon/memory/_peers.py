@@ -1,21 +1,26 @@
 """The write path's peer index: the active memories of a tenant grouped by scope and
 stakeholder, with their normalised labels and word tokens, so dedup by label and the
 conflict judge's candidates are found without a query per write. A cache of the store
-kept per generation (``MemoryService._index``); the store decides.
+kept per generation (:class:`PeerCache`, one per :class:`~reckon.memory.service.MemoryService`);
+the store decides.
 """
 
 from __future__ import annotations
 
+import threading
 from collections import defaultdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pyoxigraph import NamedNode, Quad
 
 from reckon.memory import _rdf as R
 from reckon.memory.conflicts import tokens
-from reckon.memory.models import normalise_label
+from reckon.memory.models import MemoryInput, normalise_label
 
-__all__ = ["_PeerEntry", "_PeerIndex", "_groups_of"]
+if TYPE_CHECKING:
+    from reckon.memory.service import MemoryService
+
+__all__ = ["PeerCache", "_PeerEntry", "_PeerIndex", "_groups_of"]
 
 
 class _PeerEntry:
@@ -153,3 +158,221 @@ class _PeerIndex:
             elif g not in e.groups:
                 e.groups.append(g)
             self._join(m, e, g)
+
+
+class PeerCache:
+    """The peer index of one :class:`~reckon.memory.service.MemoryService` (``current``),
+    brought forward from generation to generation by the commits this process knows of
+    (``commits``: generation -> Commit of the service's own writes), and the peer reads
+    the write path makes through it (dedup by label, conflict candidates)."""
+
+    def __init__(self, svc: MemoryService) -> None:
+        self.svc = svc
+        self.current: _PeerIndex | None = None
+        self.commits: dict[int, Any] = {}
+        self.lock = threading.Lock()
+
+    def record(self, commit: Any) -> None:
+        """Remember a commit of the service's own (``commit.generation`` an int)."""
+        with self.lock:
+            self.commits[commit.generation] = commit
+
+    def invalidate(self) -> None:
+        """Forget the index (the schema changed, or a batch that it listed was not written)."""
+        self.current = None
+
+    def drop(self, m: NamedNode) -> None:
+        """Unlist memory ``m`` (superseded inside a batch: no longer a peer)."""
+        if self.current is not None:
+            self.current._drop(m)  # noqa: SLF001
+
+    def pend(self, m: NamedNode, asserted: dict[Any, list[Any]] | None) -> None:
+        """Inside :meth:`remember_many`: remember the pending node and list it in the peer
+        index, so later items of the batch dedup and conflict against it."""
+        pending = getattr(self.svc._tl, "pending", None)
+        if pending is None or asserted is None:
+            return
+        pending[m] = asserted
+        idx = self.current
+        if idx is None:
+            return
+        idx._drop(m)  # noqa: SLF001
+        groups = [g for g in _groups_of(asserted) if idx.complete or g in idx.built]
+        if groups and asserted.get(R.LABEL):
+            e = _PeerEntry(dict(asserted), groups)
+            idx.entries[m] = e
+            for g in groups:
+                idx._join(m, e, g)  # noqa: SLF001
+
+    def affected(self, old: int, new: int) -> set[Any] | None:
+        """Subjects whose peer entry may differ between generations ``old`` and ``new``,
+        from the commits this process knows of (this service's own writes and the
+        store's last commit); ``None`` when a commit in between is unknown (another
+        writer or process) or changed the schema."""
+        if new < old:
+            return None
+        with self.lock:
+            known = dict(self.commits)
+            for g in [g for g in self.commits if g <= new]:
+                del self.commits[g]
+        last = getattr(self.svc.store, "last_commit", None)
+        if last is not None and isinstance(getattr(last, "generation", None), int):
+            known.setdefault(last.generation, last)
+        out: set[Any] = set()
+        for g in range(old + 1, new + 1):
+            c = known.get(g)
+            if c is None:
+                return None
+            for q in (*c.added, *c.removed):
+                if q.graph_name == R.MEMORIES:
+                    out.add(q.subject)
+                elif q.graph_name == R.SCHEMA:
+                    return None
+            for t in (*c.inferred_added, *c.inferred_removed):
+                if t.predicate == R.A and t.object == R.ACTIVE:
+                    out.add(t.subject)
+        return out
+
+    def index(self) -> _PeerIndex | None:
+        """The peer index at the open transaction's generation (``None`` outside a
+        transaction or over a store without generations). Another writer's commit
+        (unknown to this process) rebuilds it from the mirror."""
+        txn = getattr(self.svc._tl, "txn", None)
+        gen_of = getattr(self.svc.store, "generation", None)
+        if txn is None or gen_of is None:
+            return None
+        gen = gen_of()
+        idx, self.current = self.current, None  # a failure below leaves no half-updated index
+        view = txn.view
+        if idx is not None and idx.gen != gen:
+            affected = self.affected(idx.gen, gen)
+            if affected is None:
+                idx = None
+            else:
+                for m in affected:
+                    idx.refresh(m, view)
+                idx.gen = gen
+        if idx is None:
+            with self.lock:
+                self.commits = {g: c for g, c in self.commits.items() if g > gen}
+            # group by group, as writes need them: a fresh process's first write reads only
+            # its own (scope, stakeholder) group, not every active memory of the tenant
+            # (``_PeerIndex.build`` did, ~1 s at 10k memories)
+            idx = _PeerIndex(gen)
+        self.current = idx
+        return idx
+
+    def group(self, scope: str, owner: str | None, teams: list[str]) -> tuple[_PeerIndex, tuple[Any, ...]] | None:
+        """The peer index and the (scope, stakeholder) group key, or ``None`` to read peers by query."""
+        idx = self.index()
+        if idx is None:
+            return None
+        scope_iri = R.SCOPE_IRI[scope]
+        g: tuple[Any, ...]
+        if scope == "user":
+            g = (scope_iri, self.svc._person(owner)) if owner is not None else ("none",)
+        elif scope == "team":
+            g = (scope_iri, frozenset(self.svc._team(t) for t in teams)) if teams else ("none",)
+        else:
+            g = (scope_iri,)
+        if not idx.complete and g not in idx.built:
+            self.current = None  # until the group is listed
+            idx.add_group(g, {m: d for m, (d, _) in self.query_peers(scope, owner, teams).items()})
+            self.current = idx
+        return idx, g
+
+    def candidates(
+        self, group: tuple[_PeerIndex, tuple[Any, ...]], data: MemoryInput, klass: NamedNode
+    ) -> dict[NamedNode, tuple[dict[Any, list[Any]], None]]:
+        """Conflict candidates from the index: same-class peers for a subclass memory;
+        otherwise every peer, or for a judge ranking candidates by word-count cosine
+        (lexical; contradiction without an encoder) only peers sharing a word token (their
+        cosine is 0 < threshold for the others)."""
+        idx, gkey = group
+        members = idx.groups.get(gkey, set())
+        scope_iri = gkey[0]
+        out: dict[NamedNode, tuple[dict[Any, list[Any]], None]] = {}
+        if klass != R.MEMORY:
+            view = self.svc._tl.txn.view
+            for pid in members:
+                e = idx.entries[pid]
+                if klass in e.a.get(R.A, []):
+                    out[pid] = (e.node(pid, view), None)
+            return out
+        judge = self.svc.judge
+        # a judge that never matches texts without a shared word token is offered only the
+        # candidates that share one (ConflictJudge.needs_shared_word)
+        if bool(getattr(judge, "needs_shared_word", False)):
+            pool: set[NamedNode] = set()
+            for tok in set(tokens(f"{data.label} {data.content}")):
+                pool |= idx.by_token.get((gkey, tok), set())
+        else:
+            pool = members
+        for pid in pool:
+            out[pid] = (idx.entries[pid].partial(scope_iri), None)
+        return out
+
+    def peers(
+        self, scope: str, owner: str | None, teams: list[str], klass: NamedNode | None = None
+    ) -> dict[NamedNode, tuple[dict[Any, list[Any]], None]]:
+        """Active memories with the same scope and stakeholder: same owner (user), the
+        same team set (team), any (company)."""
+        scope_iri = R.SCOPE_IRI[scope]
+        group = self.group(scope, owner, teams)
+        if group is not None:
+            idx, gkey = group
+            out = {}
+            for pid in idx.groups.get(gkey, set()):
+                e = idx.entries[pid]
+                full = klass is not None and klass != R.MEMORY and klass in e.a.get(R.A, [])
+                out[pid] = (e.node(pid, self.svc._tl.txn.view) if full else e.partial(scope_iri), None)
+            return out
+        nodes = self.query_peers(scope, owner, teams)
+        subclassed = [m for m, (d, _) in nodes.items() if klass is not None and klass != R.MEMORY and klass in d[R.A]]
+        if subclassed:  # same-class nodes in full: the judge reads their identifying properties
+            with self.svc._view() as v:
+                for m in subclassed:
+                    d = defaultdict(list)
+                    for qd in v.quads(m, None, None, R.MEMORIES):
+                        d[qd.predicate].append(qd.object)
+                    nodes[m] = (d, None)
+        return nodes
+
+    def query_peers(
+        self, scope: str, owner: str | None, teams: list[str]
+    ) -> dict[NamedNode, tuple[dict[Any, list[Any]], None]]:
+        """Type, label, content, team and scope of the active memories of a (scope,
+        stakeholder) group. User and team groups are read from the owner / team link
+        (indexed pattern reads: O(group), not O(tenant) -- a SPARQL query with the owner
+        bound as a substitution scans every user memory on pyoxigraph 0.5)."""
+        scope_iri = R.SCOPE_IRI[scope]
+        nodes: dict[NamedNode, dict[Any, list[Any]]] = {}
+        with self.svc._view() as v:
+            if scope == "user":
+                if owner is None:
+                    return {}
+                members = v.subjects(R.P_OWNER, self.svc._person(owner), R.MEMORIES)
+            elif scope == "team":
+                if not teams:
+                    return {}
+                members = v.subjects(R.P_TEAM, self.svc._team(teams[0]), R.MEMORIES)
+            else:
+                members = v.subjects(R.P_SCOPE, scope_iri, R.MEMORIES)
+            for m in members:
+                if not isinstance(m, NamedNode) or not v.contains(Quad(m, R.A, R.ACTIVE, R.INFERRED)):
+                    continue
+                if not v.contains(Quad(m, R.P_SCOPE, scope_iri, R.MEMORIES)):
+                    continue
+                d: dict[Any, list[Any]] = defaultdict(list)
+                for pred in (R.A, R.LABEL, R.P_CONTENT, R.P_TEAM, R.P_KIND, R.P_SOURCE):
+                    for q in v.quads(m, pred, None, R.MEMORIES):
+                        if q.object not in d[pred]:
+                            d[pred].append(q.object)
+                if not d.get(R.A) or not d.get(R.LABEL):
+                    continue
+                d[R.P_SCOPE] = [scope_iri]
+                nodes[m] = d
+        if scope == "team":
+            want = {self.svc._team(t) for t in teams}
+            nodes = {k: v for k, v in nodes.items() if set(v.get(R.P_TEAM, [])) == want}
+        return {k: (v, None) for k, v in nodes.items()}

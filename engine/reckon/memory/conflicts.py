@@ -220,8 +220,16 @@ class LexicalJudge:
 # the deterministic contradiction test
 # ---------------------------------------------------------------------------------------
 
-#: identifiers that glue letters and digits ("upd17", "old-2", "q3", "v2.1") are one word, not a value
-_CONTENT = re.compile(r"[a-z]+[-_]?\d[\w.-]*|[$€£¥]?\d+(?:[.,]\d+)*\s?(?:k|m|bn|%|x)?(?![a-z])|[a-z]+", re.UNICODE)
+#: a run of letters/digits, joined by inner ``. , : _ -`` (``40,000``, ``2.5``, ``9:30``,
+#: ``inv-2041``, ``4f3a-9b1c``), with an optional ``#`` / currency prefix and ``%`` suffix
+_CONTENT = re.compile(r"#?[$€£¥]?[^\W_]+(?:[.,:_-][^\W_]+)*%?", re.UNICODE)
+_PLAIN_NUMBER = re.compile(r"[$€£¥]?\d+(?:[.,]\d+)*(?:k|m|bn|%|x)?")
+_TIME = re.compile(r"(\d{1,2})(?::(\d{2}))?(am|pm)|(\d{1,2}):(\d{2})")
+_ORDINAL = re.compile(r"(\d+)(?:st|nd|rd|th)")
+_UNIT = re.compile(r"(\d+(?:\.\d+)?)([a-z]{1,3})")
+_VERSION = re.compile(r"v\d+(?:\.\d+)*")
+_HAS_DIGIT = re.compile(r"\d")
+_HAS_ALPHA = re.compile(r"[^\W\d_]")
 _CONTRACTIONS = (("won't", "will not"), ("can't", "can not"), ("shan't", "shall not"), ("n't", " not"),
                  ("’", "'"))
 #: Function words that carry no subject, attribute or value (negators are kept).
@@ -269,22 +277,71 @@ def content_tokens(text: str) -> list[str]:
     return list(_content_tokens(text))
 
 
+def _names_things(previous: tuple[str, ...]) -> bool:
+    """Whether the run(s) before a number name numbered things ("order", "ad set")."""
+    from reckon.memory._lexicon import IDENTIFIER_HEADS
+
+    heads = [previous[-1]] if previous else []
+    if len(previous) >= 2:
+        heads += [previous[-2] + previous[-1]]  # "ad set" -> "adset"
+    return any(h in IDENTIFIER_HEADS or _stem(h) in IDENTIFIER_HEADS for h in heads)
+
+
+def _classify(run: str, previous: tuple[str, ...]) -> list[str]:
+    """Content tokens of one :data:`_CONTENT` run (see :func:`_content_tokens`);
+    ``previous``: the runs before it."""
+    if run.startswith("#"):
+        rest = run[1:]
+        if rest.isdigit():
+            return ["@" + rest]  # "#1234": a number that names a thing
+        run = rest
+    if not _HAS_DIGIT.search(run):
+        return [_stem(w) for w in run.split("-") if w and w not in _FUNCTION and len(w) > 1] if "-" in run else (
+            [] if run in _FUNCTION or len(run) <= 1 else [_stem(run)])
+    if run[0].isdigit() and not run.endswith("%") and _names_things(previous):
+        return ["@" + run]  # "order 1234", "room 12", "seat 14c", "account 5512-0093": which thing, not a value
+    if _PLAIN_NUMBER.fullmatch(run):
+        n = _number(run)
+        return [] if n is None else [n]
+    m = _TIME.fullmatch(run)
+    if m:
+        if m.group(3):
+            return [f"#{int(m.group(1))}:{m.group(2) or '00'}{m.group(3)}"]
+        return [f"#{int(m.group(4))}:{m.group(5)}"]
+    m = _ORDINAL.fullmatch(run)
+    if m:
+        return [f"#{int(m.group(1))}"]
+    if _VERSION.fullmatch(run):
+        return ["#" + run]  # "v2" / "v3": versions of one thing
+    m = _UNIT.fullmatch(run)
+    if m:
+        return [f"#{float(m.group(1)):g}{m.group(2)}"]  # "40gb", "5min": a quantity
+    groups = re.split(r"[-_]", run)
+    if _HAS_ALPHA.search(run) or (len(groups) > 1 and all(g.isdigit() for g in groups) and (
+            len(groups) > 2 or any(len(g) > 1 and g[0] == "0" for g in groups))):
+        # letters and digits mixed, or digit groups no range has (555-123-4567, 5512-0093): an identifier
+        return ["@" + run]
+    return [n for n in (_number(x) for x in re.split(r"[:_-]", run) if x) if n is not None]
+
+
 @functools.lru_cache(maxsize=65_536)
 def _content_tokens(text: str) -> tuple[str, ...]:
     """Content tokens of ``text`` for the contradiction test, in order: NFKC, case-folded,
     contractions expanded ("don't" -> "do not"), function words dropped, plurals
-    stemmed (``emails`` -> ``email``), numbers normalised (``$40k`` and ``40,000`` ->
-    ``#40000``). Negators ("not", "never" ...) are kept."""
+    stemmed (``emails`` -> ``email``), values normalised (``$40k`` and ``40,000`` ->
+    ``#40000``, ``9am`` -> ``#9:00am``, ``3rd`` -> ``#3``, ``40gb`` -> ``#40gb``, ``v2`` ->
+    ``#v2``) and **identifiers** marked ``@``: a token mixing letters and digits
+    (``4f3a9c``, ``inv-2041``, ``q3``), a ``#``-prefixed number, or a bare number after a
+    noun that names numbered things (``order 1234``, ``room 12``:
+    :data:`reckon.memory._lexicon.IDENTIFIER_HEADS`). Negators ("not", "never" ...) are kept."""
     t = unicodedata.normalize("NFKC", text).casefold()
     for a, b in _CONTRACTIONS:
         t = t.replace(a, b)
-    out = []
-    for w in _CONTENT.findall(t):
-        n = _number(w) if w[:1].isdigit() or w[:1] in "$€£¥" else None
-        if n is not None:
-            out.append(n)
-        elif w not in _FUNCTION and len(w) > 1:
-            out.append(_stem(w))
+    t = re.sub(r"(\d)\s+(k|m|bn|%|am|pm)(?![^\W_])", r"\1\2", t)  # "$40 k", "15 %", "9 am"
+    out: list[str] = []
+    runs = _CONTENT.findall(t)
+    for i, run in enumerate(runs):
+        out.extend(_classify(run, tuple(runs[max(0, i - 2):i])))
     return tuple(out)
 
 
@@ -303,8 +360,10 @@ def contradiction(old: str, new: str) -> str | None:
     states -- the deterministic test of :class:`ContradictionJudge`.
 
     Both texts are reduced to :func:`content_tokens`; ``shared`` are the tokens in both,
-    the *differences* those in one only. A reason is returned when the two share a
-    frame and differ in a way that changes a value:
+    the *differences* those in one only. When each text names an identified thing the
+    other does not (``order 4f3a9c`` / ``order 9b1c2d``, ``ticket 5521`` / ``ticket 5522``)
+    they are about two subjects and nothing is returned. Otherwise a reason is returned
+    when the two share a frame and differ in a way that changes a value:
 
     * ``antonym x/y`` -- one difference on each side is an antonym pair
       (:data:`reckon.memory._lexicon.ANTONYMS`: short/long, above/below, prefer/avoid ...),
@@ -314,8 +373,9 @@ def contradiction(old: str, new: str) -> str | None:
       report on Friday");
     * ``value a/b`` -- both sides differ in a number (``#40000`` / ``#50000``) or in
       members of one closed value class (weekday, month, frequency, channel, format, list
-      style, colour, currency, language), at least two tokens are shared and at most two
-      other differences remain;
+      style, colour, currency, language), at least two tokens are shared (one when
+      nothing else differs: "the budget is $40k" / "$50k") and at most two other
+      differences remain;
     * ``change marker`` -- ``new`` says a value changed ("no longer", "instead",
       "anymore", "switched to", "from now on" ...; :data:`reckon.memory._lexicon.CHANGE_PHRASES`),
       shares at least two tokens with ``old`` and covers at least 60 % of ``old``'s tokens.
@@ -337,6 +397,8 @@ def contradiction(old: str, new: str) -> str | None:
     shared = (sa & sb) - NEGATORS
     if not shared:
         return None
+    if any(t.startswith("@") for t in sa - sb) and any(t.startswith("@") for t in sb - sa):
+        return None  # each names a thing the other does not ("order 4f3a" / "order 9b1c"): two subjects
     only_a, only_b = sa - sb - NEGATORS - ADDITIVE, sb - sa - NEGATORS - ADDITIVE
     additive = bool((sb - sa) & ADDITIVE)
 
@@ -366,7 +428,9 @@ def contradiction(old: str, new: str) -> str | None:
         pairs: list[tuple[set[str], set[str]]] = [(num_a, num_b)]
         pairs += [(only_a & members, only_b & members) for members in VALUE_CLASSES.values()]
         for va, vb in pairs:
-            if va and vb and len(shared) >= 2 and len(rest - va - vb) <= 2 and one_subject(va, vb):
+            # two shared tokens, or one when the value is the only difference ("the budget is $40k")
+            frame = len(shared) >= 2 or not (rest - va - vb)
+            if va and vb and frame and len(rest - va - vb) <= 2 and one_subject(va, vb):
                 return f"value {min(va)}/{min(vb)}"
     # an explicit change of the old statement's frame
     if len(shared) < 2 or len(shared) < 0.6 * len(sa):

@@ -48,10 +48,11 @@ from urllib.parse import quote
 
 from pyoxigraph import Literal, NamedNode, Quad, Triple, Variable
 
+from reckon import vocab as V
 from reckon._errors import InvalidInput
 from reckon.memory import _rdf as R
 from reckon.memory.models import Principal
-from reckon.store.graphs import BUSINESS, INFERRED, MEMORIES, NOTES
+from reckon.vocab import BUSINESS, INFERRED, MEMORIES, NOTES, NT, nt
 
 __all__ = [
     "MAX_KEY",
@@ -65,13 +66,6 @@ __all__ = [
     "NoteService",
     "parse_key",
 ]
-
-NT = "https://reckon.dev/ns/notes#"
-
-
-def nt(local: str) -> NamedNode:
-    return NamedNode(NT + local)
-
 
 T_NOTE, T_LIVE, T_EXPIRED, T_NS = nt("Note"), nt("LiveNote"), nt("ExpiredNote"), nt("Namespace")
 P_KEY, P_PROJECT, P_NSNAME, P_NAME = nt("key"), nt("project"), nt("namespaceName"), nt("name")
@@ -94,21 +88,18 @@ _PREFIX = re.compile(r"^[A-Za-z0-9._/-]{0,512}$")
 _SAFE = "-._~/"
 
 _Q_LIST = (
-    "PREFIX nt: <https://reckon.dev/ns/notes#>\n"
-    "SELECT ?n ?key ?prefix WHERE { GRAPH <urn:reckon:graph:notes> { ?n nt:key ?key } "
-    "GRAPH <urn:reckon:graph:inferred> { ?n a nt:LiveNote } FILTER(STRSTARTS(?key, ?prefix)) } "
+    V.sparql_prefixes("nt")
+    + f"SELECT ?n ?key ?prefix WHERE {{ GRAPH {NOTES} {{ ?n nt:key ?key }} "
+    f"GRAPH {INFERRED} {{ ?n a nt:LiveNote }} FILTER(STRSTARTS(?key, ?prefix)) }} "
     "ORDER BY ?key LIMIT 1001"
 )
 _Q_NAMESPACES = (
-    "PREFIX nt: <https://reckon.dev/ns/notes#>\n"
-    "SELECT ?project ?name (COUNT(?n) AS ?count) WHERE { GRAPH <urn:reckon:graph:notes> { ?ns a nt:Namespace ; "
+    V.sparql_prefixes("nt")
+    + f"SELECT ?project ?name (COUNT(?n) AS ?count) WHERE {{ GRAPH {NOTES} {{ ?ns a nt:Namespace ; "
     "nt:project ?project ; nt:namespaceName ?name } "
-    "OPTIONAL { GRAPH <urn:reckon:graph:inferred> { ?ns nt:holds ?n } } } GROUP BY ?project ?name ORDER BY ?name"
+    f"OPTIONAL {{ GRAPH {INFERRED} {{ ?ns nt:holds ?n }} }} }} GROUP BY ?project ?name ORDER BY ?name"
 )
-_Q_EXPIRED = (
-    "PREFIX nt: <https://reckon.dev/ns/notes#>\n"
-    "SELECT ?n WHERE { GRAPH <urn:reckon:graph:inferred> { ?n a nt:ExpiredNote } }"
-)
+_Q_EXPIRED = V.sparql_prefixes("nt") + f"SELECT ?n WHERE {{ GRAPH {INFERRED} {{ ?n a nt:ExpiredNote }} }}"
 
 
 def parse_key(key: Any) -> tuple[str, str, str]:

@@ -121,7 +121,8 @@ def _normalise(x: np.ndarray) -> np.ndarray:
     x = np.asarray(x, dtype=np.float32)
     norms = np.linalg.norm(x, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return (x / norms).astype(np.float32, copy=False)
+    out: np.ndarray = (x / norms).astype(np.float32, copy=False)
+    return out
 
 
 def minilm_available() -> bool:

@@ -61,27 +61,27 @@ class RankConfig(BaseModel):
 
     use_keyword: bool = True
     use_vector: bool = True
-    rrf_k: int = Field(60, ge=1, description="RRF constant k (Cormack et al. 2009)")
-    keyword_weight: float = Field(1.0, ge=0)
-    vector_weight: float = Field(1.0, ge=0)
+    rrf_k: int = Field(default=60, ge=1, description="RRF constant k (Cormack et al. 2009)")
+    keyword_weight: float = Field(default=1.0, ge=0)
+    vector_weight: float = Field(default=1.0, ge=0)
     context_keyword_weight: float = Field(
-        0.0, ge=0, description="RRF weight of a third ranker: BM25 over context + text; 0 = off")
+        default=0.0, ge=0, description="RRF weight of a third ranker: BM25 over context + text; 0 = off")
     depth: int = Field(
-        25, ge=1,
+        default=25, ge=1,
         description="candidates taken from each ranker (at least the search limit). Shallow "
         "lists keep weak agreement between rankers (rank 40 + rank 40) from outscoring a "
         "confident single-ranker hit; measured on one LoCoMo conversation (bench/).")
-    bm25_k1: float = Field(1.2, gt=0)
-    bm25_b: float = Field(0.75, ge=0, le=1)
-    half_life_days: float | None = Field(90.0, gt=0, description="recency half-life, days; None = off")
-    access_weight: float = Field(0.1, ge=0)
-    feedback_weight: float = Field(0.2, ge=0, le=1)
-    mmr_lambda: float | None = Field(0.8, gt=0, le=1, description="MMR trade-off; None or 1 = off")
+    bm25_k1: float = Field(default=1.2, gt=0)
+    bm25_b: float = Field(default=0.75, ge=0, le=1)
+    half_life_days: float | None = Field(default=90.0, gt=0, description="recency half-life, days; None = off")
+    access_weight: float = Field(default=0.1, ge=0)
+    feedback_weight: float = Field(default=0.2, ge=0, le=1)
+    mmr_lambda: float | None = Field(default=0.8, gt=0, le=1, description="MMR trade-off; None or 1 = off")
     # pseudo-relevance feedback (RM3-style expansion for BM25, Rocchio for the vector)
-    prf_docs: int = Field(0, ge=0, description="top fused docs used for feedback; 0 = off")
-    prf_terms: int = Field(10, ge=1)
-    prf_keyword_weight: float = Field(0.5, ge=0)
-    prf_vector_weight: float = Field(0.5, ge=0)
+    prf_docs: int = Field(default=0, ge=0, description="top fused docs used for feedback; 0 = off")
+    prf_terms: int = Field(default=10, ge=1)
+    prf_keyword_weight: float = Field(default=0.5, ge=0)
+    prf_vector_weight: float = Field(default=0.5, ge=0)
 
     def components(self) -> dict[str, object]:
         """Which stages are on, for reports."""

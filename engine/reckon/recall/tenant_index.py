@@ -121,7 +121,7 @@ def _same(rec: Any, d: dict[str, Any]) -> bool:
     t = d["time"]
     t = t if t.tzinfo else t.replace(tzinfo=UTC)
     extra = {k: v for k, v in d.items() if k not in _BASE}
-    return (rec.text == d["text"] and rec.importance == int(d.get("importance", 3)) and rec.scope == d.get("scope")
+    return bool(rec.text == d["text"] and rec.importance == int(d.get("importance", 3)) and rec.scope == d.get("scope")
             and rec.kind == d.get("kind") and rec.owner == d.get("owner")
             and rec.teams == tuple(d.get("teams") or ()) and rec.time == t and rec.context == d.get("context")
             and rec.extra == extra)
@@ -263,7 +263,8 @@ class TenantIndex:
         return subject if self._full_ids else subject[len(self._prefix):]
 
     def _open(self) -> None:
-        snap = self._load_snapshot()
+        snap: tuple[int, list[dict[str, Any]], list[np.ndarray | None] | None, list[list[str]] | None] | None
+        snap = self._load_snapshot()  # version 2; a version 1 snapshot has no vectors nor tokens
         legacy = False
         if snap is None:
             old = self._load_snapshot_v1()
@@ -272,7 +273,7 @@ class TenantIndex:
         with self._lock:
             if snap is not None:
                 gen, docs, vecs, toks = snap
-                if vecs is None:
+                if vecs is None or toks is None:
                     self._apply_docs(docs, replace=True)
                 else:
                     self._apply_snapshot(docs, vecs, toks)
@@ -300,7 +301,7 @@ class TenantIndex:
         if todo:  # embedded meanwhile by another process, or queued
             vf.refresh()
             known = vf.get_many({k for k, _, _ in todo})
-            left = []
+            left: list[tuple[bytes, str, str]] = []
             for d, (parts, keys), v in zip(docs, plan, vecs):
                 if v is None:
                     w = self._combine(parts, keys, known)
@@ -367,7 +368,7 @@ class TenantIndex:
             for r in range(n):
                 d: dict[str, Any] = {"id": ids[r], "text": texts[r], "time": _EPOCH_UTC + us[r] * delta,
                                      "importance": imp[r], "scope": scopes[r], "kind": kinds[r],
-                                     "owner": owners[r], "teams": teams[r].split(_SEP) if teams[r] else []}
+                                     "owner": owners[r], "teams": (teams[r] or "").split(_SEP) if teams[r] else []}
                 if ctxs[r] is not None:
                     d["context"] = ctxs[r]
                 for k, col in extras.items():

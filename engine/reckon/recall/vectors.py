@@ -178,7 +178,7 @@ class VectorFile:
         if len(recs):
             body = np.frombuffer(recs.tobytes(), dtype="<u4").reshape(len(recs), self._rec // 4)[:, 1:1 + self._words]
             recs["crc"] = _checksums(body)
-        return recs.tobytes()  # type: ignore[no-any-return]
+        return bytes(recs.tobytes())
 
     def _locked(self) -> int:
         # the folder only, never its parents: a tenant deleted meanwhile must not come back

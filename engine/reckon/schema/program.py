@@ -79,25 +79,20 @@ __all__ = [
 RK = vocab.RK
 _RDF = vocab.RDF
 _RDFS = vocab.RDFS
-SETTINGS = NamedNode(RK + "settings")
+SETTINGS = vocab.SETTINGS
+"""The tenant's settings node ``rk:settings``."""
 REFUSE_INCONSISTENT = NamedNode(RK + "refuseInconsistent")
 """The setting that makes a tenant refuse a write deriving a new inconsistency."""
-"""The tenant's settings node ``rk:settings``."""
-_SETTINGS_CLASS = NamedNode(RK + "Settings")
+_SETTINGS_CLASS = vocab.SETTINGS_CLASS
 _DOMAIN = NamedNode(_RDFS + "domain")
 _NOT_SETTINGS = frozenset(NamedNode(x) for x in (
     _RDF + "type", _RDFS + "label", _RDFS + "comment", _RDFS + "seeAlso", _RDFS + "isDefinedBy"))
 """Predicates on ``rk:settings`` that describe the node; every other one is a setting."""
 
-PROGRAM_NODE = NamedNode("urn:reckon:program")
-PROGRAM_DIGEST = NamedNode("urn:reckon:programDigest")
+PROGRAM_NODE, PROGRAM_DIGEST = vocab.PROGRAM_TERMS["program"], vocab.PROGRAM_TERMS["programDigest"]
 """``<urn:reckon:program> <urn:reckon:programDigest> "sha256:…"`` in the program graph."""
-_P_FORMAT = NamedNode("urn:reckon:programFormat")
-_P_MODULE = NamedNode("urn:reckon:module")
-_P_NAME = NamedNode("urn:reckon:moduleName")
-_P_ORDER = NamedNode("urn:reckon:moduleOrder")
-_P_DIGEST = NamedNode("urn:reckon:moduleDigest")
-_P_FILES = NamedNode("urn:reckon:moduleFiles")
+_P_FORMAT, _P_MODULE, _P_NAME, _P_ORDER, _P_DIGEST, _P_FILES = (
+    vocab.PROGRAM_TERMS[n] for n in ("programFormat", "module", "moduleName", "moduleOrder", "moduleDigest", "moduleFiles"))
 PROGRAM_FORMAT = 1
 
 SHIPPED_MODULES: tuple[str, ...] = ("core", "marketing", "recruiting", "agent", "notes", "events", "experience", "types")

@@ -4,17 +4,21 @@ A token is ``rkt_<tenant>.<token id>.<secret>``: the tenant id and a 12-hex-digi
 token id (public; used to list and revoke) followed by 43 characters of
 ``secrets.token_urlsafe(32)`` (256 random bits). It is shown once, at creation.
 
-Storage: ``DATA_DIR/tenants/<tenant>/tokens.json`` (mode 0600), one record per token
-naming its tenant and principal (person, teams, role) and holding
-``scrypt(secret, salt=16 random bytes, n=2**14, r=8, p=1, dklen=32)`` (RFC 7914) -- never
-the token. There is no token table shared between tenants (DESIGN.md, "The store":
-no shared table with a tenant column): a token is looked up only in the file of the
-tenant named in the request URL, and its record must name that tenant, so a token of
-tenant A can never reach tenant B. Deleting a tenant deletes its tokens with it.
+Storage: with the tenant's data (:mod:`reckon.store.tokens`): ``DATA_DIR/tenants/<tenant>/
+tokens.json`` (mode 0600) for an embedded tenant, the tenant's private ``tokens`` graph on
+its SPARQL server for a remote one -- so every Reckon node serving a tenant accepts the
+same tokens. One record per token names its tenant and principal (person, teams, role)
+and holds ``scrypt(secret, salt=16 random bytes, n=2**14, r=8, p=1, dklen=32)`` (RFC
+7914) -- never the token. There is no token table shared between tenants (DESIGN.md,
+"The store": no shared table with a tenant column): a token is looked up only among the
+records of the tenant named in the request URL, and its record must name that tenant, so
+a token of tenant A can never reach tenant B. Deleting a tenant deletes its tokens with
+it; moving it moves them.
 
 Verification compares digests with :func:`hmac.compare_digest`. A successful
 verification is cached in memory (keyed by a SHA-256 of the token) until the tokens
-file changes, so a revocation made by another process takes effect on the next request;
+file (embedded) or the token's record (remote: read on every request, one SELECT)
+changes, so a revocation made by another process or node takes effect on the next request;
 so is a failed one (a repeated wrong token costs no second scrypt, ~90 ms). Guessing
 secrets of a known token id is slowed by the HTTP server's rate limiter, which charges a
 failed verification ten requests (``reckon.server.http.RateLimiter``).
@@ -22,24 +26,21 @@ failed verification ten requests (``reckon.server.http.RateLimiter``).
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import hmac
-import json
-import os
 import re
 import secrets
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Hashable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from reckon._errors import InvalidInput, InvalidTenantId, UnknownTenant
-from reckon.store import tenant_dir, validate_tenant_id
+from reckon._errors import InvalidInput, InvalidTenantId, StoreError, UnknownTenant
+from reckon.store import validate_tenant_id
+from reckon.store.tokens import TokenRecords
 
 __all__ = [
     "TOKEN_PREFIX",
@@ -51,8 +52,6 @@ __all__ = [
 ]
 
 TOKEN_PREFIX = "rkt_"
-TOKENS_FILE = "tokens.json"
-_FORMAT_VERSION = 1
 _SCRYPT = {"n": 2**14, "r": 8, "p": 1, "dklen": 32}
 _TOKEN_RE = re.compile(r"rkt_([a-z0-9][a-z0-9_-]{0,62})\.([0-9a-f]{12})\.([A-Za-z0-9_-]{20,128})")
 
@@ -121,46 +120,21 @@ class TokenStore:
 
     def __init__(self, data_dir: str | Path) -> None:
         self.data_dir = Path(data_dir)
-        self._cache: dict[bytes, tuple[tuple[int, int, int], TokenRecord]] = {}
-        self._failed: dict[bytes, tuple[int, int, int]] = {}  # wrong tokens -> tokens-file stamp
+        self._cache: dict[bytes, tuple[Hashable, TokenRecord]] = {}
+        self._failed: dict[bytes, Hashable] = {}  # wrong tokens -> the record's stamp
         self._lock = threading.Lock()
 
-    # ------------------------------------------------------------------ files
-    def _dir(self, tenant: str) -> Path:
-        d = tenant_dir(self.data_dir, tenant)
-        if not (d / "meta.json").is_file():
+    # ------------------------------------------------------------------ records
+    def _records(self, tenant: str) -> TokenRecords:
+        """:raises UnknownTenant: when the tenant does not exist where the shard map places it."""
+        try:
+            recs = TokenRecords.of(self.data_dir, tenant)
+            exists = recs.tenant_exists()
+        except StoreError as e:
+            raise UnknownTenant(f"tenant {tenant!r}: {e}") from e
+        if not exists:
             raise UnknownTenant(f"no tenant {tenant!r} in {self.data_dir}")
-        return d
-
-    @contextmanager
-    def _locked(self, tenant: str) -> Iterator[Path]:
-        d = self._dir(tenant)
-        fd = os.open(d / "tokens.lock", os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield d / TOKENS_FILE
-        finally:
-            os.close(fd)
-
-    @staticmethod
-    def _read(path: Path) -> dict[str, Any]:
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return {"version": _FORMAT_VERSION, "tokens": {}}
-        if not isinstance(data, dict) or not isinstance(data.get("tokens"), dict):
-            raise InvalidInput(f"{path}: not a Reckon tokens file")
-        return data
-
-    @staticmethod
-    def _write(path: Path, data: dict[str, Any]) -> None:
-        tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=1, sort_keys=True)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+        return recs
 
     # ------------------------------------------------------------------ management
     def create(
@@ -194,24 +168,21 @@ class TokenStore:
         Principal(person=person, teams=teams, role=role)  # same checks as the API
         secret = secrets.token_urlsafe(32)
         salt = secrets.token_bytes(16)
-        with self._locked(tenant) as path:
-            data = self._read(path)
+        recs = self._records(tenant)
+        while True:
             tid = secrets.token_hex(6)
-            while tid in data["tokens"]:
-                tid = secrets.token_hex(6)
             record = TokenRecord(
                 id=tid, tenant=tenant, person=person, teams=teams, role=role,
                 sparql=(role == "operator") if sparql is None else bool(sparql or role == "operator"),
                 label=label, created_at=datetime.now(UTC).replace(microsecond=0),
             )
-            data["version"] = _FORMAT_VERSION
-            data["tenant"] = tenant
-            data["tokens"][tid] = {
+            raw = {
                 **record.model_dump(mode="json"),
                 "kdf": "scrypt", **{k: v for k, v in _SCRYPT.items()},
                 "salt": salt.hex(), "hash": _digest(secret, salt).hex(),
             }
-            self._write(path, data)
+            if recs.add(tid, raw):
+                break
         return record, f"{TOKEN_PREFIX}{tenant}.{tid}.{secret}"
 
     def list(self, tenant: str) -> list[TokenRecord]:
@@ -219,9 +190,7 @@ class TokenStore:
 
         :raises UnknownTenant: when the tenant does not exist.
         """
-        path = self._dir(tenant) / TOKENS_FILE
-        data = self._read(path)
-        recs = [self._record(r) for r in data["tokens"].values()]
+        recs = [self._record(r) for r in self._records(tenant).all().values()]
         return sorted(recs, key=lambda r: (r.created_at, r.id))
 
     def revoke(self, tenant: str, token_id: str) -> TokenRecord:
@@ -230,12 +199,9 @@ class TokenStore:
         :raises InvalidInput: when the tenant has no token with this id.
         :raises UnknownTenant: when the tenant does not exist.
         """
-        with self._locked(tenant) as path:
-            data = self._read(path)
-            raw = data["tokens"].pop(token_id, None)
-            if raw is None:
-                raise InvalidInput(f"tenant {tenant!r} has no token {token_id!r}", field="token_id")
-            self._write(path, data)
+        raw = self._records(tenant).remove(token_id) if token_id.isalnum() else None
+        if raw is None:
+            raise InvalidInput(f"tenant {tenant!r} has no token {token_id!r}", field="token_id")
         return self._record(raw)
 
     @staticmethod
@@ -254,14 +220,11 @@ class TokenStore:
         if t_tenant != tenant:
             raise TokenForbidden(f"this token is for another tenant, not {tenant!r}")
         try:
-            path = tenant_dir(self.data_dir, tenant) / TOKENS_FILE
-        except (InvalidTenantId, UnknownTenant):
+            stamp, read = TokenRecords.of(self.data_dir, tenant).lookup(tid)
+        except (InvalidTenantId, UnknownTenant, StoreError):
             raise TokenError("invalid token") from None
-        try:
-            st = path.stat()
-        except FileNotFoundError:
-            raise TokenError("invalid token") from None
-        stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
+        if stamp is None:
+            raise TokenError("invalid token")
         key = hashlib.sha256(token.strip().encode("ascii")).digest()
         with self._lock:
             hit = self._cache.get(key)
@@ -271,10 +234,9 @@ class TokenStore:
         if miss == stamp:  # the same wrong token again: no second scrypt (~90 ms)
             raise TokenError("invalid token")
         try:
-            data = self._read(path)
-        except (InvalidInput, OSError, ValueError):
+            raw = read()
+        except (StoreError, OSError, ValueError):
             raise TokenError("invalid token") from None
-        raw = data["tokens"].get(tid)
         if not isinstance(raw, dict) or raw.get("tenant") != tenant or raw.get("kdf") != "scrypt":
             raise TokenError("invalid token")
         try:

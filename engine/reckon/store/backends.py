@@ -84,12 +84,14 @@ class StoreBackend(Protocol):
 
     def commit(
         self, gen: int, new_gen: int, delete: Sequence[Quad], insert: Sequence[Quad], text: str,
-        block: BlockWriter,
+        block: BlockWriter, *, release: bool = False,
     ) -> None:
         """Write ``delete`` / ``insert`` (logical quads, META's generation ``gen`` among
         the deleted and ``new_gen`` among the inserted) atomically, only if the stored
         generation is still ``gen``; ``text`` is the same change as SPARQL Update text in
-        logical graph names (the journal record).
+        logical graph names (the journal record). ``release``: the caller gives up the
+        writer right after (its lock is released); a backend may fold that into the
+        commit (the remote one sends the lease release in the commit's request).
 
         :raises WriteConflict: the stored generation moved (nothing written).
         :raises StoreError: the write failed (nothing written).
@@ -164,7 +166,7 @@ class EmbeddedBackend:
 
     def commit(
         self, gen: int, new_gen: int, delete: Sequence[Quad], insert: Sequence[Quad], text: str,
-        block: BlockWriter,
+        block: BlockWriter, *, release: bool = False,
     ) -> None:
         # the flock makes this process the only writer: the generation cannot have moved
         assert self._rw is not None

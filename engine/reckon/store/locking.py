@@ -128,6 +128,11 @@ class TenantLock:
                         self._idle_since = time.monotonic()
                         self._start_reaper()
 
+    def releases_after_hold(self) -> bool:
+        """True inside an outermost hold of a lock that does not linger: the flock goes
+        when this hold ends."""
+        return self._depth == 1 and self.linger <= 0
+
     def release(self) -> None:
         """Drop a lingering flock now (no-op inside an operation or when not held)."""
         with self._mutex:

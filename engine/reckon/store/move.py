@@ -12,7 +12,8 @@ Steps (DESIGN.md, "The store": tenants sharded by a tenant -> endpoint map):
    source is remote): if writes landed since G, export again and re-import (verified);
    then the source copy is deleted (a node still holding it gets ``TenantGone`` and
    reopens through the map), the map names the target, and the staging directory
-   replaces the local tenant directory (its API tokens copied over). Writes wait -- or
+   replaces the local tenant directory (its API-token records copied to the target:
+   :mod:`reckon.store.tokens`). Writes wait -- or
    are refused after their lock timeout -- only during this step;
 5. **delete** what is left of the source (the old local directory).
 
@@ -33,6 +34,7 @@ from reckon._errors import InvalidInput, StoreError
 from reckon.store.graphs import PROGRAM
 from reckon.store.shards import EMBEDDED, ShardMap, set_placement
 from reckon.store.tenant_store import TenantStore, read_export
+from reckon.store.tokens import TokenRecords
 
 __all__ = ["move_tenant"]
 
@@ -74,6 +76,10 @@ def move_tenant(data_dir: Path, store: TenantStore, to: str, **open_kwargs: Any)
                 if not new.verify_export(again):
                     raise StoreError(f"tenant {tenant_id!r}: the copy on {to!r} does not match; nothing switched")
                 new.release()
+            # the API-token records go with the tenant (reckon.store.tokens)
+            source_ep = getattr(store.backend, "endpoint", None) if store.backend.kind != "embedded" else None
+            records = TokenRecords(store.path, tenant_id, source_ep).all()
+            TokenRecords(staging, tenant_id, target).replace_all(records)
             destroy = getattr(store.backend, "destroy", None)
             if destroy is not None:
                 destroy()  # the source copy: every node holding it now gets TenantGone
@@ -81,9 +87,6 @@ def move_tenant(data_dir: Path, store: TenantStore, to: str, **open_kwargs: Any)
             old = store.path
             grave = old.parent / f".deleting-{tenant_id}-moved-{os.getpid()}"
             os.rename(old, grave)
-            for name in ("tokens.json",):
-                if (grave / name).exists():
-                    shutil.copy2(grave / name, staging / name)
             new.close()
             os.rename(staging, old)
         store.mark_gone()

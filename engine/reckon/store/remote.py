@@ -33,6 +33,15 @@ anything else is a :class:`~reckon.store.backends.WriteConflict` with nothing wr
 The record also carries the commit's update text (up to :data:`JOURNAL_TEXT_MAX`
 characters), which is the journal other nodes replay.
 
+Requests per write (one transaction of :class:`~reckon.store.TenantStore`, measured with
+:attr:`Endpoint.requests`): **four** -- (1) take the lease (one request of three
+conditional operations), (2) read it back together with the generation and incarnation
+(this read is also the transaction's starting generation: nobody else can commit while
+the lease is held), (3) the commit, with the lease release as a second operation of the
+same request when the store gives the writer up after this transaction (its lock does
+not linger), (4) read the generation and the commit token back. A full load sends its
+six per-graph SELECTs side by side (:meth:`Endpoint.select_many`).
+
 The lease (``<urn:reckon:store> <urn:reckon:leaseHolder> "node"`` and
 ``<urn:reckon:leaseUntil>`` seconds since the epoch, by the writer's clock) is taken by
 one conditional update (free, expired, or already ours) and read back; a node that dies
@@ -76,6 +85,13 @@ Server differences handled (measured on Oxigraph server 0.5.13 and Virtuoso Open
 * **Isolation of reads.** Virtuoso's default graph is the union of every graph on the
   server (Oxigraph's is its own default graph); Reckon never relies on either: every
   query it sends names the tenant's graphs with ``GRAPH <...>``.
+* **Several operations in one request.** Both servers take ``;``-separated operations
+  in one update request (the lease, the commit + release). Reckon does not rely on a
+  request being one transaction: every operation is conditional on its own, and after a
+  lost answer the release is sent again.
+* **Concurrent requests.** Both servers answer the parallel SELECTs of a load on one
+  HTTP/1.1 connection pool (at most 8 connections per endpoint); Virtuoso's digest
+  authentication is negotiated per connection by ``httpx``.
 * **Read isolation.** Virtuoso reads are read-committed, not snapshots; a full load
   (one SELECT per graph) reads the generation before and after and retries when it
   moved. Nothing is visible of a commit before it is committed, so an unchanged
@@ -200,7 +216,10 @@ class Endpoint:
         if not self.graph_prefix.endswith((":", "/", "#")):
             raise StoreError(f"endpoint {self.name!r}: graph_prefix must end with ':', '/' or '#'")
         self._client: Any = None
+        self._pool: Any = None
         self._client_lock = threading.Lock()
+        self.requests = 0
+        """HTTP requests sent (every attempt; benchmarks count round trips per write)."""
 
     @classmethod
     def from_dict(cls, name: str, d: Mapping[str, Any]) -> Endpoint:
@@ -257,6 +276,9 @@ class Endpoint:
 
     def close(self) -> None:
         with self._client_lock:
+            if self._pool is not None:
+                self._pool.shutdown(wait=True)
+                self._pool = None
             if self._client is not None:
                 self._client.close()
                 self._client = None
@@ -280,6 +302,23 @@ class Endpoint:
         except (ValueError, KeyError, TypeError) as e:
             raise StoreError(f"endpoint {self.name!r} sent an unreadable SPARQL result: {e}") from e
 
+    def select_many(self, texts: Sequence[str]) -> list[list[dict[str, Any]]]:
+        """Several SELECTs at once (each as :meth:`select`), concurrently on the
+        connection pool through the endpoint's small thread pool (4 threads, shared by
+        every tenant of the endpoint); results in order.
+
+        :raises StoreError: as :meth:`select` (the first failure).
+        """
+        if len(texts) <= 1:
+            return [self.select(t) for t in texts]
+        with self._client_lock:
+            if self._pool is None:
+                from concurrent.futures import ThreadPoolExecutor
+
+                self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix=f"reckon-sparql-{self.name}")
+            pool = self._pool
+        return list(pool.map(self.select, texts))
+
     def update(self, text: str, *, retry: bool = True) -> None:
         """Run a SPARQL Update. ``retry=False`` for a commit (the caller checks what landed).
 
@@ -297,6 +336,7 @@ class Endpoint:
         attempts = max(1, self.retries) if retry else 1
         delay = 0.05
         for attempt in range(attempts):
+            self.requests += 1
             try:
                 if get:
                     r = self.client().get(url, params=data, headers=headers)
@@ -385,6 +425,7 @@ class RemoteBackend:
         self.meta = self._map[META]
         self.node = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         self._holding = False
+        self._taken: tuple[int, str | None] | None = None  # (gen, inc) read back when the lease was taken
         self.lease_wait: float | None = None  # set by TenantStore from its lock timeout
         self.commits = 0
 
@@ -442,6 +483,10 @@ class RemoteBackend:
         return self._state()[0] is not None
 
     def head(self, *, writer: bool) -> tuple[int, str | None]:
+        if writer and self._holding and self._taken is not None:
+            # read with the lease, one request ago: nobody else can have committed since
+            taken, self._taken = self._taken, None
+            return taken
         gen, inc, _ = self._state()
         return self._check(gen, inc), inc
 
@@ -453,8 +498,11 @@ class RemoteBackend:
         for _ in range(20):
             before = self.hint()
             quads = []
-            for g in _DATA_GRAPHS:  # one query per graph: narrower rows, no server-side union
-                rows = self.endpoint.select(f"SELECT ?s ?p ?o WHERE {{ GRAPH {term_to_sparql(self._map[g])} {{ ?s ?p ?o }} }}")
+            # one query per graph (narrower rows, no server-side union), sent side by side
+            # on the endpoint's connection pool: one round trip of wall time, not six
+            texts = [f"SELECT ?s ?p ?o WHERE {{ GRAPH {term_to_sparql(self._map[g])} {{ ?s ?p ?o }} }}"
+                     for g in _DATA_GRAPHS]
+            for g, rows in zip(_DATA_GRAPHS, self.endpoint.select_many(texts), strict=True):
                 quads += [Quad(r["s"], r["p"], r["o"], g) for r in rows]
             gen, inc, _ = self._state()
             after = self._check(gen, inc)
@@ -493,10 +541,11 @@ class RemoteBackend:
                 f"WHERE {{ GRAPH {m} {{ {s} {h} ?h . {s} {u} ?u FILTER(?h = {me} || ?u < {term_to_sparql(_dec(now))}) }} }}"
             )
             gen, inc, holders = self._state()
-            self._check(gen, inc)
+            self._taken = (self._check(gen, inc), inc)
             if holders == {self.node}:
                 self._holding = True
                 return True
+            self._taken = None
             if self.node in holders:  # two nodes raced past each other: both step back
                 self._release()
             if time.monotonic() >= deadline:
@@ -507,15 +556,17 @@ class RemoteBackend:
             time.sleep(delay * (0.5 + random.random()))
             delay = min(delay * 2, 0.05)
 
-    def _release(self) -> None:
+    def _release_op(self) -> str:
         m, s = term_to_sparql(self.meta), term_to_sparql(STORE_NODE)
         me = term_to_sparql(Literal(self.node))
         h, u = term_to_sparql(LEASE_HOLDER), term_to_sparql(LEASE_UNTIL)
-        self.endpoint.update(
-            f"DELETE {{ GRAPH {m} {{ {s} {h} {me} . {s} {u} ?u }} }} WHERE {{ GRAPH {m} {{ {s} {h} {me} . {s} {u} ?u }} }}"
-        )
+        return f"DELETE {{ GRAPH {m} {{ {s} {h} {me} . {s} {u} ?u }} }} WHERE {{ GRAPH {m} {{ {s} {h} {me} . {s} {u} ?u }} }}"
+
+    def _release(self) -> None:
+        self.endpoint.update(self._release_op())
 
     def close_writer(self) -> None:
+        self._taken = None
         if not self._holding:
             return
         self._holding = False
@@ -566,11 +617,20 @@ class RemoteBackend:
 
     def commit(
         self, gen: int, new_gen: int, delete: Sequence[Quad], insert: Sequence[Quad], text: str,
-        block: BlockWriter = quads_to_data_block,
+        block: BlockWriter = quads_to_data_block, *, release: bool = False,
     ) -> None:
+        """The conditional commit (module docstring, "Writes"): two requests -- the
+        operation, then one SELECT reading the generation, the commit token and the lease
+        back. ``release``: the lease release rides in the commit's request (a second
+        operation, conditional on this node holding the lease), so a write costs four
+        requests in all: take the lease, read it back with the generation, commit +
+        release, check the token."""
         import httpx
 
         ep = self.endpoint
+        if not self._holding:  # a second commit in one hold after a folded release
+            self.open_writer()
+            self._taken = None
         token = secrets.token_hex(8)
         m, s = term_to_sparql(self.meta), term_to_sparql(STORE_NODE)
         me = term_to_sparql(Literal(self.node))
@@ -588,12 +648,14 @@ class RemoteBackend:
             f"GRAPH {m} {{ {s} {term_to_sparql(LEASE_UNTIL)} {until} . {record} }}",
             block, token,
         )
+        sent = f"{op} ;\n{self._release_op()}" if release else op
+        lost = False
         try:
             for attempt in range(max(1, ep.retries)):
                 try:
-                    ep.update(op, retry=False)
+                    ep.update(sent, retry=False)
                 except httpx.TransportError:
-                    pass  # did it land? the token says
+                    lost = True  # did it land? the token says
                 landed, now_gen, holder_ok = self._landed(new_gen, token)
                 if landed:
                     break
@@ -613,6 +675,13 @@ class RemoteBackend:
                 except StoreError:
                     pass
         self.commits += 1
+        if release:
+            self._holding = False
+            if lost:  # a server that applies a request's operations one by one may have stopped between them
+                try:
+                    self._release()
+                except StoreError:
+                    pass  # the lease expires by itself after lease_ttl
         if new_gen % 64 == 0:
             self._prune(new_gen)
 
@@ -672,12 +741,14 @@ class RemoteBackend:
             raise TenantExists(f"tenant {self.tenant_id!r} already exists on endpoint {self.endpoint.name!r}")
 
     def destroy(self) -> None:
-        """Drop every graph of this tenant, staging graphs included (for delete / move)."""
+        """Drop every graph of this tenant, staging graphs and API-token records included
+        (for delete / move)."""
         rows = self.endpoint.select(
             "SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } FILTER(STRSTARTS(STR(?g), "
             f"{term_to_sparql(Literal(self._base + 'stage:'))})) }}"
         )
-        self._drop([self.meta] + [g for g in self.graphs() if g != self.meta] + [r["g"] for r in rows])
+        tokens = NamedNode(self._base + "tokens")  # the API-token records (reckon.store.tokens)
+        self._drop([self.meta] + [g for g in self.graphs() if g != self.meta] + [tokens] + [r["g"] for r in rows])
 
     # ------------------------------------------------------------------ journal
     def journal(self, first: int, last: int) -> list[str] | None:

@@ -868,7 +868,8 @@ class TenantStore:
             f"INSERT DATA {{ {quads_to_data_block(insert_quads)} }}"
         )
         try:
-            self._backend.commit(st.gen, new_gen, delete_quads, insert_quads, text, quads_to_data_block)
+            self._backend.commit(st.gen, new_gen, delete_quads, insert_quads, text, quads_to_data_block,
+                                 release=self._lock.releases_after_hold())
         except BaseException as e:
             self._invalidate_reasoner()
             if isinstance(e, WriteConflict):

@@ -25,7 +25,7 @@ from urllib.parse import quote, unquote
 from pyoxigraph import Literal, NamedNode, Quad, Triple, Variable
 
 from reckon import vocab
-from reckon._errors import InvalidInput, NotAuthorized, UnknownMemory
+from reckon._errors import InvalidInput, NotAuthorized, ShapeViolation, UnknownMemory
 from reckon.memory import _rdf as R
 from reckon.memory.models import Principal
 from reckon.store.graphs import MEMORIES, TRANSCRIPTS
@@ -169,6 +169,24 @@ class TranscriptService:
         return t
 
     def _record_chunk(self, turns: list[TurnInput], offset: int | None) -> list[Turn]:
+        # the store's write check (TenantStore.validator) validates every changed node at
+        # commit: each turn is then checked once, there, and a violation is mapped back to
+        # its turns[i]; without one, each turn is validated here before it is added
+        checked_at_commit = getattr(self.store, "validator", None) is not None
+        index_of: dict[str, int] = {}
+        try:
+            return self._record_chunk_txn(turns, offset, checked_at_commit, index_of)
+        except ShapeViolation as exc:
+            if offset is None or not exc.violations:
+                raise
+            i = index_of.get(str(exc.violations[0].get("focus_node", "")))
+            if i is None or (exc.args and str(exc.args[0]).startswith(f"turns[{i + offset}]")):
+                raise
+            exc.args = (f"turns[{i + offset}]: {exc.args[0]}",) + tuple(exc.args[1:])
+            raise
+
+    def _record_chunk_txn(self, turns: list[TurnInput], offset: int | None, checked_at_commit: bool,
+                          index_of: dict[str, int]) -> list[Turn]:
         result: list[Turn | None] = [None] * len(turns)
         with self.store.transaction() as txn:
             view = txn.view
@@ -231,12 +249,15 @@ class TranscriptService:
                             txn.add(Quad(sp, R.A, R.PERSON, MEMORIES))
                             created_people.add(sp)
                     triples.append(Triple(node, P_SPEAKER, sp))
-                try:
-                    self.memory._validate(node, triples + [Triple(conv, R.A, T_CONV)])  # noqa: SLF001
-                except Exception as exc:
-                    if offset is not None and hasattr(exc, "args") and exc.args:
-                        exc.args = (f"{where.rstrip('.')}: {exc.args[0]}",) + tuple(exc.args[1:])
-                    raise
+                index_of[str(node)] = i
+                index_of[node.value] = i
+                if not checked_at_commit:
+                    try:
+                        self.memory._validate(node, triples + [Triple(conv, R.A, T_CONV)])  # noqa: SLF001
+                    except Exception as exc:
+                        if offset is not None and hasattr(exc, "args") and exc.args:
+                            exc.args = (f"{where.rstrip('.')}: {exc.args[0]}",) + tuple(exc.args[1:])
+                        raise
                 for tr in triples:
                     txn.add(Quad(tr.subject, tr.predicate, tr.object, TRANSCRIPTS))
                 by_order[order] = t.text
