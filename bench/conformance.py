@@ -26,6 +26,11 @@ Each entry falls into one category, judged the same way for every system:
 A **false inconsistency** is a premise found inconsistent in a negative test (non-
 entailment or consistency: the test says the premise has a model).
 
+Regime: an entry's ``mf:recognizedDatatypes`` (RDF 1.1 Semantics §7: the datatypes D
+the entailment is relative to) is given to Reckon as ``Reasoner(datatypes=D)``; an entry
+without one runs under Reckon's own D (every supported datatype). owlrl has no such
+option (it always recognizes its datatypes).
+
 Systems: Reckon ``rules/rdfs.srl`` (``reckon-rdfs``), with ``rdfs-axioms.srl``
 (``reckon-rdfs-axioms``, ``reckon infer --axiomatic``), ``rdfs.srl`` + ``owl2rl.srl``
 (``reckon-owl``), both + ``rdfs-axioms.srl`` (``reckon-owl-axioms``); inconsistent = ``Reasoner.inconsistencies()`` not empty. owlrl
@@ -115,6 +120,13 @@ def manifest_entries(manifest: Path, prefix: str = "") -> list[dict[str, object]
             category = ("entailment" if graph else "inconsistency") if positive else \
                 ("non-entailment" if graph else "consistency")
             action = one(e, MF + "action")
+            recognized = by_s[e].get(MF + "recognizedDatatypes")
+            datatypes = None
+            if recognized:
+                datatypes, item = [], recognized[0]
+                while item != NamedNode(RDF + "nil"):
+                    datatypes.append(one(item, RDF + "first").value)  # type: ignore[attr-defined]
+                    item = one(item, RDF + "rest")
             out.append({
                 "name": prefix + one(e, MF + "name").value,  # type: ignore[attr-defined]
                 "category": category,
@@ -122,6 +134,7 @@ def manifest_entries(manifest: Path, prefix: str = "") -> list[dict[str, object]
                 "action_iri": action.value,  # type: ignore[attr-defined]
                 "result": local(result) if graph else None,
                 "result_iri": result.value if graph else None,  # type: ignore[attr-defined]
+                "datatypes": datatypes,
             })
     return out
 
@@ -157,10 +170,11 @@ def entails(graph: set[Triple], conclusion: list[Triple]) -> bool:
     return match(0, {})
 
 
-def run_reckon(programs: dict[str, object], system: str, premise: list[Triple]) -> tuple[set[Triple], bool]:
+def run_reckon(programs: dict[str, object], system: str, premise: list[Triple],
+               datatypes: list[str] | None = None) -> tuple[set[Triple], bool]:
     from reckon.datalog.evaluate import Reasoner
 
-    r = Reasoner(programs[system])
+    r = Reasoner(programs[system], datatypes=datatypes)  # type: ignore[arg-type]
     r.load(premise)
     return set(premise) | r.inferred(), bool(r.inconsistencies())
 
@@ -232,7 +246,9 @@ def main(argv: list[str] | None = None) -> int:
         for s in systems:
             t0 = time.perf_counter()
             try:
-                closure, inconsistent = run_reckon(programs, s, premise) if s in RULES else run_owlrl(s, premise)
+                dts = e["datatypes"]
+                closure, inconsistent = (run_reckon(programs, s, premise, dts)  # type: ignore[arg-type]
+                                         if s in RULES else run_owlrl(s, premise))
             except Exception as exc:  # noqa: BLE001 - a crash is a failed entry, counted
                 errors[s] += 1
                 failures[s].append(f"{e['name']} [{cat}]: {type(exc).__name__}: {exc}"[:200])

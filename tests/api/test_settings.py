@@ -34,6 +34,7 @@ def test_defaults_are_typed_and_one_value_each(tenant: Tenant) -> None:
         "live_context_cap": 50,
         "confidence_floor": Decimal("0.5"),
         "live_importance_floor": 4,
+        "refuse_inconsistent": False,
         "event_graph_max_nodes": 10000,  # module events (seed 004 graph.maxNodes)
         "strategy_promotion_threshold": 5,  # module experience (seed 000 promotionAccessThreshold)
         # module types, lifecycle maintenance (reckon.lifecycle)

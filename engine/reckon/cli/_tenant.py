@@ -439,8 +439,8 @@ def settings_get(
 def settings_set(
     tenant_id: str = typer.Argument(...),
     name: str = typer.Argument(..., help="near_limit_threshold, live_context_cap, confidence_floor, "
-                               "live_importance_floor, or a module's setting."),
-    value: str = typer.Argument(..., help="The new value (decimal / integer as the setting's type)."),
+                               "live_importance_floor, refuse_inconsistent, or a module's setting."),
+    value: str = typer.Argument(..., help="The new value (decimal / integer / true|false as the setting's type)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Replace one setting's value; the statuses that read it are re-derived."""

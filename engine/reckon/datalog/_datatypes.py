@@ -322,7 +322,8 @@ def _finite_decimal(v: Any) -> bool:
     for f in (2, 5):
         while d % f == 0:
             d //= f
-    return d == 1
+    finite: bool = d == 1
+    return finite
 
 
 _SHAPE: dict[str, tuple[frozenset[str], Callable[[Any], bool] | None]] = {

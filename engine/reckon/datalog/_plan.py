@@ -42,7 +42,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from pyoxigraph import BlankNode, Literal, Triple, Variable
 
@@ -52,6 +52,7 @@ from reckon.datalog.model import (
     Aggregate,
     Assignment,
     Call,
+    Expr,
     Filter,
     Negation,
     Rule,
@@ -220,12 +221,17 @@ def prepare_rule(index: int, rule: Rule, stratum: int, once: bool) -> RuleInfo:
         if isinstance(t, BlankNode) and t not in bnodes:
             bnodes.append(t)
         elif isinstance(t, TripleTermPattern):
-            collect(t.s), collect(t.p), collect(t.o)
+            collect(t.s)
+            collect(t.p)
+            collect(t.o)
         elif isinstance(t, Triple):
-            collect(t.subject), collect(t.object)
+            collect(t.subject)
+            collect(t.object)
 
     for tp in rule.head:
-        collect(tp.s), collect(tp.p), collect(tp.o)
+        collect(tp.s)
+        collect(tp.p)
+        collect(tp.o)
     slots: dict[Variable, int] = {}
     for e in rule.body:
         for v in sorted(_elem_vars(e), key=lambda v: v.value):
@@ -524,7 +530,7 @@ class PlanCompiler:
                 # aggregate once: they build the index only on a second call and scan
                 # the cached rows before that
                 inner_e, op, outer_e = fast
-                fi = fresh_fn(_expr.compile_expr(inner_e, {v: i for i, v in enumerate(needed)}))
+                fi = fresh_fn(_expr.compile_expr(cast(Expr, inner_e), {v: i for i, v in enumerate(needed)}))
                 key_col = needed.index(e.expr) if isinstance(e.expr, Variable) else None
                 build = f"{cell}.append(ORDER_INDEX({cell}[0], {fi}, {op!r}, {key_col!r}, {e.distinct!r}, T, CTX))"
                 if mode in ("exists", "rows", "safe", "old", "new1"):
@@ -534,7 +540,7 @@ class PlanCompiler:
                 w.emit(build)
                 w.ind -= 1
                 outer_vars = sorted(expr_variables(outer_e), key=lambda v: slots[v])
-                fo = fresh_fn(_expr.compile_expr(outer_e, {v: i for i, v in enumerate(outer_vars)}))
+                fo = fresh_fn(_expr.compile_expr(cast(Expr, outer_e), {v: i for i, v in enumerate(outer_vars)}))
                 orow = "(" + "".join(f"T[{vn[v]}], " for v in outer_vars) + ")"
                 w.emit(f"_idx = {cell}[1] if len({cell}) == 2 else None")
                 w.open("if _idx is not None:")
@@ -641,8 +647,8 @@ class PlanCompiler:
             if not rule.data:  # a WHERE DATA body matched the base graph: asserted supports
                 stores.add("B")
                 for k in info.atoms:
-                    tp = rule.body[k]
-                    parts = [self._known(w, t, bound, vn) for t in (tp.s, tp.p, tp.o)]  # type: ignore[attr-defined]
+                    tp = cast(TriplePattern, rule.body[k])
+                    parts = [self._known(w, t, bound, vn) for t in (tp.s, tp.p, tp.o)]
                     g = w.tmp("g")
                     w.emit(f"{g} = ({parts[0]}, {parts[1]}, {parts[2]})")
                     w.open(f"if {g} not in UNSAFE and ({g} in BFACTS or RANK.get({g}, 0) < RF):")
@@ -691,7 +697,10 @@ class PlanCompiler:
             s_known = not isinstance(e.s, Variable) or e.s in bound
             o_known = not isinstance(e.o, Variable) or e.o in bound
             if o_known and not s_known:
-                if isinstance(e.p, Variable):
+                if isinstance(e.p, Variable) and e.p not in bound and not full.pos_all:
+                    # every predicate is looked up by object: each one's index may be built
+                    total += float(len(full.facts))
+                elif isinstance(e.p, Variable):
                     total += float(len(full.facts)) / max(1, len(full.count))
                 else:
                     pid = self.dic.lookup(e.p)
@@ -1034,7 +1043,7 @@ def _split_uncorrelated(e: Aggregate, corr: set[Variable]) -> _Uncorrelated | No
             vs = expr_variables(x.expr)
             if not vs <= seen | corr or _NONDETERMINISTIC & set(_calls(x.expr)):
                 return None
-            (correlated if vs & corr else local).append(x)  # type: ignore[arg-type]
+            (correlated if vs & corr else local).append(x)
         else:
             return None
     needed: set[Variable] = set()
@@ -1213,16 +1222,18 @@ def _aggregate(function: str, distinct: bool, star: bool, values: list[Any], ctx
             acc: Any = _ZERO
             for v in values:
                 acc = _ADD((acc, v), ctx)
-            return acc
+            total: object = acc
+            return total
         if not values:
             return None
         if fn in ("MIN", "MAX"):
             op = _LT if fn == "MIN" else _GT
-            best = values[0]
+            best: Any = values[0]
             for v in values[1:]:
                 if _expr.ebv(op((v, best), ctx)):
                     best = v
-            return best
+            chosen: object = best
+            return chosen
         if fn == "AVG":
             acc = _ZERO
             for v in values:

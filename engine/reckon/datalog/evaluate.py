@@ -53,14 +53,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pyoxigraph import BlankNode, Literal, NamedNode, Triple
+from pyoxigraph import BlankNode, Literal, NamedNode, Triple, Variable
 
 from reckon.datalog import _cache
 from reckon.datalog import expr as _expr
 from reckon.datalog._factstore import BNODE, IRI, LITERAL, TRIPLE, Fact, FactStore, TermDictionary
 from reckon.datalog._guard import Guard
 from reckon.datalog._plan import PlanCompiler, RuleInfo, prepare_rule
-from reckon.datalog.model import INTERNAL, Aggregate, Negation, RuleSet, TriplePattern
+from reckon.datalog.model import INTERNAL, Aggregate, Negation, RuleSet, TriplePattern, TripleTermPattern
 from reckon.datalog.stratify import matches
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -70,6 +70,8 @@ __all__ = ["NOTHING", "Delta", "Inconsistency", "Limits", "Reasoner", "materiali
 
 RDF_TYPE = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
 NOTHING = NamedNode("http://www.w3.org/2002/07/owl#Nothing")
+_XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
+_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
 """``owl:Nothing``: ``?x rdf:type owl:Nothing`` is how a rule program states an
 inconsistency (the RDFox convention; ``rules/owl2rl.srl``, ``rules/rdfs.srl``)."""
 
@@ -150,7 +152,8 @@ class Inconsistency:
         """Rule, clashing facts and explanation tree as indented text."""
         if self.explanation is None:
             return f"{self.node} rdf:type owl:Nothing\n  asserted in the base graph"
-        return self.explanation.render()
+        text: str = self.explanation.render()
+        return text
 
 
 @dataclass
@@ -213,11 +216,23 @@ class Reasoner:
         :class:`~reckon._errors.InconsistentGraph` and the reasoner is left exactly as
         before. :meth:`load` never refuses (an inconsistent base graph is reported, not
         rejected). Default off.
+    :param refuse_when: a triple that, when the graph holds it after a change (asserted
+        or derived), makes :meth:`apply` refuse the change like ``refuse_inconsistent``:
+        the switch is data, e.g. a tenant setting ``rk:settings rk:refuseInconsistent
+        true`` (:meth:`reckon.schema.program.Program.reasoner_factory`).
     :param canonical: the identity of literals (term -> term), e.g.
         :func:`reckon.store.terms.canonical_term` for a reasoner kept equal to a tenant
         store: every spelling of one value is one term, computed literals and rule
         constants come out in the store's form (see
         :class:`reckon.datalog._factstore.TermDictionary`). ``None``: RDF term equality.
+    :param datatypes: the recognized datatypes D of the entailment regime (datatype
+        IRIs; RDF 1.1 Semantics §7, a W3C test manifest's ``mf:recognizedDatatypes``).
+        Outside D a literal's value is unknown: it is never ill-typed, equal to or
+        different from another value, and its datatype IRI is a class like any other;
+        ``xsd:string`` and ``rdf:langString`` are always recognized. The program's
+        ``rki:recognizedDatatype`` ``DATA`` triples are restricted to D and the ``rkf:``
+        datatype functions see only D (:class:`reckon.datalog.expr.EvalContext`).
+        ``None`` (default): every datatype Reckon supports.
     :raises RuleSetInvalid: when the rule set is not well-formed or not stratifiable.
 
     ``stats`` (updated by :meth:`load` / :meth:`apply`): ``strata`` (number),
@@ -238,16 +253,19 @@ class Reasoner:
         now: Literal | None = None,
         refuse_inconsistent: bool = False,
         canonical: Callable[[object], object] | None = None,
+        datatypes: Iterable[str] | None = None,
+        refuse_when: Triple | None = None,
     ) -> None:
         strata = _cache.check_program_cached(ruleset)
         self._program = _cache.program_cache(ruleset)
         self.ruleset = ruleset
         self.limits = limits
         self.refuse_inconsistent = refuse_inconsistent
+        self.refuse_when = refuse_when
         self.generalized = ruleset.generalized
         self._hidden_ids: set[int] = set()
         self._hidden_upto = 0
-        self._ctx = _expr.EvalContext(now=now, base=ruleset.base)
+        self._ctx = _expr.EvalContext(now=now, base=ruleset.base, datatypes=None if datatypes is None else frozenset(datatypes))
         self._dic = TermDictionary(canonical)
         _intern_constants(self._dic, ruleset)  # stable ids: the generated plans (and their cache) do not depend on the data
         self._rules: list[RuleInfo] = []
@@ -265,7 +283,7 @@ class Reasoner:
         self._by_index = {i.index: i for i in self._rules}
         self._memo: dict[int, dict[tuple[int, ...], tuple[int, ...]]] = {}
         self._memo_rev: dict[int, tuple[int, tuple[int, ...]]] = {}
-        self._data_ids = {self._dic.encode(t) for t in ruleset.data}
+        self._data_ids = {self._dic.encode(t) for t in ruleset.data if self._recognized_data(t)}
         self._sinfo = [self._stratum_info(st) for st in self._strata]
         from reckon.datalog._plan import pattern_predicate
 
@@ -285,6 +303,15 @@ class Reasoner:
             self._program,
         )
         self.load(())
+
+    def _recognized_data(self, t: Triple) -> bool:
+        """A program ``DATA`` triple is kept unless it declares ``ddd rki:recognizedDatatype``
+        for a datatype outside the regime's recognized datatypes (``datatypes=``)."""
+        d = self._ctx.datatypes
+        if d is None or t.predicate.value != INTERNAL + "recognizedDatatype":
+            return True
+        s = t.subject
+        return not isinstance(s, NamedNode) or s.value in d or s.value in (_XSD_STRING, _LANG_STRING)
 
     # -- public API -------------------------------------------------------------
 
@@ -324,6 +351,7 @@ class Reasoner:
             raise
         self._state = state
         self._program.save()
+        _warm_object_indexes(self._strata, full, dic)
         stats["derived"] = len(full) - len(bstore)
         stats["seconds"] = time.perf_counter() - t0
         self.stats = stats
@@ -377,7 +405,7 @@ class Reasoner:
         enabled = gc.isenabled()
         gc.disable()  # the index dictionaries copied above are many small containers
         try:
-            return marshal.dumps(payload)
+            return marshal.dumps(payload)  # type: ignore[arg-type]  # typeshed's _Marshallable omits nested containers
         finally:
             if enabled:
                 gc.enable()
@@ -417,29 +445,29 @@ class Reasoner:
         decoded: list[object] = list(dic.terms)
         try:
             for i in range(n0, len(terms)):
-                k, e = kinds[i], terms[i]
+                k, enc = kinds[i], terms[i]
                 if k == IRI:
-                    decoded.append(NamedNode(e[0]))
+                    decoded.append(NamedNode(enc[0]))
                 elif k == BNODE:
-                    decoded.append(BlankNode(e[0]))
+                    decoded.append(BlankNode(enc[0]))
                 elif k == LITERAL:
-                    value, dt, lang, direction = e
+                    value, dt, lang, direction = enc
                     if lang:
                         decoded.append(Literal(value, language=lang, direction=_direction(direction)) if direction
                                        else Literal(value, language=lang))
                     else:
                         decoded.append(Literal(value, datatype=NamedNode(dt)))
                 else:
-                    decoded.append(Triple(decoded[e[0]], decoded[e[1]], decoded[e[2]]))  # type: ignore[arg-type]
+                    decoded.append(Triple(decoded[enc[0]], decoded[enc[1]], decoded[enc[2]]))
             head_ok = len(terms) >= n0 and all(kinds[i] == dic.kinds[i] for i in range(n0))
         except (TypeError, ValueError, IndexError, SyntaxError) as e:
             raise ValueError(f"reasoner state does not decode: {e}") from e
         if not head_ok:
             raise ValueError("reasoner state of another rule set (its constants differ)")
         for i in range(n0):
-            k, e = kinds[i], terms[i]
+            k, enc = kinds[i], terms[i]
             t = dic.terms[i]
-            same = (e == dic.parts.get(i)) if k == TRIPLE else (e[0] == t.value)  # type: ignore[attr-defined]
+            same = (enc == dic.parts.get(i)) if k == TRIPLE else (enc[0] == t.value)  # type: ignore[attr-defined]
             if not same:
                 raise ValueError("reasoner state of another rule set (its constants differ)")
         # commit: extend the dictionary in place (plans, guard and constant ids keep it)
@@ -450,8 +478,8 @@ class Reasoner:
             dic.kinds.append(kinds[i])
             if kinds[i] == TRIPLE:
                 key = tuple(terms[i])
-                dic.parts[i] = key  # type: ignore[assignment]
-                dic.triple_ids[key] = i  # type: ignore[index]
+                dic.parts[i] = key
+                dic.triple_ids[key] = i
         full = FactStore.from_parts(full_parts)
         base = FactStore.from_parts(base_parts)
         if base.indexed != self._needs_base_index():
@@ -641,7 +669,7 @@ class Reasoner:
                     if any(matches(info.rule.body[k], h) for h in general_heads)  # type: ignore[arg-type]
                 ]
                 computed[info.index] = ks
-            delta_atoms[info.index] = [(k, self._pid(pattern_predicate(info.rule.body[k]))) for k in ks]  # type: ignore[arg-type]
+            delta_atoms[info.index] = [(k, self._pid(pattern_predicate(info.rule.body[k]))) for k in ks]
         if computed:
             self._program.put_static("delta_atoms", {**known, **computed})
         return _StratumInfo(rules, reads, heads, closed, base_reads, delta_atoms, atoms, base_atoms, base_atom_preds)
@@ -755,7 +783,9 @@ def _intern_constants(dic: TermDictionary, ruleset: RuleSet) -> None:
 
     def term(t: object) -> None:
         if isinstance(t, TripleTermPattern):
-            term(t.s), term(t.p), term(t.o)
+            term(t.s)
+            term(t.p)
+            term(t.o)
         elif isinstance(t, Call):
             if not isinstance(t.name, str):
                 term(t.name)
@@ -767,7 +797,9 @@ def _intern_constants(dic: TermDictionary, ruleset: RuleSet) -> None:
     def elements(es: Iterable[object]) -> None:
         for e in es:
             if isinstance(e, TriplePattern):
-                term(e.s), term(e.p), term(e.o)
+                term(e.s)
+                term(e.p)
+                term(e.o)
             elif isinstance(e, (Filter, Assignment)):
                 term(e.expr)
             elif isinstance(e, (Negation, Aggregate)):
@@ -789,3 +821,42 @@ def materialize(ruleset: RuleSet, base: Iterable[Triple], *, limits: Limits = Li
     r = Reasoner(ruleset, limits=limits)
     r.load(base)
     return r.inferred()
+
+
+def _warm_object_indexes(strata: list[list[RuleInfo]], full: FactStore, dic: TermDictionary) -> None:
+    """Build now the object indexes that incremental maintenance will look facts up by.
+
+    Maintenance checks a fact with the rule head bound to it (``maintain``: over-deletion
+    and rederivation). A body atom ``?y ?a ?z`` whose predicate variable comes from a
+    schema atom (``?a rdfs:range ?x``, rdfs3) and whose object is bound by the head then
+    needs the object index of every such predicate ``a``: built lazily, that is a scan of
+    the whole relation at the first deletion (most of the first 100-fact deletion on
+    LUBM(10)). Built here, it is paid once by the materialization, like any index.
+    """
+    for infos in strata:
+        for info in infos:
+            rule = info.rule
+            atoms = [e for e in rule.body if isinstance(e, TriplePattern)]
+            for tpl in rule.head:
+                hv = tpl.variables()
+                for a in atoms:
+                    v = a.p
+                    if not isinstance(v, Variable) or v in hv or not isinstance(a.o, Variable) \
+                            or a.o not in hv or (isinstance(a.s, Variable) and a.s in hv):
+                        continue
+                    for b in atoms:
+                        if b is a or isinstance(b.p, (Variable, TripleTermPattern)):
+                            continue
+                        pid = dic.lookup(b.p)
+                        sp = full.spo.get(pid) if pid is not None else None
+                        if sp is None:
+                            continue
+                        if b.s == v:
+                            values: set[int] = set(sp)
+                        elif b.o == v:
+                            values = set().union(*sp.values())
+                        else:
+                            continue
+                        for x in values:
+                            if x in full.spo:
+                                full.need_pos(x)

@@ -80,7 +80,7 @@ class Support:
     :ivar explanation: for an inferred support, why it holds (else ``None``).
     """
 
-    triple: Triple
+    triple: Triple | GeneralizedTriple
     origin: str
     explanation: Explanation | None = None
 
@@ -100,7 +100,7 @@ class Explanation:
     :ivar conditions: the ``FILTER`` / ``SET`` / ``AGGREGATE`` elements that held, as text.
     """
 
-    triple: Triple
+    triple: Triple | GeneralizedTriple
     rule: str
     location: Location | None = None
     bindings: tuple[tuple[Variable, object], ...] = ()
@@ -185,7 +185,7 @@ class _Fmt:
             return f"<<( {self.term(t.s)} {self.term(t.p)} {self.term(t.o)} )>>"
         return str(t)
 
-    def triple(self, t: Triple) -> str:
+    def triple(self, t: Triple | GeneralizedTriple) -> str:
         return f"{self.term(t.subject)} {self.term(t.predicate)} {self.term(t.object)}"
 
 

@@ -73,7 +73,7 @@ from reckon.datalog.model import Call, Expr, GroundTerm, TripleTermPattern
 try:  # the `regex` module understands \p{..} classes; plain `re` is the fallback
     import regex as _re_engine  # type: ignore[import-untyped]
 except ImportError:  # pragma: no cover - depends on the environment
-    _re_engine = re  # type: ignore[misc]
+    _re_engine = re
 
 __all__ = [
     "EvalContext",
@@ -106,6 +106,12 @@ class EvalContext:
         evaluation (SPARQL 1.1 section 17.4.5.1). Default: the current UTC time,
         captured when the context is constructed.
     :ivar base: base IRI that ``IRI()`` / ``URI()`` resolve relative IRIs against.
+    :ivar datatypes: the recognized datatypes D of the entailment regime (IRIs), as the
+        ``rkf:`` datatype functions see them; ``None`` = every datatype Reckon supports
+        (``reckon.datalog._datatypes.SUPPORTED``). Outside D a datatype IRI is no
+        datatype and a literal of it has an unknown value (RDF 1.1 Semantics §7:
+        nothing is claimed, so it is never ill-typed): ``rkf:isDatatype`` is false and
+        the other functions are undecided (an error: the ``FILTER`` fails).
 
     ``BNODE(label)`` returns the same blank node for the same label within one
     solution (SPARQL 1.1 section 17.4.2.9); call :meth:`new_solution` before
@@ -114,6 +120,7 @@ class EvalContext:
 
     now: Literal | None = None
     base: str | None = None
+    datatypes: frozenset[str] | None = None
     _bnodes: dict[str, BlankNode] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -471,7 +478,8 @@ def _value_cmp(a: Literal, b: Literal) -> int | None | object:
             va, vb = _promote(ka, r, va), _promote(kb, r, vb)
         if va != va or vb != vb:  # NaN is unordered
             return None
-        return (va > vb) - (va < vb)
+        c: int = (va > vb) - (va < vb)
+        return c
     if ka >= K_BAD_NUMBOOL:
         raise _err(va)
     if kb >= K_BAD_NUMBOOL:
@@ -479,22 +487,27 @@ def _value_cmp(a: Literal, b: Literal) -> int | None | object:
     if ka != kb:
         return _NOT_COMPARABLE
     if ka == K_STRING or ka == K_BOOL:
-        return (va > vb) - (va < vb)
+        c = (va > vb) - (va < vb)
+        return c
     if ka == K_LANG:  # same language tag and direction: compare the strings (as Oxigraph does)
         if va[:2] != vb[:2]:
             return _NOT_COMPARABLE
-        return (va[2] > vb[2]) - (va[2] < vb[2])
+        c = (va[2] > vb[2]) - (va[2] < vb[2])
+        return c
     if ka == K_TEMPORAL:
         if va[0] != vb[0]:
             return _NOT_COMPARABLE
-        return (va[1] > vb[1]) - (va[1] < vb[1])
+        c = (va[1] > vb[1]) - (va[1] < vb[1])
+        return c
     if ka == K_DURATION:
         if (va.months, va.seconds) == (vb.months, vb.seconds):
             return 0
         if va.months == 0 and vb.months == 0:
-            return (va.seconds > vb.seconds) - (va.seconds < vb.seconds)
+            c = (va.seconds > vb.seconds) - (va.seconds < vb.seconds)
+            return c
         if va.seconds == 0 and vb.seconds == 0:
-            return (va.months > vb.months) - (va.months < vb.months)
+            c = (va.months > vb.months) - (va.months < vb.months)
+            return c
         return None
     return _NOT_COMPARABLE
 
@@ -660,7 +673,7 @@ def _compile(e: Expr, slots: Mapping[Variable, int]) -> Compiled:
 
         return var
     if isinstance(e, TripleTermPattern):
-        fs, fp, fo = (_compile(x, slots) for x in (e.s, e.p, e.o))  # type: ignore[arg-type]
+        fs, fp, fo = (_compile(x, slots) for x in (e.s, e.p, e.o))
 
         def triple_term(row: Row, ctx: EvalContext) -> GroundTerm:
             return _make_triple(fs(row, ctx), fp(row, ctx), fo(row, ctx))
@@ -987,14 +1000,53 @@ def _compile_extension(iri: str, spec: tuple[Callable[..., GroundTerm], int], ar
         return _raiser(f"<{iri}> takes {n} argument{'s' if n != 1 else ''}")
     fs = [_compile(x, slots) for x in args]
 
+    dt_args = _DATATYPE_ARGS.get(iri, ())
+
     def call(row: Row, ctx: EvalContext) -> GroundTerm:
         vals = [g(row, ctx) for g in fs]
+        d = ctx.datatypes
+        if d is not None:
+            for i, v in enumerate(vals):
+                if not _recognized(v, i in dt_args, d):
+                    if fn is _x_is_datatype:
+                        return FALSE
+                    raise _err(f"<{iri}>: {v} is outside the recognized datatypes")
         try:
-            return fn(*vals)
+            out = fn(*vals)
         except _PY_ERRORS as e:
             raise _err(f"<{iri}>: {e}") from None
+        if d is not None and iri in _VALUE_RESULTS and not _recognized(out, False, d):
+            raise _err(f"<{iri}>: {out} is outside the recognized datatypes")
+        return out
 
     return call
+
+
+_DATATYPE_ARGS: dict[str, tuple[int, ...]] = {
+    RKF + "inValueSpace": (1,),
+    RKF + "disjointDatatypes": (0, 1),
+    RKF + "subsumesDatatype": (0, 1),
+    RKF + "subsumesIntersection": (0, 1, 2),
+    RKF + "isDatatype": (0,),
+}
+"""Argument positions of the ``rkf:`` functions that are datatype IRIs."""
+
+_VALUE_RESULTS = frozenset({RKF + "canonicalLiteral", RKF + "canonicalForm"})
+"""The ``rkf:`` functions whose result is a literal of a datatype (checked against D)."""
+
+_ALWAYS_RECOGNIZED = frozenset({X.XSD + "string", _DTS.LANG_STRING})
+"""RDF 1.1 Semantics §7: every regime recognizes ``xsd:string`` and ``rdf:langString``."""
+
+
+def _recognized(v: object, as_datatype: bool, d: frozenset[str]) -> bool:
+    """``v`` (a datatype IRI when ``as_datatype``, else any term) is within the recognized
+    datatypes ``d``: a literal by its datatype, a datatype IRI itself; other terms are."""
+    if type(v) is Literal:
+        dt = v.datatype.value
+        return dt in d or dt in _ALWAYS_RECOGNIZED
+    if as_datatype and type(v) is NamedNode:
+        return v.value in d or v.value in _ALWAYS_RECOGNIZED
+    return True
 
 
 # ---------------------------------------------------------------------------

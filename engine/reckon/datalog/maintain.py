@@ -110,6 +110,7 @@ class _Maintainer:
         self.old_outputs: dict[int, set[Fact] | None] = {}
         self.nonmonotone: list[str] = []
         self._checks: dict[int, list[tuple[Any, int, int | None]]] = {}
+        self._checks_by_pid: dict[tuple[int, int], list[tuple[Any, int, int | None]]] = {}
         self._head_consts: dict[tuple[int, int], tuple[int | None, int | None]] = {}
 
     # -- bookkeeping -------------------------------------------------------------
@@ -186,6 +187,16 @@ class _Maintainer:
             self._checks[upto] = got
         return got
 
+    def _checks_for(self, upto: int, pid: int) -> list[tuple[Any, int, int | None]]:
+        """The entries of :meth:`_check_list` whose head predicate can be ``pid``, in
+        the same (cost) order: a fact is checked against its predicate's rules only."""
+        key = (upto, pid)
+        got = self._checks_by_pid.get(key)
+        if got is None:
+            got = [e for e in self._check_list(upto) if e[2] is None or e[2] == pid]
+            self._checks_by_pid[key] = got
+        return got
+
     def _const_id(self, t: object) -> int | None:
         from pyoxigraph import BlankNode, Variable
 
@@ -208,8 +219,8 @@ class _Maintainer:
         comp = self.r._compiler
         st = self.state
         starved = self.r._starved
-        for info, j, pid in self._check_list(upto):
-            if (pid is not None and pid != f[1]) or info.index in skip or not self._matches_head(info, j, f) \
+        for info, j, _pid in self._checks_for(upto, f[1]):
+            if info.index in skip or not self._matches_head(info, j, f) \
                     or starved(info, st.full, st.base):
                 continue
             plan = comp.plan(info, None, "exists", j)
@@ -224,8 +235,8 @@ class _Maintainer:
         st = self.state
         full, base, rank = st.full, st.base, st.rank
         starved = self.r._starved
-        for info, j, pid in self._check_list(upto):
-            if info.index in excluded or (pid is not None and pid != f[1]) or not self._matches_head(info, j, f) \
+        for info, j, _pid in self._checks_for(upto, f[1]):
+            if info.index in excluded or not self._matches_head(info, j, f) \
                     or starved(info, full, base):
                 continue
             plan = comp.plan(info, None, "safe", j)
@@ -459,7 +470,7 @@ class _Maintainer:
         while seeds:
             delta = FactStore(seeds)
             dp = delta.spo
-            new = set()
+            new: set[Fact] = set()
             culprit = ""
             for info, k, pid in atoms:
                 if (pid is not None and pid not in dp) or info.index in done or r._starved(info, full, base, k):
@@ -493,12 +504,21 @@ def apply_changes(reasoner: Reasoner, insert: list[Triple], delete: list[Triple]
     m = _Maintainer(reasoner)
     try:
         delta = m.run(insert, delete)
-        if reasoner.refuse_inconsistent:
+        if reasoner.refuse_inconsistent or _switched_on(reasoner):
             _refuse_new_inconsistencies(reasoner, m)
         return delta
     except BaseException:
         m.rollback()
         raise
+
+
+def _switched_on(reasoner: Reasoner) -> bool:
+    """The graph holds the reasoner's ``refuse_when`` triple (after the change)."""
+    t = reasoner.refuse_when
+    if t is None:
+        return False
+    f = reasoner._dic.encode_existing(t)
+    return f is not None and f in reasoner._state.full.facts
 
 
 def _refuse_new_inconsistencies(reasoner: Reasoner, m: _Maintainer) -> None:

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import NoReturn
+from typing import NoReturn, cast
 
 from pyoxigraph import BaseDirection, BlankNode, Literal, NamedNode, Triple, Variable
 
@@ -220,7 +220,7 @@ class TermParser:
         if t.kind in ("PUNCT", "NAME", "ERROR"):
             return repr(t.value)
         if t.kind == "PNAME":
-            pfx, local = t.value  # type: ignore[misc]
+            pfx, local = cast("tuple[str, str]", t.value)
             return f"prefixed name '{pfx}:{local}'"
         if t.kind == "IRI":
             return f"IRI <{t.value}>"
@@ -272,7 +272,7 @@ class TermParser:
         self.fail(f"expected an IRI, found {self.describe(t)}")
 
     def expand(self, t: Token) -> NamedNode:
-        pfx, local = t.value  # type: ignore[misc]
+        pfx, local = cast("tuple[str, str]", t.value)
         ns = self.prefixes.get(pfx)
         if ns is None:
             self.diag("SRL002", f"unknown prefix '{pfx}:' (no PREFIX declaration before it)", t)

@@ -215,13 +215,13 @@ def _all_distinct_vars(tp: TriplePattern) -> bool:
 
 
 # Terms are tagged with their side ("P" pattern / "T" template) so variables never clash.
-def _walk(x: tuple[str, object], subst: dict) -> tuple[str, object]:
+def _walk(x: tuple[str, object], subst: dict[tuple[str, object], tuple[str, object]]) -> tuple[str, object]:
     while isinstance(x[1], Variable) and x in subst:
         x = subst[x]
     return x
 
 
-def _unify(a: tuple[str, object], b: tuple[str, object], subst: dict) -> bool:
+def _unify(a: tuple[str, object], b: tuple[str, object], subst: dict[tuple[str, object], tuple[str, object]]) -> bool:
     a = _walk(a, subst)
     b = _walk(b, subst)
     if a == b:
@@ -254,7 +254,7 @@ def _parts(t: object) -> tuple[object, object, object] | None:
     return None
 
 
-def _occurs(v: tuple[str, object], t: tuple[str, object], subst: dict) -> bool:
+def _occurs(v: tuple[str, object], t: tuple[str, object], subst: dict[tuple[str, object], tuple[str, object]]) -> bool:
     t = _walk(t, subst)
     if t == v:
         return True

@@ -81,6 +81,8 @@ _RDF = vocab.RDF
 _RDFS = vocab.RDFS
 SETTINGS = vocab.SETTINGS
 """The tenant's settings node ``rk:settings``."""
+REFUSE_INCONSISTENT = NamedNode(RK + "refuseInconsistent")
+"""The setting that makes a tenant refuse a write deriving a new inconsistency."""
 _SETTINGS_CLASS = vocab.SETTINGS_CLASS
 _DOMAIN = NamedNode(_RDFS + "domain")
 _NOT_SETTINGS = frozenset(NamedNode(x) for x in (
@@ -457,6 +459,9 @@ class Program:
 
         :param refuse_inconsistent: the reasoners refuse a change that derives a new
             ``?x rdf:type owl:Nothing`` (``Reasoner(refuse_inconsistent=True)``).
+            Independently, a tenant whose settings hold ``rk:refuseInconsistent true``
+            (the ``refuse_inconsistent`` setting, ``ontology/core.ttl``) refuses such a
+            change from the write that sets it on (``Reasoner(refuse_when=...)``).
         """
         ruleset = self.ruleset()
         if ruleset is None:
@@ -464,7 +469,9 @@ class Program:
         from reckon.datalog.evaluate import Reasoner
         from reckon.store.terms import canonical_term
 
-        return lambda: Reasoner(ruleset, canonical=canonical_term, refuse_inconsistent=refuse_inconsistent)
+        switch = Triple(SETTINGS, REFUSE_INCONSISTENT, Literal(True))
+        return lambda: Reasoner(ruleset, canonical=canonical_term, refuse_inconsistent=refuse_inconsistent,
+                                refuse_when=switch)
 
     # -- schema ----------------------------------------------------------------------
     def schema_triples(self) -> set[Triple]:
