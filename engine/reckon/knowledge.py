@@ -129,18 +129,33 @@ def index_document(tenant: Any, text: str | None = None, *, principal: Principal
         raise InvalidInput("text: nothing to index (no chunk)", field="text")
     n = len(chunks)
     source = "import" if principal.is_operator else "agent_tool"
-    old = [d.id for d in existing] + [c.id for d in existing for c in _chunks_of(tenant, d.properties["documentKey"])]
+    # the new document supersedes the old one, and new chunk i the old chunk at position
+    # i (the last new chunk also the old ones past the new count): an explicit replacement
+    # is never merged into the same-label old chunk (seed 003 §9), so every new chunk is
+    # a new active memory and every old one is superseded, with its lineage in history
+    old_docs = [d.id for d in existing]
+    old_chunks: dict[int, list[str]] = {}
+    for d in existing:
+        for c in _chunks_of(tenant, d.properties["documentKey"]):
+            old_chunks.setdefault(int(c.properties.get("chunkPosition", 0)), []).append(c.id)
     doc_item: dict[str, Any] = dict(
         kind="fact", scope=scope, importance=importance, source=source, label=title,
         content=f"Document {title} ({location}): {n} chunk(s), {len(text):,} characters.",
         subclass="DocumentMemory", properties={"documentKey": key, "location": location, "chunkCount": n})
-    if old:
-        doc_item["supersedes"] = old
-    items = [doc_item] + [
-        dict(kind="fact", scope=scope, importance=importance, source=source, label=_label(title, i, n),
-             content=chunk, subclass="ChunkMemory",
-             properties={"documentKey": key, "chunkPosition": i, "chunkStart": start, "chunkEnd": start + len(chunk)})
-        for i, (start, chunk) in enumerate(chunks)]
+    if old_docs:
+        doc_item["supersedes"] = old_docs
+    items = [doc_item]
+    for i, (start, chunk) in enumerate(chunks):
+        item: dict[str, Any] = dict(
+            kind="fact", scope=scope, importance=importance, source=source, label=_label(title, i, n),
+            content=chunk, subclass="ChunkMemory",
+            properties={"documentKey": key, "chunkPosition": i, "chunkStart": start, "chunkEnd": start + len(chunk)})
+        replaced = list(old_chunks.get(i, []))
+        if i == n - 1:
+            replaced += [c for pos, ids in sorted(old_chunks.items()) if pos >= n for c in ids]
+        if replaced:
+            item["supersedes"] = replaced
+        items.append(item)
     written = tenant.remember_many(items, principal=principal, conflicts="keep_both")
     doc = written[0]
     return IndexedDocument(document=doc, chunks=[c for c in written[1:] if c is not None], key=key,

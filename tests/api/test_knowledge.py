@@ -78,9 +78,35 @@ def test_new_text_at_the_same_location_supersedes_the_old_document(tenant):
     first = tenant.index_document("Alpha paragraph one.\n\nAlpha paragraph two.", principal=ANN, location="notes.txt")
     second = tenant.index_document("Beta paragraph, replaced.", principal=ANN, location="notes.txt")
     assert second.written and second.key != first.key
-    for m in [first.document, *first.chunks]:
-        assert not tenant.get(m.id).active and tenant.get(m.id).superseded_by == [second.document.id]
+    assert not tenant.get(first.document.id).active
+    assert tenant.get(first.document.id).superseded_by == [second.document.id]
+    new_ids = {c.id for c in second.chunks}
+    for m in first.chunks:  # each old chunk is replaced by a new chunk, never by the document
+        old = tenant.get(m.id)
+        assert not old.active and old.superseded_by and set(old.superseded_by) <= new_ids
     assert [m.id for m in tenant.memories(subclass="DocumentMemory")] == [second.document.id]
+    assert {c.id for c in tenant.memories(subclass="ChunkMemory")} == new_ids
+    assert all(tenant.get(i).active for i in new_ids)
+
+
+def test_an_edited_document_keeps_every_new_chunk_searchable(tenant):
+    """Same location, same number of chunks, one word changed: the chunks' labels are
+    the same as before, and the new chunks must still be new active memories (not merged
+    into the old same-label chunk and then superseded with it)."""
+    text = "# Refunds\n\nRefunds over $500 need approval from finance within 48 hours.\n"
+    first = tenant.index_document(text, principal=ANN, location="pol.md")
+    second = tenant.index_document(text.replace("48 hours", "24 hours"), principal=ANN, location="pol.md")
+    assert second.written and len(second.chunks) == len(first.chunks)
+    assert {c.id for c in second.chunks}.isdisjoint({c.id for c in first.chunks})
+    live = tenant.memories(subclass="ChunkMemory")
+    assert [c.content for c in live] == [c.content for c in second.chunks]
+    assert all("24 hours" in c.content or "Refunds" not in c.content for c in live)
+    assert all(not tenant.get(c.id).active for c in first.chunks)
+    hits = tenant.search("who approves refunds over $500", principal=ANN, k=5)
+    assert any("24 hours" in h.memory.content for h in hits)
+    assert not any("48 hours" in h.memory.content for h in hits)
+    history = tenant.history(first.chunks[0].id)
+    assert history[-1].id in {c.id for c in second.chunks}
 
 
 def test_bad_documents_are_refused_and_nothing_is_written(tenant):

@@ -155,6 +155,19 @@ def test_bundle_precedence_personal_conversation_project_team_company(tenant: An
     assert set(plain.ids()) == {ids["user"], ids["team"], ids["company"]}
     # bob (same team, not in apollo or c1) never gets the project or conversation items
     assert set(tenant.context(BOB, project="apollo", conversation_id="c1").ids()) == {ids["team"], ids["company"]}
+    # the header states the five-scope precedence; the live rules' bookkeeping
+    # (rk:liveCandidateIn) is not a status of the memory, in the item or its line
+    assert "personal over conversation over project over team over company" in b.text
+    assert "liveCandidateIn" not in b.text
+    for i in ids.values():
+        assert "liveCandidateIn" not in tenant.get(i, principal=OPS).status
+
+
+def test_members_must_be_a_list_of_person_ids(tenant: Any) -> None:
+    """``members="lee"`` is one string, not the persons l, e, e: refused, nothing written."""
+    with pytest.raises(InvalidInput, match="members"):
+        tenant.add_project("p2", members="lee")
+    assert "p2" not in tenant.principal_of(Principal(person="l")).projects
 
 
 def test_project_live_context_is_capped_by_the_rule(tenant: Any) -> None:

@@ -51,6 +51,10 @@ def test_remember_list_valued_property(acme: tuple[Path, dict[str, str]]) -> Non
 
 def test_remember_errors(acme: tuple[Path, dict[str, str]]) -> None:
     d, _ = acme
+    # an importance that is not an integer as written is refused, never rounded
+    for bad in ("5.0", "4.5", "high", "5 "):
+        r = run_cli(d, "remember", *T, "--as", "lee", "--kind", "fact", "--label", f"imp {bad}", "--importance", bad)
+        assert r.code == 2 and "an integer is required" in r.err, (bad, r)
     # a member may not write a company memory (operator-gated): input error
     r = run_cli(d, "remember", *T, "--as", "lee", "--kind", "fact", "--scope", "company", "--label", "x fact")
     assert r.code == 2 and "operator" in r.err

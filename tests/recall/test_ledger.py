@@ -72,6 +72,15 @@ def check_priority(b, crit: set[str]) -> None:
     """The ledger's invariant, from the bundle alone (the independent oracle)."""
     shown = set(b.ids())
     blocks = {x.key: x for x in b.ledger.blocks}
+    # lowest priority goes first (render.PRIORITY): nothing below a dropped block is shown
+    pri = {x.key: x.priority for x in b.ledger.blocks}
+    assert pri.get("conflicts", 80) > pri.get("business", 75) > pri.get("high", 70) > pri.get("lower", 60)
+    if b.omitted.get("conflicts"):
+        assert not b.business and not [i for i in b.items() if i.importance < 5], b.text
+    if b.omitted.get("business"):
+        assert not [i for i in b.items() if i.importance < 5], b.text
+    if blocks.get("high") is not None and blocks["high"].omitted:
+        assert not [i for i in b.items() if i.importance < 4], b.text
     if crit - shown:  # a Critical memory was dropped
         assert not [i for i in b.items() if i.importance < 5], b.text
         assert not b.business and not b.conflicts, b.text

@@ -429,7 +429,7 @@ class Tenant(NeighboursMixin):
 
         :raises InvalidInput: for an empty id or member id.
         """
-        p = parse_model(ProjectInput, project_id=project_id, name=name, members=list(members or []))
+        p = parse_model(ProjectInput, project_id=project_id, name=name, members=members if members is not None else [])
         with self.store.transaction() as txn:
             node = B.write_project(txn, self.id, p.project_id, p.name, p.members)
         return node

@@ -294,3 +294,17 @@ def as_jsonable(value: Any) -> Any:
     if isinstance(value, (NamedNode, BlankNode, Literal)):
         return str(value)
     return value
+
+
+def strict_int(text: str | int) -> int:
+    """An integer option's value exactly as written (``"5.0"`` and ``"5 "`` are refused;
+    typer's own conversion would round ``5.0`` to 5); the option's default passes as is."""
+    import re
+
+    import typer
+
+    if isinstance(text, int) and not isinstance(text, bool):
+        return text
+    if not isinstance(text, str) or not re.fullmatch(r"[+-]?\d+", text):
+        raise typer.BadParameter(f"an integer is required, got {text!r}")
+    return int(text)

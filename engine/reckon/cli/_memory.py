@@ -19,7 +19,7 @@ from typing import Any
 
 import typer
 
-from reckon.cli._app import app, fail, memory_write
+from reckon.cli._app import app, fail, memory_write, strict_int
 from reckon.cli._tenant import (
     AS_OPT,
     MEMBER_OF_OPT,
@@ -145,7 +145,7 @@ def remember(
     content: str = typer.Option(None, "--content", "-c", help="The memory text (default: the label)."),
     kind: str = typer.Option(..., "--kind", "-k", help="objective | fact | preference | context."),
     scope: str = typer.Option("user", "--scope", "-s", help="user | conversation | project | team | company."),
-    importance: int = typer.Option(3, "--importance", "-i", help="1 Disabled .. 5 Critical."),
+    importance: int = typer.Option(3, "--importance", "-i", parser=strict_int, help="1 Disabled .. 5 Critical."),
     source: str = typer.Option(None, "--source", help="agent_tool | extraction | operator | onboarding | import "
                                "(default: operator with --operator, else agent_tool)."),
     subclass: str = typer.Option(None, "--subclass", help="Memory subclass, e.g. BudgetConstraintMemory."),
@@ -187,7 +187,8 @@ def update(
     label: str = typer.Option(None, "--label", "-l"),
     content: str = typer.Option(None, "--content", "-c"),
     kind: str = typer.Option(None, "--kind", "-k"),
-    importance: int = typer.Option(None, "--importance", "-i"),
+    importance: int = typer.Option(None, "--importance", "-i", parser=strict_int,
+                                    help="1 Disabled .. 5 Critical (an integer)."),
     confidence: float = typer.Option(None, "--confidence"),
     expires: str = typer.Option(None, "--expires", help="Set the expiry (ISO 8601)."),
     props: list[str] = PROP_OPT,
@@ -235,7 +236,8 @@ def supersede(
     label: str = typer.Option(None, "--label", "-l"),
     content: str = typer.Option(None, "--content", "-c"),
     kind: str = typer.Option(None, "--kind", "-k"),
-    importance: int = typer.Option(None, "--importance", "-i"),
+    importance: int = typer.Option(None, "--importance", "-i", parser=strict_int,
+                                    help="1 Disabled .. 5 Critical (an integer)."),
     source: str = typer.Option(None, "--source"),
     props: list[str] = PROP_OPT,
     confidence: float = typer.Option(None, "--confidence"),

@@ -36,6 +36,11 @@ __all__ = [
 ]
 
 
+
+#: The live rules' bookkeeping on a memory (``rules/core.srl`` live-candidate-*: which
+#: stakeholder's live context it is a candidate for), not a status of the memory.
+_LIVE_CANDIDATE_IN = R.rk("liveCandidateIn")
+
 def to_memory(svc: MemoryService, m: NamedNode, asserted: dict[Any, list[Any]], inferred: dict[Any, list[Any]]) -> Memory:
     """The :class:`Memory` of node ``m`` from its asserted and inferred triples
     (predicate -> objects)."""
@@ -58,7 +63,7 @@ def to_memory(svc: MemoryService, m: NamedNode, asserted: dict[Any, list[Any]], 
             props[R.local_name(p.value)] = vals if (many or len(vals) > 1) else vals[0]
     status: dict[str, Any] = {}
     for p, objs in inferred.items():
-        if p in (R.A, R.P_SUPERSEDES):
+        if p in (R.A, R.P_SUPERSEDES) or p == _LIVE_CANDIDATE_IN:
             continue
         vals = []
         for o in objs:

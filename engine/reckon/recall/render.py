@@ -189,26 +189,26 @@ def business_lines(view: Any, templates: dict[str, str]) -> list[BusinessLine]:
 #: Priorities of the ledger's blocks (seed 001 "context ledger": the system prompt is
 #: mandatory, memory comes next, low-priority blocks are dropped first under pressure).
 #: The header and the footer are never dropped, only shortened.
-PRIORITY: dict[str, int] = {"header": 100, "footer": 95, "critical": 90, "high": 70, "lower": 60,
-                            "business": 50, "conflicts": 40}
+PRIORITY: dict[str, int] = {"header": 100, "footer": 95, "critical": 90, "conflicts": 80, "business": 75,
+                            "high": 70, "lower": 60}
 #: Content length of a Critical item kept in compact form (characters), the last step
 #: before a Critical item is dropped.
 COMPACT_ITEM_CHARS = 80
 
 _HEADER = (
     "# Memory context for {person} (tenant {tenant}{clock})\n"
-    "Preloaded below: {claim} you may use (company, your teams, yours), "
+    "Preloaded below: {claim} you may use (company, your teams, projects and conversations, yours), "
     "with live statuses derived from current data. Treat them as binding; cite an item by its [id] "
     "to update or supersede it.\n"
     "Not preloaded: Medium and Low memories. Look them up with the `search` tool when the task may "
     "depend on a preference, fact or detail not shown here.\n"
-    "Precedence: personal over team over company."
+    "Precedence: personal over conversation over project over team over company."
 )
 _CLAIM_ALL = "every active Critical and High memory"
 _CLAIM_SOME = "the active Critical and High memories that fit (the last line says what was left out)"
 _HEADER_SHORT = (
     "# Memory context for {person}\nCritical/High memories below; search for Medium/Low. "
-    "Personal > team > company."
+    "Personal > conversation > project > team > company."
 )
 _HEADER_MINIMAL = "# Memory context for {person}"
 
@@ -240,12 +240,44 @@ def _footer(omitted: dict[str, int], capped: dict[str, int], capped_imp: dict[st
     return "(" + "; ".join(bits) + "; use `search` with importance 'all' to retrieve them.)"
 
 
+def _refill(b: ContextBundle, kept: dict[str, list[BundleItem]], omitted: dict[str, int],
+            tier_omitted: dict[str, int], dropped: set[str], tier_of: dict[str, str],
+            label_of: dict[str, str], fits: Callable[[], bool]) -> None:
+    """After the drops: put back dropped items that fit in the room left (a small item
+    dropped before a large one that had to go), highest priority and best ranked first;
+    once an item of a tier stays out, no item of a lower tier comes back, so nothing
+    below a dropped block is shown."""
+    for tier in ("high", "lower"):
+        left_out = False
+        for blk in b.blocks:
+            for it in blk.items:
+                if it.id not in dropped or tier_of[it.id] != tier:
+                    continue
+                before = kept[blk.key]
+                kept[blk.key] = [x for x in blk.items if x is it or any(x is y for y in before)]
+                lab = label_of[blk.key]
+                omitted[lab] -= 1
+                tier_omitted[tier] -= 1
+                if fits():
+                    dropped.discard(it.id)
+                    for counts, key in ((omitted, lab), (tier_omitted, tier)):
+                        if not counts[key]:
+                            del counts[key]
+                else:
+                    kept[blk.key] = before
+                    omitted[lab] += 1
+                    tier_omitted[tier] += 1
+                    left_out = True
+        if left_out:
+            return
+
+
 def fit(b: ContextBundle, max_item_chars: int, measure: Measure = CHARS) -> None:
     """Drop and shorten until the rendered text fits the budget (``b.budget_chars``, or
     ``b.budget_tokens`` counted by ``measure``); fill ``text``, the omitted counts and
     the :class:`~reckon.recall.models.ContextLedger`.
 
-    Order, lowest priority first (:data:`PRIORITY`; seed 001 "context ledger"): items
+    Order, lowest :data:`PRIORITY` first (seed 001 "context ledger"): items
     below High, then High items (least important block first, lowest ranked first), then
     business lines, then conflict lines; then the boilerplate: the header to its short
     form, the footer to its short form, the header to one line; then Critical items'
@@ -360,6 +392,9 @@ def fit(b: ContextBundle, max_item_chars: int, measure: Measure = CHARS) -> None
         if fits():
             break
         step()
+    if not compacted and form == {"header": "full", "footer": "full"} and not (
+            omitted.get("business") or omitted.get("conflicts")):
+        _refill(b, kept, omitted, tier_omitted, dropped, tier_of, label_of, fits)
     text = "\n".join(lines())
     if measure.count(text) > budget:  # only with absurdly small budgets and long names
         lo, hi = 0, len(text)
