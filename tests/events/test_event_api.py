@@ -151,7 +151,7 @@ def test_reads_refuse_unknown_nodes_and_bad_options(tenant):
     with pytest.raises(InvalidInput):
         g.related("wg-bug", depth=0)
     with pytest.raises(InvalidInput):
-        g.related("wg-bug", edge_types=["semantic"])
+        g.related("wg-bug", edge_types=["vibes"])
 
 
 def test_mermaid_escapes_labels(tenant):
