@@ -165,3 +165,26 @@ def test_locomo_edges_match_a_minilm_oracle(tmp_path):
         assert _edges(tenant) == oracle
         total += len(oracle) // 2
     assert total > 100                                               # 211 measured (module docstring)
+
+
+class Broken(HashingEmbedder):
+    """An embedder that fails, as a process killed before its queue drained leaves it."""
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        from reckon.recall.embed import EmbeddingUnavailable
+
+        raise EmbeddingUnavailable("model gone")
+
+
+def test_a_graph_opened_again_catches_up_on_missing_edges_and_a_new_threshold(tenant):
+    lost = EventGraph(tenant.store, tenant.memory, embedder=Broken())
+    lost.record([{"id": "c-a", "label": A, "at": T0}, {"id": "c-b", "label": B, "at": T0},
+                 {"id": "c-c", "label": C, "at": T0}])
+    assert lost.wait(30) and _edges(tenant) == set()                  # acknowledged; no edge yet
+    again = EventGraph(tenant.store, tenant.memory, embedder=HashingEmbedder())   # the next process
+    assert again.wait(30) and _edges(tenant) == {("c-a", "c-b"), ("c-b", "c-a")}
+    gen = tenant.store.generation()
+    third = EventGraph(tenant.store, tenant.memory, embedder=HashingEmbedder())
+    assert third.wait(30) and tenant.store.generation() == gen      # right already: nothing written
+    strict = EventGraph(tenant.store, tenant.memory, embedder=HashingEmbedder(), similarity_threshold=lambda: 0.999)
+    assert strict.wait(30) and _edges(tenant) == set()

@@ -199,6 +199,7 @@ class EventGraph:
                                      threshold=similarity_threshold or (lambda: DEFAULT_THRESHOLD),
                                      directory=base / "recall" / "events" if base is not None else None)
         """The background maintainer of the semantic edges (``wait``, ``pending``, ``rebuild``)."""
+        self.similarity.catch_up()
 
     # ------------------------------------------------------------------ IRIs
     def event_iri(self, event_id: str) -> NamedNode:

@@ -10,7 +10,10 @@ embedding thread in :mod:`reckon.recall.tenant_index`) embeds their labels with 
 tenant's embedder, compares them with every other event of the graph and writes the
 edges, both directions, to ``<urn:reckon:graph:events>`` in one transaction per batch.
 That transaction first checks that both ends are still events, so an event deleted in
-between never gets an edge (the store stays consistent). Episodes (sessions) are not
+between never gets an edge (the store stays consistent). When a process opens the graph
+it compares every event once in the background (:meth:`Similarity.catch_up`): the
+edges of events whose process stopped before its queue drained are written then, and so
+are the edges under a threshold another process changed. Episodes (sessions) are not
 compared: their labels name a session, not what happened.
 
 Vectors are kept in a :class:`~reckon.recall.vectors.VectorFile` of their own beside the
@@ -27,8 +30,8 @@ one cluster and the edge says little. At 0.8 clear paraphrases of one topic are 
 ("... LGBTQ support group ..." ~ "Caroline joins a mentorship program for LGBTQ youth",
 0.77). 0.7 keeps those and gives 0.7 edges per event, a sparse graph worth walking.
 The threshold is a per-tenant setting (``ontology/events.ttl`` ``ev:similarityThreshold``);
-a new value applies to the events compared after it (:meth:`Similarity.rebuild`
-recomputes every edge).
+a new value applies to the events compared after it and to every event at the next
+catch-up (:meth:`Similarity.rebuild` recomputes every edge at once).
 """
 
 from __future__ import annotations
@@ -73,6 +76,7 @@ class Similarity:
         self._directory = directory
         self._vectors: Any = None
         self._queue: set[NamedNode] = set()
+        self._all = False  # compare every event (catch-up), not only the queue
         self._cv = threading.Condition()
         self._busy = False
         self._worker: threading.Thread | None = None
@@ -82,7 +86,7 @@ class Similarity:
         """Queue events (IRIs) whose edges are to be computed; returns at once."""
         with self._cv:
             self._queue.update(events)
-            if not self._queue:
+            if not self._queue and not self._all:
                 return
             if self._worker is None or not self._worker.is_alive():
                 self._worker = threading.Thread(target=self._work, daemon=True,
@@ -90,15 +94,24 @@ class Similarity:
                 self._worker.start()
             self._cv.notify_all()
 
-    def pending(self) -> int:
-        """Events queued or being compared."""
+    def catch_up(self) -> None:
+        """Compare every event in the background (once per process, when the graph is
+        opened): the edges of events recorded by a process that stopped before its
+        queue drained, and of every event after the threshold changed in another
+        process, are written; nothing is written when they are right already."""
         with self._cv:
-            return len(self._queue) + (1 if self._busy else 0)
+            self._all = True
+        self.enqueue(())
+
+    def pending(self) -> int:
+        """Events queued or being compared (a catch-up counts one)."""
+        with self._cv:
+            return len(self._queue) + (1 if self._busy or self._all else 0)
 
     def wait(self, timeout: float | None = 60.0) -> bool:
         """Block until the queue is empty; ``False`` when ``timeout`` (seconds) passed."""
         with self._cv:
-            return self._cv.wait_for(lambda: not self._queue and not self._busy, timeout=timeout)
+            return self._cv.wait_for(lambda: not self._queue and not self._busy and not self._all, timeout=timeout)
 
     def rebuild(self) -> int:
         """Recompute the edges of every event with the current threshold (synchronously).
@@ -113,12 +126,17 @@ class Similarity:
     def _work(self) -> None:
         while True:
             with self._cv:
-                if not self._cv.wait_for(lambda: bool(self._queue), timeout=30.0):
+                if not self._cv.wait_for(lambda: bool(self._queue) or self._all, timeout=30.0):
                     self._worker = None
                     return
-                batch, self._queue = self._queue, set()
+                batch, self._queue, every = self._queue, set(), self._all
+                self._all = False
                 self._busy = True
             try:
+                if every:
+                    with self.store.snapshot() as view:
+                        batch |= {q.subject for q in view.quads(None, R.A, _T_EVENT, EVENTS)
+                                  if isinstance(q.subject, NamedNode)}
                 self._compare(batch)
             except Exception:  # noqa: BLE001 - the edges are derived; the next write retries
                 log.exception("event similarity for tenant %s failed", self.store.tenant_id)
@@ -183,12 +201,14 @@ class Similarity:
         want: set[tuple[NamedNode, NamedNode]] = set()
         if rows and len(events) > 1:
             x = self._embed(labels)
-            sims = x[rows] @ x.T
-            for r, i in enumerate(rows):
-                for j in np.nonzero(sims[r] >= threshold)[0]:
-                    if int(j) != i:
-                        want.add((events[i], events[int(j)]))
-                        want.add((events[int(j)], events[i]))
+            for lo in range(0, len(rows), 512):  # (512, n) float32 at a time, not (n, n)
+                part = rows[lo:lo + 512]
+                sims = x[part] @ x.T
+                for r, i in enumerate(part):
+                    for j in np.nonzero(sims[r] >= threshold)[0]:
+                        if int(j) != i:
+                            want.add((events[i], events[int(j)]))
+                            want.add((events[int(j)], events[i]))
         touched = {e for e in batch if e in pos}
         with self.store.snapshot() as view:
             drop = {(e, q.object) for e in touched for q in view.quads(e, P_SIMILAR, None, EVENTS)
