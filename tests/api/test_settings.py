@@ -36,6 +36,7 @@ def test_defaults_are_typed_and_one_value_each(tenant: Tenant) -> None:
         "live_importance_floor": 4,
         "refuse_inconsistent": False,
         "event_graph_max_nodes": 10000,  # module events (seed 004 graph.maxNodes)
+        "event_similarity_threshold": Decimal("0.7"),  # module events (measured on LoCoMo, reckon.events.similarity)
         "strategy_promotion_threshold": 5,  # module experience (seed 000 promotionAccessThreshold)
         # module types, lifecycle maintenance (reckon.lifecycle)
         "dedup_threshold": Decimal("0.97"),  # seed 000 pruneThreshold

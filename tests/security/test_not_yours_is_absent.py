@@ -192,3 +192,33 @@ def test_mcp_resource_and_tool_answer_not_yours_like_absent(world: dict[str, Any
     assert "not found" in out["theirs_resource"].lower() or "no memory" in out["theirs_resource"].lower()
     assert out["theirs_tool"] == out["absent_tool"] and out["theirs_tool"][0] is True
     assert "lee" not in out["theirs_tool"][1]
+
+
+def test_search_expand_graph_never_brings_a_neighbour_not_yours(world: dict[str, Any]) -> None:
+    """``expand="graph"``: memories extracted from the same turn as sam's hit, of lee's
+    user scope, the sales team, lee's project and lee's conversation, are absent for sam
+    (Python and REST) and present for lee; the direct hits are unchanged."""
+    t, c, h = world["tenant"], world["client"], world["h"]
+    turn = t.record_turn("standup-x", "Sam saw a wombat; Lee is interviewing elsewhere.", principal=OPS)
+    base = {"kind": "fact", "importance": 3, "source": "extraction", "derived_from": [turn.iri]}
+    mine = t.remember(principal=SAM, scope="user", label="Wombat", content="Sam saw a wombat at the office.", **base)
+    theirs = [
+        t.remember(principal=LEE, scope="user", label="Interviewing", content="Lee interviews at Initech.", **base),
+        t.remember(principal=OPS, scope="team", teams=["sales"], label="Sales quota", content="Quota is 2.5M.", **base),
+        t.remember(principal=LEE, scope="project", project="apollo", label="Apollo risk", content="Apollo slips.",
+                   **base),
+        t.remember(principal=LEE, scope="conversation", conversation="lee-chat", label="Chat aside",
+                   content="Lee is tired.", **base),
+    ]
+    t.recall.index.wait()
+    got = t.search("wombat office", principal=SAM, k=5, expand="graph")
+    assert [x.memory.id for x in got if x.expanded_from is None] == [x.memory.id for x in t.search(
+        "wombat office", principal=SAM, k=5)]
+    assert mine.id in {x.memory.id for x in got}
+    assert {x.memory.id for x in got} & {m.id for m in theirs} == set()
+    r = c.get("/tenants/acme/search", params={"q": "wombat office", "k": 5, "expand": "graph"}, headers=h)
+    assert r.status_code == 200 and mine.id in r.text
+    assert not any(m.id in r.text for m in theirs) and "Initech" not in r.text and "Quota" not in r.text
+    lee = t.search("Lee interviews Initech", principal=LEE, k=1, expand="graph")
+    assert lee[0].memory.id == theirs[0].id
+    assert {x.memory.id for x in lee[1:]} == {m.id for m in theirs[1:]}        # lee is in sales; not sam's

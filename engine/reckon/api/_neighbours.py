@@ -55,7 +55,7 @@ class NeighboursMixin:
     def events(self) -> Any:
         """The tenant's typed event graph (:class:`reckon.events.EventGraph`: ``record``,
         ``record_event``, ``record_episode``, ``add_dependency``, ``timeline``,
-        ``related``, ``impact``, ``mermaid``; seed 000 MAGMA, seed 004 Graph Memory).
+        ``related``, ``impact``, ``mermaid``, ``delete``, ``wait``; seed 000 MAGMA, seed 004 Graph Memory).
 
         :raises InvalidInput: when the tenant's program has no ``events`` module."""
         memory = self.memory
@@ -63,10 +63,16 @@ class NeighboursMixin:
         def max_nodes() -> int:
             return int(self.settings().get("event_graph_max_nodes", 10000))  # type: ignore[attr-defined]
 
+        def threshold() -> float:
+            return float(self.settings().get("event_similarity_threshold", 0.7))  # type: ignore[attr-defined]
+
+        embedder = getattr(getattr(self, "engine", None), "embedder", None)
+
         def make() -> Any:
             from reckon.events.service import EventGraph
 
-            return EventGraph(self.store, memory, max_nodes=max_nodes)
+            return EventGraph(self.store, memory, max_nodes=max_nodes, embedder=embedder,
+                              similarity_threshold=threshold)
 
         return self._service("_events", "events", make)
 

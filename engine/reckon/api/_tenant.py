@@ -884,6 +884,7 @@ class Tenant(NeighboursMixin):
         explain: bool = False,
         now: datetime | None = None,
         record_access: bool = True,
+        expand: str | None = None,
     ) -> list[SearchHit]:
         """Hybrid search (BM25 + embeddings, RRF, recency, MMR) over the active memories
         that are readable by and addressed to ``principal`` (company, their teams', their
@@ -894,6 +895,11 @@ class Tenant(NeighboursMixin):
         :param explain: attach each hit's score explanation.
         :param record_access: count one access of each hit returned (ranking and
             maintenance use the counts); False for an inspection (``reckon search``).
+        :param expand: ``"graph"``: after the hits, their depth-1 neighbours over the links
+            between memories (a chunk's document and a document's chunks, supersession
+            lineage, memories extracted from the same turn), each marked with
+            ``expanded_from`` and ``via``, read-checked like the hits, never displacing one
+            (:func:`reckon.recall.search.search`).
         :returns: :class:`~reckon.recall.bundle.SearchHit` list, best first.
         :raises InvalidInput: when ``query`` is longer than
             ``reckon.api._limits.MAX_SEARCH_CHARS`` (2,000) characters, or an option is bad."""
@@ -903,7 +909,8 @@ class Tenant(NeighboursMixin):
             raise InvalidInput(f"query: at most {MAX_SEARCH_CHARS} characters, got {len(query)}", field="query")
         return self.recall.search(query, principal=self.principal_of(principal), k=k, kinds=kinds,
                                   scopes=scopes, subclasses=subclasses, importance=importance,
-                                  explain=explain, now=now, record_access=record_access)
+                                  explain=explain, now=now, record_access=record_access,
+                                  expand=expand)
 
     def tool_definitions(self, format: str = "openai") -> Any:
         """LLM tool definitions (remember, search, supersede, get_context); see

@@ -245,6 +245,10 @@ def tool_schemas(catalogue: Catalogue) -> list[dict[str, Any]]:
             "subclasses": {"type": "array", "items": {"type": "string", "enum": names}},
             "importance": {"type": "array", "items": {"type": "integer", "minimum": 2, "maximum": 5},
                            "description": "Tiers to search; default [2, 3] (the ones not preloaded)."},
+            "expand": {"type": "string", "enum": ["graph"],
+                       "description": "graph: also return the hits' directly linked memories (a chunk's document, "
+                                      "a document's chunks, what a hit replaced or was replaced by, memories from "
+                                      "the same turn), each marked with expanded_from and via."},
         },
         "required": ["query"],
         "additionalProperties": False,
@@ -527,13 +531,14 @@ def _execute(tenant: Tenant, name: str, a: dict[str, Any], principal: Principal)
         imp = a.get("importance")
         hits = tenant.search(a["query"], principal=principal, k=a.get("k", 10), kinds=a.get("kinds"),
                              scopes=a.get("scopes"), subclasses=a.get("subclasses"),
-                             importance=sorted(set(imp)) if imp else (2, 3))
+                             importance=sorted(set(imp)) if imp else (2, 3), expand=a.get("expand"))
         return {"ok": True, "hits": [
             {"id": h.memory.id, "score": h.score, "label": h.memory.label, "content": h.memory.content,
              "kind": h.memory.kind, "scope": h.memory.scope, "importance": h.memory.importance,
              "subclass": h.memory.subclass, "properties": _json(h.memory.properties),
              "status": _json(h.memory.status),
-             **({"document": h.document, "citation": h.citation} if h.citation else {})} for h in hits]}
+             **({"document": h.document, "citation": h.citation} if h.citation else {}),
+             **({"expanded_from": h.expanded_from, "via": h.via} if h.expanded_from else {})} for h in hits]}
     if name == "supersede":
         if ("new_id" in a) == ("replacement" in a):
             return _err("invalid_input", "supersede: give exactly one of new_id or replacement",

@@ -82,13 +82,16 @@ def search(
     scopes: list[str] = typer.Option([], "--scope", help="Restrict to a scope; repeat."),
     importance: str = typer.Option("2-3", "--importance", help="LO-HI, a single tier, or 'all' (2-5)."),
     explain: bool = typer.Option(False, "--explain", help="Show the score components."),
+    expand: str | None = typer.Option(None, "--expand", help="'graph': add the hits' directly linked memories "
+                                                             "(marked '+ via <edge> of <hit>')."),
     as_person: str = AS_OPT,
     operator: bool = OPERATOR_OPT,
     member_of: list[str] = MEMBER_OF_OPT,
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Hybrid (keyword + vector) search over the active memories visible to `--as`;
-    by default the long tail (importance 2-3)."""
+    by default the long tail (importance 2-3); `--expand graph` adds their graph
+    neighbours (a chunk's document, supersession lineage, memories of the same turn)."""
     imp: Any
     if importance == "all":
         imp = "all"
@@ -100,7 +103,7 @@ def search(
             raise fail(f"--importance: expected LO-HI, N or 'all', got {importance!r}") from None
     t = open_tenant(tenant)
     hits = t.search(query, principal=principal(as_person, operator, member_of), k=k, kinds=kinds or None,
-                    scopes=scopes or None, importance=imp, explain=explain, record_access=False)
+                    scopes=scopes or None, importance=imp, explain=explain, record_access=False, expand=expand)
     if as_json:
         print_json([h.model_dump(mode="json") for h in hits])
         return
@@ -108,6 +111,10 @@ def search(
         say("no hits")
     for h in hits:
         m = h.memory
+        if h.expanded_from is not None:
+            say(f"     +  {m.id}  {m.label!r} ({m.kind}, {m.scope}, importance {m.importance}) via {h.via} "
+                f"of {h.expanded_from}", markup=False)
+            continue
         say(f"{h.score:.4f}  {m.id}  {m.label!r} ({m.kind}, {m.scope}, importance {m.importance})",
                       markup=False)
         if explain and h.explanation is not None:

@@ -43,6 +43,7 @@ from pyoxigraph import Literal, NamedNode, Quad, Triple
 
 from reckon import vocab as V
 from reckon._errors import InvalidInput, UnknownMemory
+from reckon.events.similarity import DEFAULT_THRESHOLD, P_SIMILAR, Similarity
 from reckon.memory import _rdf as R
 from reckon.vocab import EV, EVENTS, INFERRED, ev
 
@@ -69,12 +70,16 @@ EDGE_TYPES: dict[str, tuple[tuple[NamedNode, NamedNode, bool], ...]] = {
     "entity": ((P_MENTIONS, EVENTS, False), (P_MENTIONED_IN, INFERRED, False)),
     "episode": ((P_EPISODE, EVENTS, False), (P_CONTAINS, INFERRED, False)),
     "dependency": ((P_DEPENDS, EVENTS, False), (P_DEPENDS, EVENTS, True)),
+    "semantic": ((P_SIMILAR, EVENTS, False),),
 }
 """Edge type -> (predicate, graph, walked backwards) pairs :meth:`EventGraph.related` follows
-(seed 000 MAGMA's temporal, causal and entity graphs; seed 004 direct relations)."""
+(seed 000 MAGMA's temporal, causal, entity and semantic graphs; seed 004 direct relations).
+``semantic`` edges (``ev:similarTo``, symmetric) are written in the background after
+embedding (:mod:`reckon.events.similarity`)."""
 
 _EDGE_NAME = {P_NEXT: "next", P_PREVIOUS: "previous", P_CAUSED_BY: "causedBy", P_LED_TO: "ledTo",
-              P_MENTIONS: "mentions", P_MENTIONED_IN: "mentionedIn", P_EPISODE: "episode", P_CONTAINS: "contains"}
+              P_MENTIONS: "mentions", P_MENTIONED_IN: "mentionedIn", P_EPISODE: "episode", P_CONTAINS: "contains",
+              P_SIMILAR: "similarTo"}
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,199}")
 _TYPE = re.compile(r"[a-z][a-z0-9_-]{0,63}")
 MAX_MENTIONS = 200
@@ -178,13 +183,23 @@ class EventGraph:
     :param store: the tenant store.
     :param memory: the tenant's ``MemoryService`` (its SHACL validator).
     :param max_nodes: returns the tenant setting ``event_graph_max_nodes``.
+    :param embedder: the tenant's embedder (``None``: the engine default) for the
+        semantic edges.
+    :param similarity_threshold: returns the tenant setting ``event_similarity_threshold``.
     """
 
-    def __init__(self, store: Any, memory: Any, *, max_nodes: Callable[[], int] | None = None) -> None:
+    def __init__(self, store: Any, memory: Any, *, max_nodes: Callable[[], int] | None = None,
+                 embedder: Any = None, similarity_threshold: Callable[[], float] | None = None) -> None:
         self.store = store
         self.memory = memory
         self.tenant: str = store.tenant_id
         self._max_nodes = max_nodes or (lambda: 10000)
+        base = getattr(store, "path", None)
+        self.similarity = Similarity(store, embedder=embedder,
+                                     threshold=similarity_threshold or (lambda: DEFAULT_THRESHOLD),
+                                     directory=base / "recall" / "events" if base is not None else None)
+        """The background maintainer of the semantic edges (``wait``, ``pending``, ``rebuild``)."""
+        self.similarity.catch_up()
 
     # ------------------------------------------------------------------ IRIs
     def event_iri(self, event_id: str) -> NamedNode:
@@ -291,7 +306,32 @@ class EventGraph:
                                        field="events")
             for t in pending.triples:
                 txn.add(Quad(t.subject, t.predicate, t.object, EVENTS))
+        self.similarity.enqueue(n for n in pending.nodes if any(
+            t.subject == n and t.object == T_EVENT for t in pending.triples))
         return out
+
+    def delete(self, node: Any) -> Event:
+        """Delete an event or episode and every edge to or from it (its causes, mentions,
+        ``ev:similarTo`` both ways, other events' ``ev:causedBy`` / ``ev:episode`` naming
+        it) in one transaction; what was derived from it is retracted by the rules.
+        Entities stay.
+
+        :returns: the event as it was.
+        :raises UnknownMemory: when there is no such event.
+        """
+        iri = self._event_ref(node, "node")
+        with self.store.transaction() as txn:
+            got = self._read(txn.view, iri)
+            if not isinstance(got, Event):
+                raise UnknownMemory(f"no event {self._id_of(iri.value)!r} in tenant {self.tenant!r}")
+            for q in list(txn.view.quads(iri, None, None, EVENTS)) + list(txn.view.quads(None, None, iri, EVENTS)):
+                txn.remove(q)
+        return got
+
+    def wait(self, timeout: float | None = 60.0) -> bool:
+        """Block until the semantic edges of every recorded event are written (tests,
+        benchmarks); ``False`` when ``timeout`` seconds passed first."""
+        return self.similarity.wait(timeout)
 
     def record_event(self, label: str, *, at: Any, timeline: str = "default", episode: Any = None,
                      caused_by: Iterable[Any] = (), mentions: Iterable[Any] = (), id: str | None = None,
@@ -455,7 +495,8 @@ class EventGraph:
         """Nodes reachable from ``node`` in at most ``depth`` hops over ``edge_types``
         (``temporal``: ev:next / ev:previous; ``causal``: ev:causedBy / ev:ledTo;
         ``entity``: ev:mentions / ev:mentionedIn; ``episode``: ev:episode / ev:contains;
-        ``dependency``: ev:dependsOn both ways; default all), breadth-first, each once at
+        ``dependency``: ev:dependsOn both ways; ``semantic``: ev:similarTo, once the
+        background embedding has written it; default all), breadth-first, each once at
         its shortest distance; ordered by distance, then time, then id.
 
         :param depth: 1 to 10 hops.
@@ -512,7 +553,8 @@ class EventGraph:
         reaches from it, or of the whole graph when ``node`` is ``None`` (at most
         ``max_nodes`` nodes: the earliest events first, then entities). Events are
         boxes, episodes subroutine boxes, entities circles; an edge is labelled with its
-        predicate (temporal edges drawn as ``next`` only). Labels are cut at 60
+        predicate (temporal edges drawn as ``next`` only; ``similarTo`` once per pair as
+        an undirected link ``---``). Labels are cut at 60
         characters and escaped (``"`` ``<`` ``>`` ``#`` as Mermaid entity codes).
 
         :returns: Mermaid text (https://mermaid.js.org/syntax/flowchart.html).
@@ -552,6 +594,12 @@ class EventGraph:
                         continue  # draw each relation once, in its asserted (or forward) direction
                     for q in view.quads(iri, p, None, g):
                         other = ids.get(q.object) if isinstance(q.object, NamedNode) else None
+                        if p == P_SIMILAR and other is not None:  # symmetric: once, undirected
+                            a, b = sorted((nid, other), key=lambda x: int(x[1:]))
+                            if (a, "similarTo", b) not in drawn:
+                                drawn.add((a, "similarTo", b))
+                                lines.append(f"    {a} ---|similarTo| {b}")
+                            continue
                         edge = (nid, _EDGE_NAME.get(p, "dependsOn"), other or "")
                         if other is not None and edge not in drawn:
                             drawn.add(edge)

@@ -570,6 +570,7 @@ class TenantRecall:
         explain: bool = False,
         now: datetime | None = None,
         record_access: bool = True,
+        expand: str | None = None,
     ) -> list[SearchHit]:
         """Hybrid search over the ACTIVE memories visible to ``principal`` (company, their
         teams', their projects', their conversations', their own), by default the long
@@ -584,12 +585,14 @@ class TenantRecall:
             (2-5). Importance 1 (Disabled) is never returned.
         :param explain: attach each hit's score components.
         :param record_access: count an access of each hit returned (:mod:`reckon.recall.usage`).
+        :param expand: ``"graph"``: add the hits' depth-1 graph neighbours, marked
+            (:func:`reckon.recall.search.search`).
         :returns: hits, best first, each with ``.memory`` and ``.score``.
-        :raises InvalidInput: for a bad query, k, kind, scope, subclass or importance.
+        :raises InvalidInput: for a bad query, k, kind, scope, subclass, importance or expand.
         """
         return _search.search(
             self, query, principal=principal, k=k, kinds=kinds, scopes=scopes, subclasses=subclasses,
-            importance=importance, explain=explain, now=now, record_access=record_access,
+            importance=importance, explain=explain, now=now, record_access=record_access, expand=expand,
         )
 
     def _cite(self, view: Any, hits: list[SearchHit]) -> None:

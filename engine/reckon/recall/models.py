@@ -286,6 +286,12 @@ class SearchHit(BaseModel):
     :ivar document: for a chunk of an indexed document (``ty:ChunkMemory``,
         :mod:`reckon.knowledge`), the id of its document memory (``ty:partOf``);
         ``citation`` names the document and the chunk's position and character span.
+    :ivar expanded_from: for a graph neighbour added by ``search(..., expand="graph")``,
+        the id of the direct hit it was reached from (``None`` for a direct hit).
+    :ivar via: the edge that brought it: ``partOf`` (the hit is a chunk of this
+        document), ``hasPart`` (a chunk of the hit's document), ``supersedes`` /
+        ``supersededBy`` (supersession lineage), ``derivedFrom`` (extracted from the same
+        turn as the hit).
     """
 
     memory: Memory
@@ -293,6 +299,8 @@ class SearchHit(BaseModel):
     explanation: ScoreExplanation | None = None
     document: str | None = None
     citation: str | None = None
+    expanded_from: str | None = None
+    via: str | None = None
 
 
 

@@ -15,6 +15,7 @@ from pyoxigraph import NamedNode
 
 from reckon import vocab as V
 from reckon._errors import InvalidInput
+from reckon.memory import _rdf as R
 from reckon.memory import authz
 from reckon.memory.models import KINDS, SCOPES, Memory, Principal
 from reckon.recall.models import SearchHit
@@ -26,6 +27,9 @@ __all__ = ["search"]
 
 _P_PROJECT = V.rk("project")
 _P_CONVERSATION = V.rk("conversation")
+_P_PART_OF = NamedNode("https://reckon.dev/ns/types#partOf")
+EXPAND_PER_HIT = 5
+"""Most neighbours one direct hit brings with ``expand="graph"`` (ours)."""
 
 
 def _q_class(cls: NamedNode) -> str:
@@ -46,6 +50,7 @@ def search(
     explain: bool = False,
     now: datetime | None = None,
     record_access: bool = True,
+    expand: str | None = None,
 ) -> list[SearchHit]:
     """Hybrid search over the ACTIVE memories visible to ``principal`` (company, their
     teams', their own), by default the long tail (importance 2-3, seed §6).
@@ -60,8 +65,19 @@ def search(
     :param importance: ``(lo, hi)`` inclusive, a collection of tiers, or ``"all"``
         (2-5). Importance 1 (Disabled) is never returned.
     :param explain: attach each hit's score components.
-    :returns: hits, best first, each with ``.memory`` and ``.score``.
-    :raises InvalidInput: for a bad query, k, kind, scope, subclass or importance.
+    :param expand: ``"graph"``: after the ``k`` direct hits, add their neighbours at
+        depth 1 over the links between memories (``ty:partOf`` both ways: a chunk's
+        document, a document's chunks; supersession lineage ``rk:supersededBy`` /
+        ``rk:supersedes``, superseded memories included; ``rk:derivedFrom``: memories
+        extracted from the same turn), at most :data:`EXPAND_PER_HIT` per hit, each once,
+        none that is a direct hit. An expansion has ``expanded_from`` (the hit's id),
+        ``via`` (the edge) and score 0.0; it passes the same read policy and audience
+        as a direct hit (``authz.can_read_memory``, ``authz.in_audience_memory``, the
+        scopes asked for; never importance 1 or a deleted memory), so a neighbour the
+        principal may not read is absent. ``None``: no expansion.
+    :returns: hits, best first, each with ``.memory`` and ``.score``; expansions after
+        every direct hit (they never displace one).
+    :raises InvalidInput: for a bad query, k, kind, scope, subclass, importance or expand.
     """
     if not isinstance(principal, Principal):
         raise InvalidInput("principal: a reckon Principal is required", field="principal")
@@ -69,6 +85,8 @@ def search(
         raise InvalidInput("query: a non-empty string is required", field="query")
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 100:
         raise InvalidInput(f"k: an integer 1-100 is required, got {k!r}", field="k")
+    if expand not in (None, "graph"):
+        raise InvalidInput(f"expand: 'graph' or None, not {expand!r}", field="expand")
     tiers = _tiers(importance)
     for name, vals, allowed in (("kinds", kinds, KINDS), ("scopes", scopes, SCOPES)):
         if vals is not None:
@@ -144,10 +162,59 @@ def search(
             limit *= 4
         hits.sort(key=lambda h: -h.score)
         hits = hits[:k]
+        if expand == "graph":
+            hits += _neighbours(recall, view, hits, visible)
         recall._cite(view, hits)  # chunk hits name their document and position (reckon.knowledge)
     if record_access:
         recall.record_access([h.memory.id for h in hits])
     return hits
+
+
+def _neighbours(recall: TenantRecall, view: Any, hits: list[SearchHit],
+                visible: Any) -> list[SearchHit]:
+    """The depth-1 graph neighbours of ``hits`` (see :func:`search` ``expand``)."""
+    tenant = recall.tenant
+    seen = {h.memory.id for h in hits}
+    out: list[SearchHit] = []
+    for h in hits:
+        m = h.memory
+        links: list[tuple[str, str]] = []  # (memory id, edge)
+        doc = m.status.get("partOf")
+        if doc:
+            links.append((str(doc), "partOf"))
+        me = V.memory_iri(tenant, m.id)
+        links += sorted((q.subject.value.rsplit(":", 1)[-1], "hasPart")
+                        for q in view.quads(None, _P_PART_OF, me, V.INFERRED))
+        links += [(x, "supersededBy") for x in m.superseded_by] + [(x, "supersedes") for x in m.supersedes]
+        for turn in m.derived_from:
+            links += sorted((q.subject.value.rsplit(":", 1)[-1], "derivedFrom")
+                            for q in view.quads(None, R.P_DERIVED_FROM, NamedNode(turn), V.MEMORIES))
+        links = [(x, e) for x, e in dict.fromkeys(links) if x not in seen]
+        if not links:
+            continue
+        mems = {n.id: n for n in recall._memories(view, [V.memory_iri(tenant, x) for x, _ in links])}
+        # a document's chunks in document order (ty:chunkPosition)
+        links.sort(key=lambda le: (le[1] == "hasPart", _position(mems.get(le[0])) if le[1] == "hasPart" else 0))
+        taken = 0
+        for x, edge in links:
+            n = mems.get(x)
+            lineage = edge in ("supersededBy", "supersedes")
+            if (n is None or x in seen or n.importance < 2 or not visible(n)
+                    or not (n.active or lineage) or n.status.get("deleted")):
+                continue
+            seen.add(x)
+            out.append(SearchHit(memory=n, score=0.0, expanded_from=m.id, via=edge))
+            taken += 1
+            if taken >= EXPAND_PER_HIT:
+                break
+    return out
+
+
+def _position(m: Memory | None) -> int:
+    try:
+        return int((m.properties if m is not None else {}).get("chunkPosition", 0))
+    except (TypeError, ValueError):
+        return 0
 
 
 def _tiers(importance: Any) -> set[int]:

@@ -227,6 +227,9 @@ class SearchHitOut(BaseModel):
     score: float
     document: str | None = None
     citation: str | None = None
+    expanded_from: str | None = Field(None, description="expand=graph: the direct hit this neighbour was reached from.")
+    via: str | None = Field(None, description="expand=graph: the edge (partOf, hasPart, supersedes, supersededBy, "
+                                              "derivedFrom).")
 
 
 class SearchOut(BaseModel):
@@ -1010,9 +1013,11 @@ def create_app(
         scope: list[Scope] | None = Query(None, description="Restrict to scopes (repeat)."),
         subclass: list[str] | None = Query(None, description="Restrict to memory classes (repeat)."),
         importance: list[int] | None = Query(None, description="Tiers to search (repeat); default 2 and 3."),
+        expand: TLiteral["graph"] | None = Query(None, description="graph: add the hits' depth-1 graph neighbours "
+                                                                "(marked expanded_from / via)."),
         c: Ctx = Depends(ctx),
     ) -> SearchOut:
-        opts: dict[str, Any] = {"k": k}
+        opts: dict[str, Any] = {"k": k, "expand": expand}
         if kind:
             opts["kinds"] = kind
         if scope:
@@ -1023,7 +1028,8 @@ def create_app(
             opts["importance"] = sorted(set(importance))
         hits = c.tenant.search(q, principal=c.principal, **opts)
         return SearchOut(query=q, hits=[SearchHitOut(memory=h.memory, score=h.score, document=h.document,
-                                                       citation=h.citation) for h in hits])
+                                                       citation=h.citation, expanded_from=h.expanded_from,
+                                                       via=h.via) for h in hits])
 
     @app.get("/tenants/{tenant_id}/bundle", summary="The context bundle of the token's person", tags=["recall"],
              response_model=ContextBundle,
