@@ -6,6 +6,7 @@ and skips elsewhere (with the reason printed).
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -47,3 +48,18 @@ def sparql_servers() -> Iterator[dict[str, Any]]:
     yield servers
     for s in servers.values():
         s.stop()
+
+
+@contextlib.contextmanager
+def embedder_env(name: str) -> Iterator[None]:
+    """``RECKON_EMBEDDER`` set to ``name`` inside the block, restored after (module-scoped
+    engines cannot use ``monkeypatch``)."""
+    old = os.environ.get("RECKON_EMBEDDER")
+    os.environ["RECKON_EMBEDDER"] = name
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("RECKON_EMBEDDER", None)
+        else:
+            os.environ["RECKON_EMBEDDER"] = old

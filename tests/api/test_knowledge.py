@@ -9,13 +9,13 @@ returns the chunk holding it, citing the document and the chunk's position."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
 from reckon._errors import InvalidInput, NotAuthorized
 from reckon.api import Engine, Principal
+from tests.conftest import embedder_env
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 ANN = Principal(person="ann", teams=["growth"])
@@ -24,13 +24,8 @@ OPS = Principal.operator(person="dana", teams=["growth"])
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory):
-    old = os.environ.get("RECKON_EMBEDDER")
-    os.environ["RECKON_EMBEDDER"] = "hashing"
-    yield Engine(tmp_path_factory.mktemp("knowledge"), jobs=False)
-    if old is None:
-        os.environ.pop("RECKON_EMBEDDER", None)
-    else:
-        os.environ["RECKON_EMBEDDER"] = old
+    with embedder_env("hashing"):
+        yield Engine(tmp_path_factory.mktemp("knowledge"), jobs=False)
 
 
 _n = iter(range(1000))

@@ -12,7 +12,6 @@ second run does nothing.
 
 from __future__ import annotations
 
-import os
 import random
 import uuid
 from datetime import UTC, datetime, timedelta
@@ -21,6 +20,7 @@ import pytest
 
 from reckon._errors import InvalidInput, UnknownMemory
 from reckon.api import Engine, Principal
+from tests.conftest import embedder_env
 
 OPS = Principal.operator(person="dana", teams=["growth"])
 ANN = Principal(person="ann", teams=["growth"])
@@ -31,13 +31,8 @@ KINDS = ["fact", "preference", "context", "objective"]
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory):
-    old = os.environ.get("RECKON_EMBEDDER")
-    os.environ["RECKON_EMBEDDER"] = "hashing"
-    yield Engine(tmp_path_factory.mktemp("maintain"), jobs=False)
-    if old is None:
-        os.environ.pop("RECKON_EMBEDDER", None)
-    else:
-        os.environ["RECKON_EMBEDDER"] = old
+    with embedder_env("hashing"):
+        yield Engine(tmp_path_factory.mktemp("maintain"), jobs=False)
 
 
 _n = iter(range(10_000))

@@ -13,7 +13,6 @@ memory then; a token budget is counted by the real tokenizer (checked here with 
 
 from __future__ import annotations
 
-import os
 import uuid
 from datetime import UTC, datetime
 
@@ -23,6 +22,7 @@ from hypothesis import strategies as st
 
 from reckon._errors import InvalidInput
 from reckon.api import Engine, Principal
+from tests.conftest import embedder_env
 
 DANA = Principal.operator(person="dana", teams=["growth"])
 ANN = Principal(person="ann", teams=["growth"])
@@ -31,13 +31,8 @@ T0 = datetime(2026, 3, 2, 9, 15, tzinfo=UTC)
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory):
-    old = os.environ.get("RECKON_EMBEDDER")
-    os.environ["RECKON_EMBEDDER"] = "hashing"
-    yield Engine(tmp_path_factory.mktemp("ledger"))
-    if old is None:
-        os.environ.pop("RECKON_EMBEDDER", None)
-    else:
-        os.environ["RECKON_EMBEDDER"] = old
+    with embedder_env("hashing"):
+        yield Engine(tmp_path_factory.mktemp("ledger"))
 
 
 _n = iter(range(10_000))
