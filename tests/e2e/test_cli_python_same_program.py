@@ -14,10 +14,12 @@ import json
 import os
 import subprocess
 import sys
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from reckon.api import Engine, Principal
+from reckon.vocab import decimal_text
 from tests.api.test_program import ONTO, RULES, SHAPES
 from tests.conftest import REPO
 
@@ -33,8 +35,10 @@ def cli(d: Path, *args: str) -> Any:
 
 
 def _statuses(m: Any) -> dict[str, Any]:
+    """The statuses compared, a decimal as its exact text (Python gives a ``Decimal``,
+    ``--json`` the lexical string)."""
     keys = ("headlineStatus", "budgetStatus", "utilisation", "currentSpend")
-    return {k: v for k, v in m.items() if k in keys}
+    return {k: decimal_text(v) if isinstance(v, Decimal) else v for k, v in m.items() if k in keys}
 
 
 def test_cli_and_python_agree_on_a_tenant_with_a_custom_module(tmp_path: Path) -> None:

@@ -91,7 +91,7 @@ def test_sigkill_during_spend_refresh(tenant_dir: Path) -> None:
         last = Decimal(acks[-1])
         assert Decimal(spend) in (last, last + 1)  # the acknowledged one, or the one in flight
         (cap,) = t.memories(subclass="BudgetConstraintMemory")
-        assert cap.status["currentSpend"] == pytest.approx(float(spend))
+        assert cap.status["currentSpend"] == Decimal(spend)
         _usable(t)
         t.store.close()
 

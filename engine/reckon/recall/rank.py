@@ -74,7 +74,12 @@ class RankConfig(BaseModel):
     bm25_k1: float = Field(default=1.2, gt=0)
     bm25_b: float = Field(default=0.75, ge=0, le=1)
     half_life_days: float | None = Field(default=90.0, gt=0, description="recency half-life, days; None = off")
-    access_weight: float = Field(default=0.1, ge=0)
+    access_weight: float = Field(
+        default=0.01, ge=0,
+        description="weight of log1p(access count): every search hit and bundle item counts as an access, so "
+        "the boost must stay below the gap between adjacent RRF ranks (1/61 vs 1/62 = 1.6 %) for a "
+        "few uses; at 0.01 one access is +0.7 %, a hundred +4.6 % (a hit shown is not a relevance "
+        "judgment; explicit feedback weighs more)")
     feedback_weight: float = Field(default=0.2, ge=0, le=1)
     mmr_lambda: float | None = Field(default=0.8, gt=0, le=1, description="MMR trade-off; None or 1 = off")
     # pseudo-relevance feedback (RM3-style expansion for BM25, Rocchio for the vector)

@@ -80,6 +80,7 @@ import json
 import os
 import secrets
 import threading
+import traceback
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -997,7 +998,15 @@ class TenantStore:
         with self.exclusive() as view:
             txn = Txn(view)
             yield txn
-            txn.commit = self._commit(txn, validate)
+            try:
+                txn.commit = self._commit(txn, validate)
+            except BaseException as exc:
+                # the frames of a failed commit hold the on-disk store's handle, and
+                # pyoxigraph's Store has no close: an exception the caller keeps (a log
+                # record, pytest.raises) would keep RocksDB open -- and its LOCK taken --
+                # after this process gives the tenant's flock up. Drop those frames' locals.
+                traceback.clear_frames(exc.__traceback__)
+                raise
 
     def _commit(self, txn: Txn, validate: ValidateHook | None) -> Commit | None:
         st = self._st
