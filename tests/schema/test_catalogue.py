@@ -23,7 +23,9 @@ def test_lists_every_shipped_memory_subclass(schema):
         "rc:HiringCriteriaMemory",
         "rc:SourcingPreferenceMemory",
         "ty:BeliefMemory",  # module types (seed 004 seven types, seed 001 working memory)
+        "ty:ChunkMemory",  # knowledge indexing (seed 002): a document and its chunks
         "ty:CoreMemory",
+        "ty:DocumentMemory",
         "ty:EpisodicMemory",
         "ty:ProceduralMemory",
         "ty:ResourceMemory",
