@@ -48,10 +48,10 @@ from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, Field
-from pyoxigraph import NamedNode
 
+from reckon import vocab as V
 from reckon.memory.models import Memory, Principal
-from reckon.recall.rank import access_boost, feedback_boost
+from reckon.recall.rank import RankConfig, access_boost, feedback_boost
 
 __all__ = ["AUTO_SOURCES", "MAINTAINER", "MaintenanceAction", "MaintenanceReport", "maintain", "salience"]
 
@@ -62,12 +62,12 @@ WORKING_SOURCES: frozenset[str] = frozenset({"extraction", "agent_tool"})
 #: The person maintenance acts as (``deleted_by`` of its tombstones).
 MAINTAINER = "reckon-maintenance"
 
-_WORKING = "https://reckon.dev/ns/types#WorkingMemory"
-_NOTE_KEY = NamedNode("https://reckon.dev/ns/notes#key")
-_Q_EXPIRED_NOTES = ("PREFIX nt: <https://reckon.dev/ns/notes#>\n"
-                    "SELECT ?n WHERE { GRAPH <urn:reckon:graph:inferred> { ?n a nt:ExpiredNote } }")
-_ACCESS_WEIGHT = 0.1  # reckon.recall.rank.RankConfig defaults
-_FEEDBACK_WEIGHT = 0.2
+_WORKING = V.TY + "WorkingMemory"
+_NOTE_KEY = V.nt("key")
+_Q_EXPIRED_NOTES = (f"PREFIX nt: <{V.NT}>\n"
+                    f"SELECT ?n WHERE {{ GRAPH <{V.INFERRED.value}> {{ ?n a nt:ExpiredNote }} }}")
+_ACCESS_WEIGHT = RankConfig().access_weight  # the ranking's weights, so salience and search agree
+_FEEDBACK_WEIGHT = RankConfig().feedback_weight
 
 
 class MaintenanceAction(BaseModel):

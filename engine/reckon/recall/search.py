@@ -15,7 +15,6 @@ from pyoxigraph import NamedNode
 
 from reckon import vocab as V
 from reckon._errors import InvalidInput
-from reckon.memory import _rdf as R
 from reckon.memory import authz
 from reckon.memory.models import KINDS, SCOPES, Memory, Principal
 from reckon.recall.models import SearchHit
@@ -27,7 +26,7 @@ __all__ = ["search"]
 
 _P_PROJECT = V.rk("project")
 _P_CONVERSATION = V.rk("conversation")
-_P_PART_OF = NamedNode("https://reckon.dev/ns/types#partOf")
+_P_PART_OF = NamedNode(V.TY + "partOf")
 EXPAND_PER_HIT = 5
 """Most neighbours one direct hit brings with ``expand="graph"`` (ours)."""
 
@@ -188,7 +187,7 @@ def _neighbours(recall: TenantRecall, view: Any, hits: list[SearchHit],
         links += [(x, "supersededBy") for x in m.superseded_by] + [(x, "supersedes") for x in m.supersedes]
         for turn in m.derived_from:
             links += sorted((q.subject.value.rsplit(":", 1)[-1], "derivedFrom")
-                            for q in view.quads(None, R.P_DERIVED_FROM, NamedNode(turn), V.MEMORIES))
+                            for q in view.quads(None, V.rk("derivedFrom"), NamedNode(turn), V.MEMORIES))
         links = [(x, e) for x, e in dict.fromkeys(links) if x not in seen]
         if not links:
             continue
