@@ -173,7 +173,11 @@ class _Proc:
                 if left is not None and left <= 0:
                     raise TimeoutError
                 wait = _MEMORY_POLL if left is None else min(left, _MEMORY_POLL)
-                ready, _, _ = select.select([self.fd], [], [], wait)
+                # poll, not select: select() refuses a descriptor >= FD_SETSIZE (1024),
+                # which a process with many tenants (or many engines) open reaches
+                poller = select.poll()
+                poller.register(self.fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+                ready = poller.poll(max(0.0, wait) * 1000.0)
                 if ready:
                     break
                 if self.max_rss is not None:
