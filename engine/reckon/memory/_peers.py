@@ -26,11 +26,15 @@ __all__ = ["PeerCache", "_PeerEntry", "_PeerIndex", "_groups_of"]
 class _PeerEntry:
     """One active memory as the write path's dedup / conflict reads see it."""
 
-    __slots__ = ("a", "full", "groups", "label_key", "toks")
+    __slots__ = ("a", "full", "groups", "label_key", "lean", "toks")
 
-    def __init__(self, a: dict[Any, list[Any]], groups: list[tuple[Any, ...]], full: bool = True) -> None:
-        self.a = a  # asserted triples: all of them when ``full``, else the peers query's fields
+    def __init__(self, a: dict[Any, list[Any]], groups: list[tuple[Any, ...]], full: bool = True,
+                 lean: bool = False) -> None:
+        # asserted triples: all of them when ``full``; else the peers query's fields; only
+        # type, label and content when ``lean`` (a group's first read: the rest on need)
+        self.a = a
         self.full = full
+        self.lean = lean and not full
         self.groups = groups  # the (scope, stakeholder) groups of the index it is listed in
         self.label_key = normalise_label(a[R.LABEL][0].value)
         content = a.get(R.P_CONTENT)
@@ -42,11 +46,16 @@ class _PeerEntry:
             a: dict[Any, list[Any]] = defaultdict(list)
             for q in view.quads(m, None, None, R.MEMORIES):
                 a[q.predicate].append(q.object)
-            self.a, self.full = dict(a), True
+            self.a, self.full, self.lean = dict(a), True, False
         return self.a
 
-    def partial(self, scope_iri: NamedNode) -> dict[Any, list[Any]]:
-        """The fields the peers query reads (type, label, content, team, kind, source, scope)."""
+    def partial(self, scope_iri: NamedNode, m: NamedNode | None = None, view: Any = None) -> dict[Any, list[Any]]:
+        """The fields the peers query reads (type, label, content, team, kind, source,
+        scope); a lean entry reads its node from ``view`` first."""
+        if self.lean:
+            if view is None or m is None:
+                raise ValueError("a lean peer entry needs its memory and a view to list its fields")
+            self.node(m, view)
         d: dict[Any, list[Any]] = defaultdict(list)
         for p in _PEER_FIELDS:
             if p in self.a:
@@ -155,12 +164,12 @@ class _PeerIndex:
         return idx
 
     def add_group(self, g: tuple[Any, ...], nodes: dict[NamedNode, dict[Any, list[Any]]]) -> None:
-        """List the group's members (``nodes``: memory -> all its asserted triples)."""
+        """List the group's members (``nodes``: memory -> its type, label and content)."""
         self.built.add(g)
         for m, a in nodes.items():
             e = self.entries.get(m)
             if e is None:
-                e = self.entries[m] = _PeerEntry(dict(a), [g])
+                e = self.entries[m] = _PeerEntry(dict(a), [g], full=False, lean=True)
             elif g not in e.groups:
                 e.groups.append(g)
             self._join(m, e, g)
@@ -285,7 +294,7 @@ class PeerCache:
             g = (scope_iri,)
         if not idx.complete and g not in idx.built:
             self.current = None  # until the group is listed
-            idx.add_group(g, self.read_group(scope, owner, teams))
+            idx.add_group(g, self.read_group(scope, owner, teams, lean=True))
             self.current = idx
         return idx, g
 
@@ -316,8 +325,9 @@ class PeerCache:
                 pool |= idx.by_token.get((gkey, tok), set())
         else:
             pool = members
+        view = self.svc._tl.txn.view
         for pid in pool:
-            out[pid] = (idx.entries[pid].partial(scope_iri), None)
+            out[pid] = (idx.entries[pid].partial(scope_iri, pid, view), None)
         return out
 
     def peers(
@@ -333,7 +343,8 @@ class PeerCache:
             for pid in idx.groups.get(gkey, set()):
                 e = idx.entries[pid]
                 full = klass is not None and klass != R.MEMORY and klass in e.a.get(R.A, [])
-                out[pid] = (e.node(pid, self.svc._tl.txn.view) if full else e.partial(scope_iri), None)
+                view = self.svc._tl.txn.view
+                out[pid] = (e.node(pid, view) if full else e.partial(scope_iri, pid, view), None)
             return out
         nodes = self.query_peers(scope, owner, teams)
         subclassed = [m for m, (d, _) in nodes.items() if klass is not None and klass != R.MEMORY and klass in d[R.A]]
@@ -362,12 +373,15 @@ class PeerCache:
             out[m] = (d, None)
         return out
 
-    def read_group(self, scope: str, owner: str | None, teams: list[str]) -> dict[NamedNode, dict[Any, list[Any]]]:
+    def read_group(self, scope: str, owner: str | None, teams: list[str],
+                   lean: bool = False) -> dict[NamedNode, dict[Any, list[Any]]]:
         """Every asserted triple (predicate -> objects) of the active memories of a
-        (scope, stakeholder) group. Members are read from the owner / team / link or
-        scope triple (an indexed pattern read: O(group), not O(tenant) -- a SPARQL query
-        with the owner bound as a substitution scans every user memory on pyoxigraph
-        0.5), then each member with two reads: its active status and its triples."""
+        (scope, stakeholder) group; with ``lean`` only their types, label and content
+        (and team, for a team group), what dedup and the token index need. Members are
+        read from the owner / team / link or scope triple (an indexed pattern read:
+        O(group), not O(tenant) -- a SPARQL query with the owner bound as a substitution
+        scans every user memory on pyoxigraph 0.5), then each member's active status and
+        triples (each term read costs a lookup on the on-disk store: lean reads few)."""
         scope_iri = R.SCOPE_IRI[scope]
         nodes: dict[NamedNode, dict[Any, list[Any]]] = {}
         with self.svc._view() as v:
@@ -390,8 +404,16 @@ class PeerCache:
                 if not isinstance(m, NamedNode) or not v.contains(Quad(m, R.A, R.ACTIVE, R.INFERRED)):
                     continue
                 a: dict[Any, list[Any]] = defaultdict(list)
-                for q in v.quads(m, None, None, R.MEMORIES):
-                    a[q.predicate].append(q.object)
+                if lean:
+                    if not v.contains(Quad(m, R.P_SCOPE, scope_iri, R.MEMORIES)):
+                        continue
+                    for pred in (R.A, R.LABEL, R.P_CONTENT) + ((R.P_TEAM,) if scope == "team" else ()):
+                        for q in v.quads(m, pred, None, R.MEMORIES):
+                            a[pred].append(q.object)
+                    a[R.P_SCOPE] = [scope_iri]
+                else:
+                    for q in v.quads(m, None, None, R.MEMORIES):
+                        a[q.predicate].append(q.object)
                 if scope_iri not in a.get(R.P_SCOPE, ()) or not a.get(R.A) or not a.get(R.LABEL):
                     continue
                 nodes[m] = dict(a)
