@@ -410,10 +410,11 @@ def fit(b: ContextBundle, max_item_chars: int, measure: Measure = CHARS, *,
 
     def drop_item(where: str, what: BundleItem) -> None:
         nonlocal conflicts
-        if not any(x is what for x in kept[where]):
+        if what.id in dropped:
             return
         before = kept[where]
-        kept[where] = [x for x in before if x is not what]
+        # drops go lowest ranked first: the item is usually the block's last one
+        kept[where] = before[:-1] if before and before[-1] is what else [x for x in before if x is not what]
         got = block_sums.get(where)
         if got is not None and got[0] is before:  # keep the block's sum without re-summing
             block_sums[where] = (kept[where], got[1] - item_cost(what))
@@ -447,20 +448,51 @@ def fit(b: ContextBundle, max_item_chars: int, measure: Measure = CHARS, *,
             del block_sums[key]
         compacted.add(item_id)
 
-    steps: list[Callable[[], None]] = []
+    involved: dict[str, list[BundleConflict]] = {}
+    for c in conflicts:
+        involved.setdefault(c.authoritative, []).append(c)
+        involved.setdefault(c.overridden, []).append(c)
+
+    def drop_gain(where: str, what: BundleItem) -> int:
+        """At most what dropping ``what`` takes off :func:`estimate`: its line, its
+        block's title, the conflict lines that may go with it and their title (the
+        header's claim and the footer only grow when an item goes)."""
+        return (item_cost(what) + section[where] + conflicts_head + 4 * newline
+                + sum(cost(c_line(c)) + newline for c in involved.get(what.id, ())))
+
+    def compact_gain(item_id: str) -> int:
+        return max(0, cost(lines_of[item_id]) - cost(compact_of[item_id]))
+
+    # each step with a bound of what it can take off the size (None: unknown)
+    steps: list[tuple[Callable[[], None], Callable[[], int] | None]] = []
     for tier in ("lower", "high"):
         for blk in reversed(b.blocks):
-            steps += [partial(drop_item, blk.key, it) for it in reversed(blk.items) if tier_of[it.id] == tier]
-    steps += [partial(drop_business, x) for x in reversed(business)]
-    steps += [partial(drop_conflict, c) for c in reversed(conflicts)]
-    steps += [set_form("header", "short"), set_form("footer", "short"), set_form("header", "minimal")]
+            steps += [(partial(drop_item, blk.key, it), partial(drop_gain, blk.key, it))
+                      for it in reversed(blk.items) if tier_of[it.id] == tier]
+    steps += [(partial(drop_business, x), None) for x in reversed(business)]
+    steps += [(partial(drop_conflict, c), None) for c in reversed(conflicts)]
+    steps += [(set_form("header", "short"), None), (set_form("footer", "short"), None),
+              (set_form("header", "minimal"), None)]
     for blk in reversed(b.blocks):  # Critical content shortened, lowest ranked first
-        steps += [partial(compact, it.id) for it in reversed(blk.items) if tier_of[it.id] == "critical"]
+        steps += [(partial(compact, it.id), partial(compact_gain, it.id))
+                  for it in reversed(blk.items) if tier_of[it.id] == "critical"]
     for blk in reversed(b.blocks):
-        steps += [partial(drop_item, blk.key, it) for it in reversed(blk.items) if tier_of[it.id] == "critical"]
-    for step in steps:
-        if fits():
-            break
+        steps += [(partial(drop_item, blk.key, it), partial(drop_gain, blk.key, it))
+                  for it in reversed(blk.items) if tier_of[it.id] == "critical"]
+    # apply steps until the text fits, checking only when the steps since the last
+    # check could have taken off the excess then measured (the same steps as checking
+    # before every one: a check skipped could only have said "does not fit")
+    excess = 0
+    for step, gain in steps:
+        if excess <= 0:
+            over = estimate() - budget
+            if over <= 0 and fits():
+                break
+            excess = over
+        if gain is None:
+            excess = 0
+        else:
+            excess -= gain()
         step()
     if not compacted and form == {"header": "full", "footer": "full"} and not (
             omitted.get("business") or omitted.get("conflicts")):
