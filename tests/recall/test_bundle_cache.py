@@ -135,6 +135,15 @@ def test_every_kind_of_write_in_this_process_shows_in_the_next_bundle(tenant, tm
     mine = put(tenant, "I review every launch myself", 4, scope="user", principal=ANN)
     assert mine.id in tenant.context(ANN).ids()
 
+    weekly = put(tenant, "Weekly report day", 5, content="The weekly report goes out on Monday")
+    assert not tenant.context(ANN).conflicts
+    own = put(tenant, "Weekly report day", 4, scope="user", principal=ANN, content="The weekly report goes out on Friday")
+    got = tenant.context(ANN)  # a new pair for the conflict judge
+    assert [(c.authoritative, c.overridden) for c in got.conflicts] == [(own.id, weekly.id)]
+    assert got.item(weekly.id).overridden_by == own.id
+    put(tenant, "Weekly report owner", 4, content="Lee owns the weekly report")
+    assert [(c.authoritative, c.overridden) for c in tenant.context(ANN).conflicts] == [(own.id, weekly.id)]
+
     tenant.tick(datetime(2026, 3, 20, 9, tzinfo=UTC))  # the clock
     assert tenant.context(ANN).clock == datetime(2026, 3, 20, 9, tzinfo=UTC)
 
@@ -198,7 +207,7 @@ def _unit(v: np.ndarray) -> np.ndarray:
     return v / np.linalg.norm(v)
 
 
-def test_a_new_turn_costs_one_encode_of_that_turn_and_ranks_by_the_mean_of_the_turns(tmp_path: Path) -> None:
+def test_a_new_turn_costs_one_encode_of_that_turn_and_ranks_by_the_recency_weighted_mean(tmp_path: Path) -> None:
     emb = CountingHashing()
     t = Engine(tmp_path, embedder=emb, jobs=False).create_tenant("acme", company_name="Acme Inc.")
     t.tick(T0)
@@ -213,9 +222,10 @@ def test_a_new_turn_costs_one_encode_of_that_turn_and_ranks_by_the_mean_of_the_t
     emb.queries.clear()
     b = t.context(ANN, turns)
     assert emb.queries == [turns[2]]  # the earlier turns come from the query cache
-    # the ranking: cosine of each item's vector to the normalized mean of the turns' unit vectors
+    # the ranking: cosine of each item's vector to the normalized sum of the turns' unit
+    # vectors weighted 0.25 ** age (the newest turn age 0)
     ref = HashingEmbedder()
-    q = _unit(np.mean([_unit(ref.encode([x])[0]) for x in turns], axis=0))
+    q = _unit(sum(0.25 ** (len(turns) - 1 - i) * _unit(ref.encode([x])[0]) for i, x in enumerate(turns)))
     ix = t.recall.index.index
     for i in ids:
         v = ix.embedding(i)
