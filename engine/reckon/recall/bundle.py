@@ -35,9 +35,9 @@ of a memory the bundle does not hold (a Medium one) leaves it as it was.
   derived status inline (``near_limit — 85 % ($34,000 of $40,000)``).
 * *ranking* — inside a block, by cosine similarity of the item's embedding (computed
   after the write by the :class:`~reckon.recall.tenant_index.TenantIndex`) to the recent
-  conversation (a list of turns: the normalized mean of each recent turn's embedding,
-  each cached by text, so a new turn costs one encode of that turn; a string: its
-  embedding); without a conversation or an embedder, by importance then recency
+  conversation (a list of turns: the recency-weighted normalized mean of each recent
+  turn's embedding, :func:`_conversation_vector`, each cached by text, so a new turn
+  costs one encode of that turn; a string: its embedding); without a conversation or an embedder, by importance then recency
   (:attr:`ContextBundle.ranking` says which). An item whose vector is not computed yet
   gets similarity 0. Similarity orders, never decides.
 * *precedence* (seed §4) -- personal > conversation > project > team > company: the
@@ -803,21 +803,38 @@ def _conversation_turns(conversation: Any) -> list[str]:
     raise InvalidInput("conversation: a string or a list of strings is required", field="conversation")
 
 
+#: Weight of a turn in the conversation vector: ``_TURN_DECAY ** age`` (the newest turn
+#: age 0). Measured by ``bench/conversation_vector.py`` on LoCoMo (evidence recall@10 of a
+#: cosine top-10 with the question as the newest of 6 turns; the 5 before it from the
+#: same moment / random): chosen on conversations 0-1 (one embedding of the joined turns
+#: 0.22 / 0.13, the plain mean 0.11 / 0.05, decay 0.5 0.47 / 0.32, 0.25 0.52 / 0.46, the
+#: question alone 0.50); held out, conversations 2-3: joined 0.22 / 0.14, plain mean
+#: 0.10 / 0.04, decay 0.25 0.56 / 0.48, the question alone 0.51.
+_TURN_DECAY = 0.25
+
+
 def _conversation_vector(idx: Any, turns: Sequence[str]) -> Any:
-    """The conversation's embedding from its turns: the normalized mean of each turn's
-    unit vector (``float32 (dim,)``), each from the index's query cache
-    (:meth:`TenantIndex.query_vector <reckon.recall.tenant_index.TenantIndex.query_vector>`,
-    an LRU keyed by text), so a new turn costs one encode of that turn alone. ``None``
-    when no turn could be embedded. (Embedding the joined turns instead would also let
-    the model's 256-word-piece limit cut off the newest turns of a long window.)"""
+    """The conversation's embedding from its turns (oldest first): the normalized sum of
+    each turn's unit vector weighted :data:`_TURN_DECAY` ``** age`` (``float32 (dim,)``;
+    the newest turn says most of what the agent needs now), each vector from the index's
+    query cache (:meth:`TenantIndex.query_vector
+    <reckon.recall.tenant_index.TenantIndex.query_vector>`, an LRU keyed by text), so a
+    new turn costs one encode of that turn alone. ``None`` when no turn could be
+    embedded."""
     import numpy as np
 
-    vecs = [v for v in (idx.query_vector(t) for t in turns) if v is not None]
+    vecs, weights = [], []
+    for age, t in enumerate(reversed(turns)):
+        v = idx.query_vector(t)
+        n = float(np.linalg.norm(v)) if v is not None else 0.0
+        if n > 0:
+            vecs.append(np.asarray(v, dtype=np.float32) / n)
+            weights.append(_TURN_DECAY ** age)
     if not vecs:
         return None
-    mean = np.mean(np.stack(vecs).astype(np.float32), axis=0)
-    norm = float(np.linalg.norm(mean))
-    return (mean / norm).astype(np.float32) if norm > 0 else None
+    total = (np.stack(vecs) * np.asarray(weights, dtype=np.float32)[:, None]).sum(axis=0)
+    norm = float(np.linalg.norm(total))
+    return (total / norm).astype(np.float32) if norm > 0 else None
 
 
 

@@ -273,7 +273,7 @@ def _refill(b: ContextBundle, kept: dict[str, list[BundleItem]], omitted: dict[s
 
 
 def fit(b: ContextBundle, max_item_chars: int, measure: Measure = CHARS, *,
-        item_lines: Mapping[str, str] | None = None, costs: dict[str, int] | None = None) -> None:
+        item_lines: Callable[[int], Mapping[str, str]] | None = None, costs: dict[str, int] | None = None) -> None:
     """Drop and shorten until the rendered text fits the budget (``b.budget_chars``, or
     ``b.budget_tokens`` counted by ``measure``); fill ``text``, the omitted counts and
     the :class:`~reckon.recall.models.ContextLedger`.
@@ -291,24 +291,28 @@ def fit(b: ContextBundle, max_item_chars: int, measure: Measure = CHARS, *,
     up to date as items go (never a re-render of the whole text), and every distinct
     line is measured once.
 
-    :param item_lines: ``item id -> it.line(max_item_chars)`` already rendered (the
-        bundle's per-generation cache); missing ones are rendered here.
+    :param item_lines: ``n -> {item id: it.line(n)}`` already rendered (the bundle's
+        per-generation cache), asked for ``max_item_chars`` and the compact length;
+        missing ones are rendered here.
     :param costs: ``line -> cost in the measure's unit``, shared across calls with the
         same ``measure`` (filled here).
     """
     tokens = measure.unit == "tokens"
     budget = int(b.budget_tokens if tokens and b.budget_tokens is not None else b.budget_chars or 0)
     clock = f", clock {b.clock.strftime('%Y-%m-%d %H:%M')} UTC" if b.clock else ""
-    given = item_lines or {}
+    compact_chars = min(max_item_chars, COMPACT_ITEM_CHARS)
+    given = item_lines(max_item_chars) if item_lines is not None else {}
     lines_of = {it.id: given.get(it.id) or it.line(max_item_chars) for blk in b.blocks for it in blk.items}
     item_of = {it.id: it for blk in b.blocks for it in blk.items}
 
     class _Compact(dict[str, str]):
         def __missing__(self, key: str) -> str:
-            v = self[key] = item_of[key].line(min(max_item_chars, COMPACT_ITEM_CHARS))
+            v = self[key] = item_of[key].line(compact_chars)
             return v
 
     compact_of = _Compact()
+    if item_lines is not None and any(it.importance >= 5 for it in item_of.values()):
+        compact_of.update((k, v) for k, v in item_lines(compact_chars).items() if k in item_of)
     tier_of = {it.id: _tier(it.importance) for blk in b.blocks for it in blk.items}
     kept: dict[str, list[BundleItem]] = {blk.key: list(blk.items) for blk in b.blocks}
     label_of = {blk.key: blk.label for blk in b.blocks}
@@ -442,7 +446,7 @@ def fit(b: ContextBundle, max_item_chars: int, measure: Measure = CHARS, *,
     def compact(item_id: str) -> None:
         key = block_of[item_id]
         got = block_sums.get(key)
-        if got is not None and got[0] is kept[key] and any(x.id == item_id for x in got[0]):
+        if got is not None and got[0] is kept[key] and item_id not in dropped:
             block_sums[key] = (got[0], got[1] - cost(lines_of[item_id]) + cost(compact_of[item_id]))
         elif got is not None:
             del block_sums[key]
