@@ -21,7 +21,8 @@ modules are byte-compiled first, as ``pip install`` does for an installed packag
 Peers (floors): the interpreter starting (``python -c pass``) and ``import
 sentence_transformers`` (what every ranking command paid before the torch-free runtime).
 The servers: ``serve`` is started and polled on ``/healthz`` (it binds only once the
-model is loaded); then the first ``POST /memories``, ``GET /search`` and ``GET
+model is loaded), once as it is and once with ``--warm bench`` (the tenant opened
+before it binds); then the first ``POST /memories``, ``GET /search`` and ``GET
 /bundle`` are timed, and the fifth of each. ``mcp`` is driven by the ``mcp`` SDK's stdio
 client: time to the initialize answer, then the first and fifth ``get_context`` and
 ``search`` tool calls.
@@ -92,7 +93,9 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def bench_serve(data: Path) -> dict[str, float]:
+def bench_serve(data: Path, warm: bool = False) -> dict[str, float]:
+    """``reckon serve`` (with ``--warm bench`` when ``warm``): seconds to /healthz, then
+    each request's seconds, five rounds (``remember_0`` .. ``bundle_4``)."""
     import httpx
 
     from reckon.server.auth import TokenStore
@@ -101,7 +104,8 @@ def bench_serve(data: Path) -> dict[str, float]:
     port = free_port()
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "reckon.cli", "--data-dir", str(data), "serve", "--port", str(port),
-                             "--log-level", "warning"], env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                             "--log-level", "warning", *(["--warm", "bench"] if warm else [])],
+                            env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     base = f"http://127.0.0.1:{port}"
     out: dict[str, float] = {}
     try:
@@ -234,12 +238,14 @@ def main() -> None:
         print(f"{r['name']:<46} {r['median_s']:>9.2f} {r['max_s']:>7.2f} {r['cpu_s']:>6.2f} {r['target']:>8}"
               + (f"  (exit {r['code']})" if r["code"] else ""), flush=True)
     print("CPU s: user + system time of the command's process (what it costs without the machine's other load)")
-    s = bench_serve(data)
-    print()
-    print(f"reckon serve: /healthz answered {s['ready_s']:.1f} s after launch (the model is loaded before it binds)")
-    print(f"{'request':<28} {'first ms':>9} {'fifth ms':>9}")
-    for op in ("remember", "search", "bundle"):
-        print(f"{op:<28} {s[op + '_0'] * 1e3:>9.0f} {s[op + '_4'] * 1e3:>9.0f}")
+    for warm in (False, True):
+        s = bench_serve(data, warm)
+        print()
+        print(f"reckon serve{' --warm bench' if warm else ''}: /healthz answered {s['ready_s']:.1f} s after launch "
+              f"(the model is loaded before it binds{', and the tenant opened' if warm else ''})")
+        print(f"{'request':<28} {'first ms':>9} {'fifth ms':>9}")
+        for op in ("remember", "search", "bundle"):
+            print(f"{op:<28} {s[op + '_0'] * 1e3:>9.0f} {s[op + '_4'] * 1e3:>9.0f}")
     m = bench_mcp(data)
     print()
     print(f"reckon mcp: initialize answered {m['ready_s']:.1f} s after launch (index open, model loaded)")
