@@ -98,7 +98,10 @@ class KeywordIndex:
         self._total = 0  # sum of document lengths
         self._postings: dict[str, dict[int, int]] = {}  # term -> {slot: tf}
         # term -> (slots, tf) as loaded (:meth:`load`); moved into ``_postings`` on a write
-        self._base: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._base: dict[str, int] = {}  # term -> its number in the loaded arrays below
+        self._base_off = np.zeros(1, dtype=np.int64)
+        self._base_doc = np.zeros(0, dtype=np.int64)
+        self._base_tf = np.zeros(0, dtype=np.float64)
         self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # term -> (slots, tf)
         # term -> (slots, float32 BM25 contributions), valid until the next write
         self._scored: dict[str, tuple[np.ndarray, np.ndarray]] = {}
@@ -205,11 +208,21 @@ class KeywordIndex:
             t = self._tokens[doc_id] = t.split(" ") if t else []
         return t
 
+    def _base_arrays(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(slots, tf)`` of ``term`` as loaded (views), or None (not loaded, or moved
+        into ``_postings`` by a write)."""
+        j = self._base.get(term)
+        if j is None:
+            return None
+        a, b = int(self._base_off[j]), int(self._base_off[j + 1])
+        return self._base_doc[a:b], self._base_tf[a:b]
+
     def _plist(self, term: str) -> dict[int, int]:
         """The postings dict of ``term`` (made from the loaded arrays on first write)."""
         p = self._postings.get(term)
         if p is None:
-            base = self._base.pop(term, None)
+            base = self._base_arrays(term)
+            self._base.pop(term, None)
             p = self._postings[term] = {} if base is None else dict(zip(base[0].tolist(), base[1].tolist()))
         return p
 
@@ -270,8 +283,7 @@ class KeywordIndex:
                     or (len(doc) and (doc.min() < 0 or doc.max() >= n)) or (len(tf) and tf.min() < 1)
                     or (n and dl.min() < 1) or len(set(terms)) != len(terms) or len(set(ids)) != n):
                 raise ValueError("keyword index arrays do not fit together")
-            bounds = off.tolist()
-            base = {t: (doc[a:b], tf[a:b]) for t, a, b in zip(terms, bounds, bounds[1:])}
+            base = dict(zip(terms, range(len(terms))))
             size = max(16, n)
             self._dl = np.zeros(size, dtype=np.float64)
             self._dl[:n] = dl
@@ -280,6 +292,7 @@ class KeywordIndex:
             self._slot = {i: k for k, i in enumerate(self._ids)}
             self._tokens = dict(zip(self._ids, tokens))
             self._base = base
+            self._base_off, self._base_doc, self._base_tf = off, doc, tf
             self._postings, self._arrays, self._scored = {}, {}, {}
             self._layout_dirty = True
 
@@ -287,7 +300,7 @@ class KeywordIndex:
     def _term_arrays(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
         arr = self._arrays.get(term)
         if arr is None:
-            base = self._base.get(term)
+            base = self._base_arrays(term)
             if base is not None:
                 return base
             p = self._postings.get(term)
@@ -345,8 +358,11 @@ class KeywordIndex:
     def document_frequencies(self, tokens: Iterable[str]) -> dict[str, int]:
         """Number of indexed documents containing each token."""
         with self._lock:
-            return {t: len(self._postings[t]) if t in self._postings else len(self._base[t][0]) if t in self._base
-                    else 0 for t in tokens}
+            out: dict[str, int] = {}
+            for t in tokens:
+                base = self._base_arrays(t)
+                out[t] = len(self._postings[t]) if t in self._postings else len(base[0]) if base is not None else 0
+            return out
 
     def tokens(self, doc_id: str) -> list[str]:
         """The indexed tokens of ``doc_id`` (empty list if unknown)."""

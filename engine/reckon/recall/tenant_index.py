@@ -383,6 +383,9 @@ class TenantIndex:
                     raise ValueError(f"{name}: {len(off) - 1} entries for {n} documents")
                 ends = off[1:].tolist()
                 starts = off[:-1].tolist()
+                if blob.isascii():  # byte offsets are character offsets: decode once, slice the str
+                    text = blob.decode("ascii")
+                    return [None if z else text[a:b] for a, b, z in zip(starts, ends, none.tolist())]
                 return [None if z else blob[a:b].decode("utf-8", "surrogatepass")
                         for a, b, z in zip(starts, ends, none.tolist())]
 
