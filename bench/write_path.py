@@ -41,6 +41,7 @@ import time
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from pyoxigraph import Literal, NamedNode, Quad, Triple
 
@@ -126,7 +127,7 @@ def pct(xs: list[float], p: float) -> float:
     return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
 
 
-def bench_remember(engine: Engine, n: int, samples: int, tenant: str | None = None) -> dict[str, float]:
+def bench_remember(engine: Engine, n: int, samples: int, tenant: str | None = None) -> dict[str, Any]:
     """``tenant``: measure that existing tenant (its people are person0..19, as both
     benchmarks generate them) instead of generating ``w<n>``."""
     import json
@@ -152,6 +153,17 @@ def bench_remember(engine: Engine, n: int, samples: int, tenant: str | None = No
     t.recall.wait(timeout=None)  # steady state: the background memories have their vectors
     t.remember(kind="fact", scope="user", importance=3, source="agent_tool", principal=Principal(person="warm"),
                label="warm up", content="warm up the caches")
+    res = measure_remember(t, samples, persons=persons)
+    return {"n": n, "load_s": load_s, **res, "first": first.get("remember_s", float("nan")),
+            "again": first.get("remember_again_s", float("nan")),
+            "open": first.get("open_s", float("nan")), "rss": first.get("rss_mb", float("nan")),
+            "embedder": t.recall.index.embedder_name}
+
+
+def measure_remember(t: Any, samples: int, persons: int) -> dict[str, Any]:
+    """``samples`` rounds of a user-scope ``Tenant.remember`` (principal ``person<k %
+    persons>``), a company-scope one (an operator) and the peer, ``MemoryService.remember``
+    alone; seconds per call, and the embeddings still queued when the rounds ended."""
     user, company, service = [], [], []
     with t.store.exclusive():  # keep the on-disk store open across the measured writes
         for k in range(samples):
@@ -168,11 +180,7 @@ def bench_remember(engine: Engine, n: int, samples: int, tenant: str | None = No
             t.memory.remember(kind="preference", scope="user", importance=3, source="agent_tool", principal=who,
                               label=f"s{uuid.uuid4().hex}", content=f"x{uuid.uuid4().hex} y{uuid.uuid4().hex}")
             service.append(time.perf_counter() - t0)
-    pending = t.recall.index.pending()
-    return {"n": n, "load_s": load_s, "again": first.get("remember_again_s", float("nan")),
-            "user": user, "company": company, "service": service,
-            "first": first.get("remember_s", float("nan")), "open": first.get("open_s", float("nan")),
-            "rss": first.get("rss_mb", float("nan")), "pending": pending, "embedder": t.recall.index.embedder_name}
+    return {"user": user, "company": company, "service": service, "pending": t.recall.index.pending()}
 
 
 def ms3(xs: list[float]) -> str:

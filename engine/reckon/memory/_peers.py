@@ -48,13 +48,14 @@ class _PeerEntry:
     def partial(self, scope_iri: NamedNode) -> dict[Any, list[Any]]:
         """The fields the peers query reads (type, label, content, team, kind, source, scope)."""
         d: dict[Any, list[Any]] = defaultdict(list)
-        for p in (R.A, R.LABEL, R.P_CONTENT, R.P_TEAM, R.P_KIND, R.P_SOURCE):
+        for p in _PEER_FIELDS:
             if p in self.a:
                 d[p] = list(dict.fromkeys(self.a[p]))
         d[R.P_SCOPE] = [scope_iri]
         return d
 
 
+_PEER_FIELDS = (R.A, R.LABEL, R.P_CONTENT, R.P_TEAM, R.P_KIND, R.P_SOURCE)  # what a peer read returns
 _USER = R.SCOPE_IRI["user"]
 _TEAM = R.SCOPE_IRI["team"]
 _LINKED = {R.SCOPE_IRI[name]: pred for name, (pred, _) in R.LINKS.items()}
@@ -154,12 +155,12 @@ class _PeerIndex:
         return idx
 
     def add_group(self, g: tuple[Any, ...], nodes: dict[NamedNode, dict[Any, list[Any]]]) -> None:
-        """List the group's members (``nodes``: memory -> peers-query fields)."""
+        """List the group's members (``nodes``: memory -> all its asserted triples)."""
         self.built.add(g)
         for m, a in nodes.items():
             e = self.entries.get(m)
             if e is None:
-                e = self.entries[m] = _PeerEntry(dict(a), [g], full=False)
+                e = self.entries[m] = _PeerEntry(dict(a), [g])
             elif g not in e.groups:
                 e.groups.append(g)
             self._join(m, e, g)
@@ -284,7 +285,7 @@ class PeerCache:
             g = (scope_iri,)
         if not idx.complete and g not in idx.built:
             self.current = None  # until the group is listed
-            idx.add_group(g, {m: d for m, (d, _) in self.query_peers(scope, owner, teams).items()})
+            idx.add_group(g, self.read_group(scope, owner, teams))
             self.current = idx
         return idx, g
 
@@ -349,9 +350,24 @@ class PeerCache:
         self, scope: str, owner: str | None, teams: list[str]
     ) -> dict[NamedNode, tuple[dict[Any, list[Any]], None]]:
         """Type, label, content, team and scope of the active memories of a (scope,
-        stakeholder) group. User and team groups are read from the owner / team link
-        (indexed pattern reads: O(group), not O(tenant) -- a SPARQL query with the owner
-        bound as a substitution scans every user memory on pyoxigraph 0.5)."""
+        stakeholder) group (see :meth:`read_group`)."""
+        scope_iri = R.SCOPE_IRI[scope]
+        out: dict[NamedNode, tuple[dict[Any, list[Any]], None]] = {}
+        for m, a in self.read_group(scope, owner, teams).items():
+            d: dict[Any, list[Any]] = defaultdict(list)
+            for pred in _PEER_FIELDS:
+                if pred in a:
+                    d[pred] = list(dict.fromkeys(a[pred]))
+            d[R.P_SCOPE] = [scope_iri]
+            out[m] = (d, None)
+        return out
+
+    def read_group(self, scope: str, owner: str | None, teams: list[str]) -> dict[NamedNode, dict[Any, list[Any]]]:
+        """Every asserted triple (predicate -> objects) of the active memories of a
+        (scope, stakeholder) group. Members are read from the owner / team / link or
+        scope triple (an indexed pattern read: O(group), not O(tenant) -- a SPARQL query
+        with the owner bound as a substitution scans every user memory on pyoxigraph
+        0.5), then each member with two reads: its active status and its triples."""
         scope_iri = R.SCOPE_IRI[scope]
         nodes: dict[NamedNode, dict[Any, list[Any]]] = {}
         with self.svc._view() as v:
@@ -373,18 +389,13 @@ class PeerCache:
             for m in members:
                 if not isinstance(m, NamedNode) or not v.contains(Quad(m, R.A, R.ACTIVE, R.INFERRED)):
                     continue
-                if not v.contains(Quad(m, R.P_SCOPE, scope_iri, R.MEMORIES)):
+                a: dict[Any, list[Any]] = defaultdict(list)
+                for q in v.quads(m, None, None, R.MEMORIES):
+                    a[q.predicate].append(q.object)
+                if scope_iri not in a.get(R.P_SCOPE, ()) or not a.get(R.A) or not a.get(R.LABEL):
                     continue
-                d: dict[Any, list[Any]] = defaultdict(list)
-                for pred in (R.A, R.LABEL, R.P_CONTENT, R.P_TEAM, R.P_KIND, R.P_SOURCE):
-                    for q in v.quads(m, pred, None, R.MEMORIES):
-                        if q.object not in d[pred]:
-                            d[pred].append(q.object)
-                if not d.get(R.A) or not d.get(R.LABEL):
-                    continue
-                d[R.P_SCOPE] = [scope_iri]
-                nodes[m] = d
+                nodes[m] = dict(a)
         if scope == "team":
             want = {self.svc._team(t) for t in teams}
-            nodes = {k: v for k, v in nodes.items() if set(v.get(R.P_TEAM, [])) == want}
-        return {k: (v, None) for k, v in nodes.items()}
+            nodes = {k: a for k, a in nodes.items() if set(a.get(R.P_TEAM, [])) == want}
+        return nodes

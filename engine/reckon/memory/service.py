@@ -209,6 +209,30 @@ class MemoryService:
         else:
             self.schema.validate(focus, triples)
 
+    def _validate_new(self, txn: Any, m: NamedNode, triples: list[Triple], ctx: list[Triple],
+                      create: list[Quad]) -> None:
+        """Validate new node ``m`` before anything else is decided about it. With the
+        tenant's shapes, in the very graph the store's write check builds for it at commit
+        (:meth:`reckon.schema.TenantSchema.node_graph` over the transaction's view: its
+        triples, the person / team nodes it creates, the stored types of what it links
+        to), so that check finds the graph validated already and the node is validated
+        once per write; with a custom ``validator``, in ``triples + ctx``.
+
+        :raises ShapeViolation: the node does not conform; nothing is written.
+        """
+        view = getattr(txn, "view", None)
+        if self._validator is None and view is not None:
+            new: dict[Any, list[Quad]] = defaultdict(list)
+            for t in triples:
+                new[m].append(Quad(t.subject, t.predicate, t.object, R.MEMORIES))
+            for q in create:
+                new[q.subject].append(q)
+            graph = self.schema.node_graph(m, view, new)
+            if graph is not None:
+                self.schema.validate(m, graph)
+                return
+        self._validate(m, triples + ctx)
+
     def check_write(self, added: Sequence[Quad], removed: Sequence[Quad], view: Any) -> None:
         """The store's write check (``TenantStore.validator``): every node an asserted
         write changes must conform to the tenant's shapes
@@ -553,7 +577,7 @@ class MemoryService:
         m = R.memory_iri(self.tenant, uuid.uuid4().hex)
         triples = C.node_triples(self, m, data, klass, owner, teams, principal)
         ctx, create = C.linked_types(self, triples)
-        self._validate(m, triples + ctx)
+        self._validate_new(txn, m, triples, ctx, create)
 
         # -- what it replaces ------------------------------------------------
         replaced: list[NamedNode] = []

@@ -913,11 +913,14 @@ class TenantIndex:
         self._embed_batch(list(batch.items()))
         return sum(1 for i in todo if self.index.embedding(i) is not None)
 
-    def rank_by_similarity(self, text: str, ids: Iterable[str], *, embed_missing: int = 32) -> list[tuple[str, float]]:
+    def rank_by_similarity(self, text: str, ids: Iterable[str], *, embed_missing: int = 32,
+                           vector: np.ndarray | None = None) -> list[tuple[str, float]]:
         """Cosine of each memory's vector to ``text`` (0.0 without a vector).
 
         :param embed_missing: up to this many of ``ids`` still without a vector are
             embedded first (:meth:`embed_now`).
+        :param vector: the query's unit vector, already computed (``float32 (dim,)``,
+            e.g. a conversation's turns combined); ``text`` is then not embedded.
         """
         self._wants_ranking()
         self.sync()
@@ -928,7 +931,7 @@ class TenantIndex:
                 self.embed_now(missing[:embed_missing])
         if not any(self.index.embedding(i) is not None for i in ids if i in self.index):
             return [(i, 0.0) for i in ids if i in self.index]
-        qv = self.query_vector(text)
+        qv = vector if vector is not None else self.query_vector(text)
         if qv is None:
             return [(i, 0.0) for i in ids if i in self.index]
         return self.index.rank_by_similarity(text, ids, query_vector=qv)

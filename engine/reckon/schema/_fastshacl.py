@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import Any, cast
 
 from pyoxigraph import BlankNode, Literal, NamedNode, Triple
 
@@ -36,6 +36,14 @@ _FIRST, _REST, _NIL = NamedNode(RDF + "first"), NamedNode(RDF + "rest"), NamedNo
 
 def _sh(x: str) -> NamedNode:
     return NamedNode(SH + x)
+
+
+# the SHACL terms the evaluation reads, built once (not a NamedNode per lookup)
+_PATH, _MIN_COUNT, _MAX_COUNT, _HAS_VALUE, _NODE = (_sh(x) for x in ("path", "minCount", "maxCount", "hasValue", "node"))
+_OR, _AND, _NOT, _PROPERTY = (_sh(x) for x in ("or", "and", "not", "property"))
+_DEACTIVATED, _SEVERITY, _VIOLATION = _sh("deactivated"), _sh("severity"), _sh("Violation")
+_BOUNDS = ("minInclusive", "maxInclusive", "minExclusive", "maxExclusive")
+_UNKNOWN = object()  # a cached "the fast path cannot decide", raised where it was met
 
 
 _PROPERTY_COMPONENTS = {"minCount", "maxCount", "datatype", "class", "nodeKind", "in", "hasValue", "pattern",
@@ -71,6 +79,14 @@ class FastShapes:
                 self._targets.setdefault(c, []).append(s)
         self._super_cache: dict[Any, frozenset[Any]] = {}
         self._closure = supers
+        # per-shape facts compiled on first use (the shapes graph never changes under an
+        # instance): evaluation reads these instead of walking the shapes graph each time
+        self._active_cache: dict[Any, bool] = {}
+        self._keys_cache: dict[tuple[Any, bool], bool] = {}
+        self._list_cache: dict[Any, Any] = {}
+        self._values_cache: dict[Any, tuple[Any, ...]] = {}
+        self._regex_cache: dict[tuple[str, str], Any] = {}
+        self._shapes_cache: dict[tuple[Any, ...], Any] = {}
 
     # -- graph helpers ------------------------------------------------------------------
     def _objs(self, s: Any, p: NamedNode) -> list[Any]:
@@ -81,6 +97,18 @@ class FastShapes:
         return v[0] if v else None
 
     def _list(self, head: Any) -> list[Any]:
+        hit: Any = self._list_cache.get(head)
+        if hit is None:
+            try:
+                hit = self._read_list(head)
+            except _Unknown:
+                hit = _UNKNOWN
+            self._list_cache[head] = hit
+        if hit is _UNKNOWN:
+            raise _Unknown
+        return cast("list[Any]", hit)
+
+    def _read_list(self, head: Any) -> list[Any]:
         out, seen = [], set()
         while head != _NIL:
             if head in seen:
@@ -120,88 +148,140 @@ class FastShapes:
         for t in triples:
             data.setdefault(t.subject, {}).setdefault(t.predicate, []).append(t.object)
         try:
-            types: set[Any] = set()
-            for c in data.get(focus, {}).get(_A, []):
-                if c not in self._spo:  # a class the schema does not know
-                    return None
-                types |= self.supers(c)
-            shapes = {s for c in types for s in self._targets.get(c, [])}
-            return all(self._node_ok(s, focus, data) for s in sorted(shapes, key=str))
+            shapes = self._shapes_of(tuple(data.get(focus, {}).get(_A, [])))
+            if shapes is None:
+                return None
+            return all(self._node_ok(s, focus, data) for s in shapes)
         except _Unknown:
             return None
 
+    def _shapes_of(self, classes: tuple[Any, ...]) -> list[Any] | None:
+        """The shapes targeting ``classes`` or a superclass, in a fixed order; ``None``
+        when one of the classes is unknown to the schema."""
+        hit = self._shapes_cache.get(classes, _UNKNOWN)
+        if hit is _UNKNOWN:
+            hit = None
+            if all(c in self._spo for c in classes):  # else a class the schema does not know
+                types: set[Any] = set()
+                for c in classes:
+                    types |= self.supers(c)
+                hit = sorted({s for c in types for s in self._targets.get(c, [])}, key=str)
+            self._shapes_cache[classes] = hit
+        return hit  # type: ignore[no-any-return]
+
     # -- evaluation -----------------------------------------------------------------------
     def _active(self, shape: Any) -> bool:
-        deact = self._one(shape, _sh("deactivated"))
-        if deact is not None and getattr(deact, "value", "") == "true":
-            return False
-        sev = self._one(shape, _sh("severity"))
-        return sev is None or sev == _sh("Violation")
+        hit = self._active_cache.get(shape)
+        if hit is None:
+            deact = self._one(shape, _DEACTIVATED)
+            if deact is not None and getattr(deact, "value", "") == "true":
+                hit = False
+            else:
+                sev = self._one(shape, _SEVERITY)
+                hit = sev is None or sev == _VIOLATION
+            self._active_cache[shape] = hit
+        return hit
 
-    def _check_keys(self, shape: Any, allowed: set[str]) -> None:
-        for p in self._spo.get(shape, {}):
-            if p.value.startswith(SH) and p.value[len(SH):] not in allowed | _IGNORED:
-                raise _Unknown
+    def _check_keys(self, shape: Any, node_level: bool) -> None:
+        """Raise :class:`_Unknown` when ``shape`` uses a SHACL term outside the fast
+        path's subset (node-level or property-level components)."""
+        key = (shape, node_level)
+        ok = self._keys_cache.get(key)
+        if ok is None:
+            allowed = (_NODE_LOGIC | _PROPERTY_COMPONENTS - {"minCount", "maxCount"} if node_level
+                       else _PROPERTY_COMPONENTS | {"node"})
+            ok = self._keys_cache[key] = not any(
+                p.value.startswith(SH) and p.value[len(SH):] not in allowed | _IGNORED for p in self._spo.get(shape, {}))
+        if not ok:
+            raise _Unknown
 
     def _node_ok(self, shape: Any, focus: Any, data: dict[Any, dict[Any, list[Any]]]) -> bool:
         if not self._active(shape):
             return True
-        if self._one(shape, _sh("path")) is not None:
+        po = self._spo.get(shape, {})
+        if po.get(_PATH):
             return self._prop_ok(shape, focus, data)
-        self._check_keys(shape, _NODE_LOGIC | _PROPERTY_COMPONENTS - {"minCount", "maxCount"})
+        self._check_keys(shape, True)
         if not self._values_ok(shape, [focus], data):
             return False
-        for lst in self._objs(shape, _sh("or")):
+        for lst in po.get(_OR, ()):
             if not any(self._node_ok(s, focus, data) for s in self._list(lst)):
                 return False
-        for lst in self._objs(shape, _sh("and")):
+        for lst in po.get(_AND, ()):
             if not all(self._node_ok(s, focus, data) for s in self._list(lst)):
                 return False
-        for s in self._objs(shape, _sh("not")):
+        for s in po.get(_NOT, ()):
             if self._node_ok(s, focus, data):
                 return False
-        for s in self._objs(shape, _sh("node")):
+        for s in po.get(_NODE, ()):
             if not self._node_ok(s, focus, data):
                 return False
-        return all(self._prop_ok(p, focus, data) for p in self._objs(shape, _sh("property")))
+        return all(self._prop_ok(p, focus, data) for p in po.get(_PROPERTY, ()))
 
     def _prop_ok(self, shape: Any, focus: Any, data: dict[Any, dict[Any, list[Any]]]) -> bool:
         if not self._active(shape):
             return True
-        self._check_keys(shape, _PROPERTY_COMPONENTS | {"node"})
-        path = self._one(shape, _sh("path"))
+        self._check_keys(shape, False)
+        po = self._spo.get(shape, {})
+        path = po[_PATH][0] if po.get(_PATH) else None
         if not isinstance(path, NamedNode):
             raise _Unknown
         values = data.get(focus, {}).get(path, [])
-        mn = self._one(shape, _sh("minCount"))
-        if mn is not None and len(set(values)) < int(mn.value):
+        mn = po.get(_MIN_COUNT)
+        if mn and len(set(values)) < int(mn[0].value):
             return False
-        mx = self._one(shape, _sh("maxCount"))
-        if mx is not None and len(set(values)) > int(mx.value):
+        mx = po.get(_MAX_COUNT)
+        if mx and len(set(values)) > int(mx[0].value):
             return False
-        for hv in self._objs(shape, _sh("hasValue")):
+        for hv in po.get(_HAS_VALUE, ()):
             if hv not in values:
                 return False
-        for s in self._objs(shape, _sh("node")):
+        for s in po.get(_NODE, ()):
             if not all(self._node_ok(s, v, data) for v in values):
                 return False
         return self._values_ok(shape, values, data, has_value_done=True)
 
+    def _value_facts(self, shape: Any) -> tuple[Any, ...]:
+        """The value-level components of ``shape``: datatype, classes, node kind, the
+        sh:in lists (or :data:`_UNKNOWN`), pattern, flags, length and range bounds."""
+        hit = self._values_cache.get(shape)
+        if hit is None:
+            try:
+                ins: Any = [self._list(x) for x in self._objs(shape, _sh("in"))]
+            except _Unknown:
+                ins = _UNKNOWN
+            minl, maxl = self._one(shape, _sh("minLength")), self._one(shape, _sh("maxLength"))
+            hit = (
+                self._one(shape, _sh("datatype")), self._objs(shape, _sh("class")), self._one(shape, _sh("nodeKind")),
+                ins, self._one(shape, _sh("pattern")), self._one(shape, _sh("flags")),
+                [(lim, is_min) for lim, is_min in ((minl, True), (maxl, False)) if lim is not None],
+                [(b, n) for b, n in ((self._one(shape, _sh(n)), n) for n in _BOUNDS) if b is not None],
+            )
+            self._values_cache[shape] = hit
+        return hit
+
+    def _regex(self, pattern: Any, flags: Any) -> Any:
+        key = (pattern.value, flags.value if flags is not None else "")
+        rx = self._regex_cache.get(key)
+        if rx is None:
+            try:  # XPath regex semantics (SHACL §4.8.1): `$` is the end of the string
+                rx = compile_xpath_regex(*key)
+            except ExprError:
+                rx = _UNKNOWN
+            self._regex_cache[key] = rx
+        if rx is _UNKNOWN:
+            raise _Unknown
+        return rx
+
     def _values_ok(self, shape: Any, values: list[Any], data: dict[Any, dict[Any, list[Any]]],
                    has_value_done: bool = False) -> bool:
         if not has_value_done:
-            for hv in self._objs(shape, _sh("hasValue")):
+            for hv in self._objs(shape, _HAS_VALUE):
                 if hv not in values:
                     return False
-        dt = self._one(shape, _sh("datatype"))
-        classes = self._objs(shape, _sh("class"))
-        kind = self._one(shape, _sh("nodeKind"))
-        ins = [self._list(x) for x in self._objs(shape, _sh("in"))]
-        pattern = self._one(shape, _sh("pattern"))
-        flags = self._one(shape, _sh("flags"))
-        minl, maxl = self._one(shape, _sh("minLength")), self._one(shape, _sh("maxLength"))
-        bounds = [(self._one(shape, _sh(n)), n) for n in ("minInclusive", "maxInclusive", "minExclusive",
-                                                            "maxExclusive")]
+        dt, classes, kind, ins, pattern, flags, lengths, bounds = self._value_facts(shape)
+        if ins is _UNKNOWN:
+            raise _Unknown
         for v in values:
             if dt is not None and not _datatype_ok(v, dt):
                 return False
@@ -217,22 +297,15 @@ class FastShapes:
             if pattern is not None:
                 if isinstance(v, BlankNode):
                     return False
-                try:  # XPath regex semantics (SHACL §4.8.1): `$` is the end of the string
-                    rx = compile_xpath_regex(pattern.value, flags.value if flags is not None else "")
-                except ExprError:
-                    raise _Unknown from None
-                if rx.search(v.value) is None:
+                if self._regex(pattern, flags).search(v.value) is None:
                     return False
-            for lim, is_min in ((minl, True), (maxl, False)):
-                if lim is not None:
-                    if isinstance(v, BlankNode):
-                        return False
-                    n = len(v.value)
-                    if (is_min and n < int(lim.value)) or (not is_min and n > int(lim.value)):
-                        return False
+            for lim, is_min in lengths:
+                if isinstance(v, BlankNode):
+                    return False
+                n = len(v.value)
+                if (is_min and n < int(lim.value)) or (not is_min and n > int(lim.value)):
+                    return False
             for bound, name in bounds:
-                if bound is None:
-                    continue
                 c = _compare(v, bound)
                 if c is None:
                     return False

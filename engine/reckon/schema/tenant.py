@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import re
 import threading
-from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections import OrderedDict, defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
@@ -66,6 +67,18 @@ _X_BOOLEAN, _X_DATE = NamedNode(XSD + "boolean"), NamedNode(XSD + "date")
 _CACHE: dict[str, TenantSchema] = {}
 _CACHE_LOCK = threading.Lock()
 _CACHE_SIZE = 64
+_CONFORMING_SIZE = 512  # conforming (focus, graph) pairs remembered per schema
+_ASSERTED = frozenset(ASSERTED)
+_NON_SCHEMA = frozenset(g for g in ASSERTED if g != SCHEMA)
+
+
+def _read(view: Any, s: Any, p: Any, graphs: frozenset[NamedNode]) -> list[Quad]:
+    """Quads ``s p ?o`` of ``view`` in ``graphs``: one scan (``StoreView.quads_in``)
+    where the view has it, else one read per graph (in a fixed order)."""
+    quads_in = getattr(view, "quads_in", None)
+    if quads_in is not None:
+        return quads_in(s, p, None, graphs)  # type: ignore[no-any-return]
+    return [q for g in ASSERTED if g in graphs for q in view.quads(s, p, None, g)]
 
 
 class TenantSchema:
@@ -86,6 +99,7 @@ class TenantSchema:
         self._fast: Any = None
         self._catalogue: Catalogue | None = None
         self._memo: dict[str, Any] = {}
+        self._conforming: OrderedDict[tuple[Any, frozenset[Triple]], None] = OrderedDict()
         spo: dict[Any, dict[Any, list[Any]]] = defaultdict(lambda: defaultdict(list))
         by_po: dict[tuple[Any, Any], list[Any]] = defaultdict(list)
         for t in self.triples:
@@ -345,17 +359,31 @@ class TenantSchema:
         triples of the nodes it links to): the fast path first; pySHACL for anything the
         fast path does not accept, so every reported violation is pySHACL's.
 
+        Validation is a pure function of (shapes, ``focus``, the set of ``triples``): the
+        last graphs that conformed are remembered, so the memory layer's check of a new
+        node before its write and the store's write check of the same node at commit
+        (:meth:`check_delta`, which builds the very same graph with :meth:`node_graph`)
+        validate it once.
+
         :raises ShapeViolation: naming focus node, field / path and constraint of every
             violation (https://www.w3.org/TR/shacl/#validation-report).
         """
         triples = list(triples)
-        if self.fast.conforms(focus, triples) is True:
-            return
-        from reckon.schema.validate import check
+        key = (focus, frozenset(triples))
+        with self._lock:
+            if key in self._conforming:  # this exact graph conformed already (a pure function of it)
+                self._conforming.move_to_end(key)
+                return
+        if self.fast.conforms(focus, triples) is not True:
+            from reckon.schema.validate import check
 
-        types = [t.object.value for t in triples if t.subject == focus and t.predicate == A
-                 and isinstance(t.object, NamedNode)]
-        check(triples, [focus], schema=self.shacl_schema(self.closure(types)))
+            types = [t.object.value for t in triples if t.subject == focus and t.predicate == A
+                     and isinstance(t.object, NamedNode)]
+            check(triples, [focus], schema=self.shacl_schema(self.closure(types)))
+        with self._lock:
+            self._conforming[key] = None
+            if len(self._conforming) > _CONFORMING_SIZE:
+                self._conforming.popitem(last=False)
 
     def constrains(self, types: Iterable[Any]) -> bool:
         """Whether some shape targets one of ``types`` or their superclasses."""
@@ -382,16 +410,32 @@ class TenantSchema:
                 focus.add(q.subject)
         focus |= {q.subject for q in gone}
         for f in sorted((x for x in focus if isinstance(x, NamedNode)), key=str):
-            after = [q for g in graphs for q in view.quads(f, None, None, g) if q not in gone] + new.get(f, [])
-            types = [q.object for q in after if q.predicate == A]
-            if not types or not self.constrains(types):
-                continue
-            triples = list(dict.fromkeys(Triple(q.subject, q.predicate, q.object) for q in after))
-            for o in {t.object for t in triples if isinstance(t.object, NamedNode) and t.object != f}:
-                linked = [q for g in ASSERTED for q in view.quads(o, A, None, g) if q not in gone]
-                linked += [q for q in new.get(o, ()) if q.predicate == A]
-                triples.extend(Triple(o, A, q.object) for q in linked)
-            self.validate(f, list(dict.fromkeys(triples)))
+            triples = self.node_graph(f, view, new, gone)
+            if triples is not None:
+                self.validate(f, triples)
+
+    def node_graph(self, focus: NamedNode, view: Any, new: Mapping[Any, Sequence[Quad]],
+                   gone: AbstractSet[Quad] = frozenset()) -> list[Triple] | None:
+        """The small graph ``focus`` is validated in after a write: its asserted triples
+        (every asserted graph but the schema's) in ``view`` less ``gone`` plus its quads
+        in ``new``, and the type triples (every asserted graph) of the nodes it links to;
+        ``None`` when no shape targets its types.
+
+        :param view: the committed state before the write (``StoreView``).
+        :param new: subject -> the write's added quads (non-schema asserted graphs).
+        :param gone: the write's removed quads.
+        """
+        after = [q for q in _read(view, focus, None, _NON_SCHEMA) if q not in gone]
+        after += new.get(focus, ())
+        types = [q.object for q in after if q.predicate == A]
+        if not types or not self.constrains(types):
+            return None
+        triples = list(dict.fromkeys(Triple(q.subject, q.predicate, q.object) for q in after))
+        for o in {t.object for t in triples if isinstance(t.object, NamedNode) and t.object != focus}:
+            linked = [q for q in _read(view, o, A, _ASSERTED) if q not in gone]
+            linked += [q for q in new.get(o, ()) if q.predicate == A]
+            triples.extend(Triple(o, A, q.object) for q in linked)
+        return list(dict.fromkeys(triples))
 
     # -- value conversion ---------------------------------------------------------------
     def to_terms(self, spec: PropertySpec, value: Any) -> list[Any]:

@@ -81,7 +81,7 @@ import os
 import secrets
 import threading
 import traceback
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -254,6 +254,19 @@ class StoreView:
             for q in self._mirror.quads_for_pattern(s_, p, o_, g):
                 out.append(_desk_quad(q))
         return out
+
+    def quads_in(
+        self, s: Term | None, p: NamedNode | None, o: Term | None, graphs: Collection[NamedNode]
+    ) -> list[Quad]:
+        """Quads matching the pattern in any of ``graphs`` (public graphs), read with one
+        scan of the store (not one per graph); blank nodes come back as blank nodes."""
+        if META in graphs:
+            raise InvalidInput("the meta graph is private to the store", field="graph")
+        s_, o_ = (skolemize(s) if s is not None else None), (skolemize(o) if o is not None else None)
+        if isinstance(s_, Literal):
+            return []
+        keep = graphs if isinstance(graphs, (set, frozenset)) else frozenset(graphs)
+        return [_desk_quad(q) for q in self._mirror.quads_for_pattern(s_, p, o_, None) if q.graph_name in keep]
 
     def objects(self, s: Term, p: NamedNode, graph: NamedNode | None = None) -> list[Term]:
         """Distinct objects of ``s p ?o`` in ``graph`` (``None`` = every public graph),
