@@ -390,8 +390,9 @@ class PlanCompiler:
         key = (info.index, mode, head)
         got = self._estimates.get(key)
         if got is None:
-            compiled = self.cache.get((info.index, None, mode, head), False)
-            if compiled is not False:
+            ckey = (info.index, None, mode, head)
+            if ckey in self.cache:
+                compiled = self.cache[ckey]
                 got = float("inf") if compiled is None else compiled.cost
             else:
                 tpl = info.rule.head[head]
