@@ -101,18 +101,20 @@ def mcp_cmd(
 
 def _warm_tenant(t: Any, principal: Any = None, *, wall_clock: bool) -> None:
     """Everything a tenant's first request would otherwise pay for, before it arrives:
-    the recall index and model, the reasoner's state, the schema view, the clock's first
-    move, and one bundle built for ``principal`` (default: an operator) without
+    the recall index and model, the reasoner's state, the schema view and its catalogue
+    (the agent tools' schemas), the clock's first move, and one bundle built for ``principal`` (default: an operator) without
     recording an access, which fills the context path's caches (records, conflict
     verdicts, compiled templates)."""
     from reckon.api import Principal
 
     t.recall.warm()  # the index open and the model loaded
     t.store.reasoner()  # the write path: the reasoner's state loaded
-    t.memory.schema  # noqa: B018 - the schema view cached
+    t.memory.schema.catalogue()  # the schema view and its memory-class catalogue (tool schemas, property specs)
     if wall_clock:
         t.advance_clock()  # the clock's first move (a write re-deriving expiry), as the first request would
-    t.context(principal or Principal.operator(person="reckon-warm-up"), record_access=False)
+    who = principal or Principal.operator(person="reckon-warm-up")
+    t.context(who, record_access=False)
+    t.handle_tool_call("search", {}, who)  # refused by the tool's JSON Schema (no query): loads the validator only
 
 
 def _load_model(eng: object) -> None:
