@@ -570,7 +570,7 @@ class TenantRecall:
             business=[x.model_copy() for x in prep.business], conflicts=[c.model_copy() for c in prep.conflicts],
             capped=dict(prep.capped), capped_importance=dict(prep.capped_importance), cap=prep.cap, ranking=ranking,
         )
-        render.fit(bundle, max_item_chars, measure, item_lines=prep.lines(max_item_chars), costs=prep.costs(measure.name))
+        render.fit(bundle, max_item_chars, measure, item_lines=prep.lines, costs=prep.costs(measure.name))
         for blk in bundle.blocks:
             blk.items = [it.model_copy(update={
                 "similarity": sims.get(it.id), "teams": list(it.teams), "properties": dict(it.properties),
