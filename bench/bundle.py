@@ -27,6 +27,13 @@ with weights 5/35/40/15/5 %; every 25th a budget cap, every 25th (offset 12) a
 performance target; the rest plain memories of the four kinds. The principal is person0
 in team0 and team1.
 
+Samples, as an agent makes them: per sample one ``context(principal, conversation)``
+whose conversation is the list of turns so far (a user turn and the assistant's reply
+per earlier sample, the newest user turn last; every turn's text unique, so every call
+embeds one new turn and the window of the last turns shifts), one ``context()`` without
+a conversation, one ``search`` and one ``remember`` (a Medium user memory: every sample's
+reads see a new store generation).
+
 Peer (the floor): the same query embedded by plain sentence-transformers (torch) and a
 numpy cosine top-10 over the same document vectors -- no eligibility, no keyword
 ranking, no store. Timings are wall-clock milliseconds on this machine (2 cores shared
@@ -62,6 +69,16 @@ TOPICS = ("budget spend campaign creative headline audience landing page convers
           "newsletter webinar pricing discount launch brand tone report dashboard weekly monthly "
           "quarterly agency freelancer hiring onboarding invoice refund region language video "
           "carousel influencer partnership seo keywords bidding").split()
+REPLIES = [
+    "Spend is at 85 % of the cap, so only a small increase fits this month.",
+    "Here are three options that keep the brand tone you asked for.",
+    "We agreed to send it on Mondays with the ROAS chart first.",
+    "Retargeting CPA is above target; pausing it frees budget for prospecting.",
+    "About six thousand dollars are left before the monthly cap.",
+    "Friendly and short, no exclamation marks, as the team preference says.",
+    "I would announce it two weeks ahead and record the session for the newsletter.",
+    "Google ROAS is 2.0 against a target of 2.5, so it is below target.",
+]
 QUESTIONS = [
     "can we scale the spring campaign?",
     "draft three headlines for the new launch",
@@ -249,13 +266,16 @@ def run_size(n: int, args: argparse.Namespace, root: Path) -> dict:
                label=f"u{uuid.uuid4().hex}", content=f"x{uuid.uuid4().hex} y{uuid.uuid4().hex}")
     t.recall.wait(timeout=None)
     ctx, srch, ctx_none, rem = [], [], [], []
-    queries = []
+    queries: list[str] = []
+    turns: list[str] = []  # the agent's conversation so far (see the module docstring)
     for k in range(args.samples):
         q = QUESTIONS[k % len(QUESTIONS)] + f" ({k})"
         queries.append(q)
+        turns.append(f"user: {q}")
         t0 = time.perf_counter()
-        t.context(who, [q])
+        t.context(who, list(turns))
         ctx.append(time.perf_counter() - t0)
+        turns.append(f"assistant: {REPLIES[k % len(REPLIES)]} ({k})")
         t0 = time.perf_counter()
         t.context(who)
         ctx_none.append(time.perf_counter() - t0)

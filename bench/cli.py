@@ -15,10 +15,14 @@ Usage::
 Setup: the tenant is generated as in ``bench/bundle.py`` (initial data, then the recall
 index opened and every text embedded through ``tenant.recall.wait()``). Each CLI command
 runs ``--repeat`` times as ``python -m reckon.cli ...``; the table gives the median and
-the slowest run. Peers (floors): the interpreter starting (``python -c pass``) and
-``import sentence_transformers`` (what every ranking command paid before the torch-free
-runtime). The servers: ``serve`` is started and polled on ``/healthz`` (it binds only
-once the model is loaded); then the first ``POST /memories``, ``GET /search`` and ``GET
+the slowest wall time and the median CPU time (user + system of the child: on a machine
+shared with other jobs the wall time also counts waiting for a core). The checkout's
+modules are byte-compiled first, as ``pip install`` does for an installed package.
+Peers (floors): the interpreter starting (``python -c pass``) and ``import
+sentence_transformers`` (what every ranking command paid before the torch-free runtime).
+The servers: ``serve`` is started and polled on ``/healthz`` (it binds only once the
+model is loaded), once as it is and once with ``--warm bench`` (the tenant opened
+before it binds); then the first ``POST /memories``, ``GET /search`` and ``GET
 /bundle`` are timed, and the fifth of each. ``mcp`` is driven by the ``mcp`` SDK's stdio
 client: time to the initialize answer, then the first and fifth ``get_context`` and
 ``search`` tool calls.
@@ -55,16 +59,32 @@ def env() -> dict[str, str]:
     return e
 
 
-def timed(cmd: list[str], repeat: int) -> tuple[float, float, int]:
-    xs, code = [], 0
+def compile_bytecode() -> None:
+    """Byte-compile the checkout's modules once, as ``pip install`` does for an installed
+    package: with ``PYTHONDONTWRITEBYTECODE`` set, every fresh process would otherwise
+    recompile each module from source, which no user pays."""
+    import compileall
+
+    compileall.compile_dir(str(REPO / "engine"), quiet=1)
+
+
+def timed(cmd: list[str], repeat: int) -> tuple[float, float, int, float]:
+    """(median wall s, slowest wall s, first non-zero exit code, median CPU s of the child:
+    user + system, what the command costs without the machine's other load)."""
+    import resource
+
+    xs, cpu, code = [], [], 0
     for _ in range(repeat):
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
         p = subprocess.run(cmd, capture_output=True, text=True, env=env(), timeout=600)
         xs.append(time.perf_counter() - t0)
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu.append(r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime)
         code = code or p.returncode
         if p.returncode not in (0,):
             print(f"  ! {' '.join(cmd[3:6])}: exit {p.returncode}: {p.stderr[-300:]}", file=sys.stderr)
-    return statistics.median(xs), max(xs), code
+    return statistics.median(xs), max(xs), code, statistics.median(cpu)
 
 
 def free_port() -> int:
@@ -73,7 +93,9 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def bench_serve(data: Path) -> dict[str, float]:
+def bench_serve(data: Path, warm: bool = False) -> dict[str, float]:
+    """``reckon serve`` (with ``--warm bench`` when ``warm``): seconds to /healthz, then
+    each request's seconds, five rounds (``remember_0`` .. ``bundle_4``)."""
     import httpx
 
     from reckon.server.auth import TokenStore
@@ -82,7 +104,8 @@ def bench_serve(data: Path) -> dict[str, float]:
     port = free_port()
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "reckon.cli", "--data-dir", str(data), "serve", "--port", str(port),
-                             "--log-level", "warning"], env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                             "--log-level", "warning", *(["--warm", "bench"] if warm else [])],
+                            env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     base = f"http://127.0.0.1:{port}"
     out: dict[str, float] = {}
     try:
@@ -144,33 +167,29 @@ def bench_mcp(data: Path) -> dict[str, float]:
     return out
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--n", type=int, default=10_000)
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--embedder", default="minilm")
-    ap.add_argument("--data", type=Path, default=None, help="an existing data dir holding tenant 'bench'")
-    args = ap.parse_args()
-    os.environ["RECKON_EMBEDDER"] = args.embedder
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    data = args.data or Path(tempfile.mkdtemp(prefix="reckon-bench-cli-"))
+def prepare(data: Path, n: int) -> tuple[int, str]:
+    """Tenant 'bench' of ``n`` memories in ``data`` (generated as in bench/bundle.py unless
+    it exists), its recall index caught up; returns (active memories, one memory id)."""
     eng = Engine(data)
     if "bench" not in eng.list_tenants():
-        t, load_s, _ = populate(eng, "bench", args.n)
-        print(f"{args.n} memories loaded in {load_s:.1f} s", flush=True)
+        t, load_s, _ = populate(eng, "bench", n)
+        print(f"{n} memories loaded in {load_s:.1f} s", flush=True)
     t = eng.tenant("bench")
     t0 = time.perf_counter()
     t.recall.wait(timeout=None)
-    n = len(t.memories())
-    print(f"recall index ready in {time.perf_counter() - t0:.1f} s ({n} active memories)", flush=True)
-    mid = t.memories()[0].id
+    mems = t.memories()
+    print(f"recall index ready in {time.perf_counter() - t0:.1f} s ({len(mems)} active memories)", flush=True)
     t.recall.index.close()
     t.store.close()
+    return len(mems), mems[0].id
 
+
+def command_rows(data: Path, mid: str) -> list[tuple[str, list[str], str]]:
+    """(name, argv, target) of the timed commands; LABEL / CONTENT are replaced per run."""
     cli = [sys.executable, "-m", "reckon.cli", "--data-dir", str(data)]
-    rows = [
-        ("python -c pass (peer)", [sys.executable, "-c", "pass"], None),
-        ("import sentence_transformers (peer)", [sys.executable, "-c", "import sentence_transformers"], None),
+    return [
+        ("python -c pass (peer)", [sys.executable, "-c", "pass"], ""),
+        ("import sentence_transformers (peer)", [sys.executable, "-c", "import sentence_transformers"], ""),
         ("reckon remember", cli + ["remember", "--tenant", "bench", "--as", "person0", "--kind", "preference",
                                    "--scope", "user", "--importance", "3", "--label", "LABEL", "--content", "CONTENT"],
          "<= 1.5"),
@@ -182,34 +201,59 @@ def main() -> None:
                                          "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"], ""),
         ("reckon get", cli + ["get", "--tenant", "bench", mid], ""),
     ]
-    print()
-    print(f"{'command (fresh process, ' + str(n) + ' memories)':<46} {'median s':>9} {'max s':>7} {'target':>8}")
+
+
+def time_commands(rows: list[tuple[str, list[str], str]], repeat: int) -> list[dict[str, object]]:
+    """Each command ``repeat`` times as a fresh process: median and slowest wall seconds,
+    median CPU seconds, exit code."""
+    compile_bytecode()
+    out: list[dict[str, object]] = []
     for name, cmd, tgt in rows:
         reps = []
-        for _ in range(args.repeat):
+        for _ in range(repeat):
             c = [x.replace("LABEL", f"u{uuid.uuid4().hex}").replace("CONTENT", f"x{uuid.uuid4().hex}") for x in cmd]
             reps.append(timed(c, 1))
-        med = statistics.median(r[0] for r in reps)
-        mx = max(r[1] for r in reps)
-        code = next((r[2] for r in reps if r[2]), 0)
-        print(f"{name:<46} {med:>9.2f} {mx:>7.2f} {tgt or '':>8}" + (f"  (exit {code})" if code else ""), flush=True)
+        out.append({"name": name, "target": tgt, "median_s": statistics.median(r[0] for r in reps),
+                    "max_s": max(r[1] for r in reps), "cpu_s": statistics.median(r[3] for r in reps),
+                    "code": next((r[2] for r in reps if r[2]), 0)})
+    return out
 
-    s = bench_serve(data)
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--n", type=int, default=10_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--embedder", default="minilm")
+    ap.add_argument("--data", type=Path, default=None, help="an existing data dir holding tenant 'bench'")
+    args = ap.parse_args()
+    os.environ["RECKON_EMBEDDER"] = args.embedder
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    data = args.data or Path(tempfile.mkdtemp(prefix="reckon-bench-cli-"))
+    n, mid = prepare(data, args.n)
+    load0 = os.getloadavg()[0]
     print()
-    print(f"reckon serve: /healthz answered {s['ready_s']:.1f} s after launch (the model is loaded before it binds)")
-    print(f"{'request':<28} {'first ms':>9} {'fifth ms':>9}")
-    for op in ("remember", "search", "bundle"):
-        print(f"{op:<28} {s[op + '_0'] * 1e3:>9.0f} {s[op + '_4'] * 1e3:>9.0f}")
+    print(f"{'command (fresh process, ' + str(n) + ' memories)':<46} {'median s':>9} {'max s':>7} {'CPU s':>6} "
+          f"{'target':>8}")
+    for r in time_commands(command_rows(data, mid), args.repeat):
+        print(f"{r['name']:<46} {r['median_s']:>9.2f} {r['max_s']:>7.2f} {r['cpu_s']:>6.2f} {r['target']:>8}"
+              + (f"  (exit {r['code']})" if r["code"] else ""), flush=True)
+    print("CPU s: user + system time of the command's process (what it costs without the machine's other load)")
+    for warm in (False, True):
+        s = bench_serve(data, warm)
+        print()
+        print(f"reckon serve{' --warm bench' if warm else ''}: /healthz answered {s['ready_s']:.1f} s after launch "
+              f"(the model is loaded before it binds{', and the tenant opened' if warm else ''})")
+        print(f"{'request':<28} {'first ms':>9} {'fifth ms':>9}")
+        for op in ("remember", "search", "bundle"):
+            print(f"{op:<28} {s[op + '_0'] * 1e3:>9.0f} {s[op + '_4'] * 1e3:>9.0f}")
     m = bench_mcp(data)
     print()
     print(f"reckon mcp: initialize answered {m['ready_s']:.1f} s after launch (index open, model loaded)")
     print(f"{'tool call':<28} {'first ms':>9} {'fifth ms':>9}")
     for op in ("get_context", "search"):
         print(f"{op:<28} {m[op + '_0'] * 1e3:>9.0f} {m[op + '_4'] * 1e3:>9.0f}")
-    try:
-        print(f"\n1-min load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
-    except OSError:  # pragma: no cover
-        pass
+    print(f"\n1-min load average {load0:.1f} before the commands, {os.getloadavg()[0]:.1f} after, "
+          f"on {os.cpu_count()} CPUs")
 
 
 if __name__ == "__main__":

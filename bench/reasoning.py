@@ -1,7 +1,9 @@
 """Reasoning benchmark: Reckon vs nemo, reasonable and owlrl on LUBM(1), LUBM(5), LUBM(10).
 
 Run: ``PYTHONPATH=engine python bench/reasoning.py [--sizes 1,5,10] [--owlrl-sizes 1]
-[--incremental-size 10] [--timeout 1800] [--seed 7]``
+[--incremental-size 1,5,10] [--timeout 900] [--seed 7]`` (one run of the defaults: ~15
+minutes on an idle 2-core machine; every system, size and update in that one run, so the
+ratios compare runs made under the same load).
 
 Data. LUBM(n) is built from the LUBM(1) data of ``../shared/data/lubm`` by relabelling
 universities (``bench.lubm.lubm_triples``): copy k = LUBM(1) with every university number X
@@ -35,7 +37,7 @@ system of that size, and the 14 LUBM queries run with pyoxigraph over its closur
 LUBM(1) against the official answers, LUBM(n > 1) against Reckon's answers (there are no
 official ones).
 
-Then, on each LUBM(n) of ``--incremental-size`` (default: the largest): Reckon's incremental maintenance
+Then, on each LUBM(n) of ``--incremental-size`` (default: every size): Reckon's incremental maintenance
 (``Reasoner.apply``) deleting, then re-inserting, 1 and 100 asserted instance facts (a
 seeded sample), each against recomputing from scratch (``Reasoner.load`` of the changed
 base graph), with the incremental result compared to the recomputed one; and loading the
@@ -287,8 +289,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--owlrl-sizes", default="1", help="sizes owlrl runs on (slow); '' for none")
     ap.add_argument("--systems", default=",".join(SYSTEMS), help="systems to run")
     ap.add_argument("--incremental-size", default=None,
-                    help="sizes for the update rows, comma-separated (default: the largest)")
-    ap.add_argument("--timeout", type=float, default=1800.0,
+                    help="sizes for the update rows, comma-separated (default: every size)")
+    ap.add_argument("--timeout", type=float, default=900.0,
                     help="seconds per system and size; a peer that runs out is shown as '> T' and the table goes on")
     ap.add_argument("--seed", type=int, default=7, help="seed of the sample of updated facts")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
@@ -311,7 +313,9 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [int(x) for x in args.sizes.split(",") if x]
     owlrl_sizes = {int(x) for x in args.owlrl_sizes.split(",") if x}
     systems = [s for s in args.systems.split(",") if s]
-    inc_sizes = {int(x) for x in args.incremental_size.split(",") if x} if args.incremental_size else {max(sizes)}
+    inc_sizes = {int(x) for x in args.incremental_size.split(",") if x} if args.incremental_size else set(sizes)
+    load0 = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    started = time.perf_counter()
     reference = _reference(lubm)
     rows: list[tuple[str, ...]] = []
     updates: list[tuple[int, dict[str, object]]] = []
@@ -335,13 +339,15 @@ def main(argv: list[str] | None = None) -> int:
                 core = system.endswith("-core")
                 group = [x for k, x in results.items() if k.endswith("-core") == core and "seconds" in x]
                 fastest = min(x["seconds"] for x in group) if group else None
+                cpus = [x["cpu"] for x in group if x.get("cpu") is not None]
+                fastest_cpu = min(cpus) if cpus else None
                 if "seconds" not in r:
                     if "timeout" in r:  # the peer ran out of its time: its time is a lower bound
                         lower = f"x{r['timeout'] / fastest:.2f}" if fastest else "-"
-                        rows.append((f"LUBM({n})", system, f"> {r['timeout']:.0f}", "-", "-", f"> {lower}",
+                        rows.append((f"LUBM({n})", system, f"> {r['timeout']:.0f}", "-", "-", f"> {lower}", "-",
                                      "timed out (--timeout); not compared"))
                     else:
-                        rows.append((f"LUBM({n})", system, "-", "-", "-", "-", str(r.get("error"))))
+                        rows.append((f"LUBM({n})", system, "-", "-", "-", "-", "-", str(r.get("error"))))
                     continue
                 ans = r.get("answers") or {}
                 ok = sum(1 for q, v in ans.items() if expected and expected.get(q) == v)
@@ -356,6 +362,7 @@ def main(argv: list[str] | None = None) -> int:
                 cpu = r.get("cpu")
                 rows.append((f"LUBM({n})", system, f"{r['seconds']:.2f}", f"{cpu:.2f}" if cpu is not None else "-",
                              f"{r['triples']:,}", f"x{r['seconds'] / fastest:.2f}" if fastest else "-",
+                             f"x{cpu / fastest_cpu:.2f}" if cpu is not None and fastest_cpu else "-",
                              (what if core else f"{ok}/14 ({what})") + extra))
                 if system == "nemo" and r.get("dropped"):
                     notes.append(f"nemo program leaves out {len(r['dropped'])} rules (Reckon datatype functions): "
@@ -366,17 +373,22 @@ def main(argv: list[str] | None = None) -> int:
         cold = program_load(str(Path(tmp) / "cache"))
         warm = program_load(str(Path(tmp) / "cache"))
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    _print(rows, ("size", "system", "seconds", "CPU s", "triples", "vs fastest", "queries / notes"),
-           f"Materialization, RDFS + OWL 2 RL (load average {load} on {os.cpu_count()} CPUs)")
+    print(f"one run, {time.perf_counter() - started:.0f} s; load average (1, 5, 15 min) {load0} at the start, "
+          f"{load} at the end, {os.cpu_count()} CPUs; ratios are to the fastest system of the same size in "
+          "this run (seconds: wall clock; CPU: all threads)\n")
+    _print(rows, ("size", "system", "seconds", "CPU s", "triples", "vs fastest", "CPU vs fastest", "queries / notes"),
+           "Materialization, RDFS + OWL 2 RL")
     urows = [(f"LUBM({n})", f"{u['verb']} {u['k']} fact{'s' if u['k'] != 1 else ''}",
-              f"{u['incremental']:.3f}", f"{u['recompute']:.2f}",
+              f"{u['incremental']:.4f}", f"{u.get('incremental_cpu', 0):.4f}", f"{u['recompute']:.2f}",
+              f"{u.get('recompute_cpu', 0):.2f}",
               f"x{u['recompute'] / u['incremental']:.0f} (CPU x{u.get('recompute_cpu', 0) / max(u.get('incremental_cpu', 1), 1e-6):.0f})",
               "yes" if u["same"] else "NO") for n, u in updates]
-    urows.append(("-", "program load (cold cache)", f"{cold[1]:.3f}", "-", "-", f"(+ imports {cold[0]:.2f} s)"))
-    urows.append(("-", "program load (cached)", f"{warm[1]:.3f}", "-", f"x{cold[1] / warm[1]:.1f} faster",
+    urows.append(("-", "program load (cold cache)", f"{cold[1]:.3f}", "-", "-", "-", "-", f"(+ imports {cold[0]:.2f} s)"))
+    urows.append(("-", "program load (cached)", f"{warm[1]:.3f}", "-", "-", "-", f"x{cold[1] / warm[1]:.1f} faster",
                   f"(+ imports {warm[0]:.2f} s)"))
-    _print(urows, ("size", "Reckon update", "seconds", "recompute s", "speed-up", "= recompute"),
-           "Incremental maintenance and program load")
+    _print(urows, ("size", "Reckon update", "seconds", "CPU s", "recompute s", "recompute CPU s", "speed-up",
+                   "= recompute"),
+           "Incremental maintenance (vs recompute from scratch) and program load")
     for note in dict.fromkeys(notes):
         print(note)
     return 0

@@ -83,6 +83,38 @@ def test_statuses_are_decimals_and_the_bundle_renders_as_before(tenant: Tenant) 
     assert exact == floats
 
 
+@pytest.mark.parametrize("bad", ["1e3", "1E3", "4.0e4", "NaN", "INF", "-inf", "0x10", "40,000", "$40000", "", "1_000"])
+def test_decimal_text_must_be_in_the_xsd_decimal_lexical_space(tenant: Tenant, bad: str) -> None:
+    before = tenant.dump()
+    with pytest.raises(InvalidInput) as exc:
+        _budget(tenant, bad, platform="tiktok")
+    assert exc.value.field == "properties.amount" and repr(bad) in str(exc.value)
+    assert tenant.dump() == before
+
+
+@pytest.mark.parametrize(("text", "value"), [(" 40000.00 ", "40000"), ("+.5", "0.5"), ("7.", "7"), ("-0.0", "0")])
+def test_every_decimal_lexical_form_is_taken(tenant: Tenant, text: str, value: str) -> None:
+    m = _budget(tenant, text, platform="linkedin", label=f"linkedin cap {text!r}")
+    assert tenant.get(m.id).properties["amount"] == Decimal(value)
+
+
+def test_the_tool_schema_offers_a_decimal_as_number_or_exact_text(tenant: Tenant) -> None:
+    import re
+
+    remember = next(t for t in tenant.tool_definitions("anthropic") if t["name"] == "remember")
+    budget = next(v for v in remember["input_schema"]["properties"]["subclass"]["oneOf"]
+                  if v["title"] == "BudgetConstraintMemory")
+    amount = budget["properties"]["properties"]["properties"]["amount"]
+    assert amount["type"] == ["number", "string"]
+    assert re.search(amount["pattern"], "40000.00") and not re.search(amount["pattern"], "1e3")
+    r = tenant.handle_tool_call("remember", {
+        "label": "Meta cap", "content": "Meta under the cap", "kind": "objective", "scope": "company",
+        "importance": 5, "subclass": {"name": "BudgetConstraintMemory", "properties": {
+            "platform": "meta", "amount": "40000.10", "currency": "USD", "period": "Monthly"}}}, OPS)
+    assert r["ok"], r
+    assert r["memory"]["properties"]["amount"] == "40000.1"  # the exact value, as text
+
+
 # --------------------------------------------------------------------------- importance
 @pytest.mark.parametrize("bad", ["5", "05", " 4", 5.0, 4.0, True, "high", [5], Decimal(5)])
 def test_importance_takes_an_integer_only(tenant: Tenant, bad: object) -> None:

@@ -71,7 +71,8 @@ def _check_structure(schema: dict) -> None:
     """Structural JSON Schema check: every node is a dict with known keywords and types."""
     assert isinstance(schema, dict)
     if "type" in schema:
-        assert schema["type"] in ("object", "array", "string", "integer", "number", "boolean", "null")
+        names = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+        assert names and set(names) <= {"object", "array", "string", "integer", "number", "boolean", "null"}
     for key in ("properties",):
         for name, sub in schema.get(key, {}).items():
             assert isinstance(name, str)
@@ -123,7 +124,7 @@ def test_remember_schema_lists_every_subclass_with_its_properties(tenant):
             "CandidateAssessmentMemory", "SourcingPreferenceMemory"} <= set(variants)
     budget = variants["BudgetConstraintMemory"]["properties"]["properties"]
     assert set(budget["required"]) == {"platform", "amount", "currency", "period"}
-    assert budget["properties"]["amount"]["type"] == "number" and budget["properties"]["amount"]["minimum"] == 0
+    assert budget["properties"]["amount"]["type"] == ["number", "string"] and budget["properties"]["amount"]["minimum"] == 0
     assert "meta" in budget["properties"]["platform"]["enum"]
     assert "Monthly" in budget["properties"]["period"]["enum"]
     assert budget["additionalProperties"] is False
@@ -171,6 +172,9 @@ def test_subclass_added_in_turtle_changes_the_tool_definitions(tmp_path, tenant)
     ("arguments", "field", "constraint"),
     [
         ({"amount": -5}, "subclass.properties.amount", "minimum"),
+        ({"amount": "-5.00"}, "subclass.properties.amount", "minimum"),
+        ({"amount": "1e3"}, "subclass.properties.amount", "pattern"),
+        ({"amount": "40,000"}, "subclass.properties.amount", "pattern"),
         ({"platform": "myspace"}, "subclass.properties.platform", "enum"),
         ({"currency": None}, "subclass.properties.currency", "type"),
         ({"period": None, "__drop__": "period"}, "subclass.properties.period", "required"),

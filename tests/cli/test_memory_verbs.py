@@ -38,6 +38,10 @@ def test_remember_with_subclass_properties_derives_status(budget: tuple[Path, st
     assert m["source"] == "operator" and m["author"] == "dana"
     assert m["status"]["budgetStatus"] == "near_limit"
     assert m["status"]["utilisation"] == "0.85"  # a decimal: its exact text
+    # the human view prints the same exact text, not a float's repr
+    r = run_cli(d, "get", mid, *T)
+    assert r.code == 0, r.err
+    assert "amount=10000," in r.out and "10000.0" not in r.out and "0.85" in r.out
 
 
 def test_remember_list_valued_property(acme: tuple[Path, dict[str, str]]) -> None:

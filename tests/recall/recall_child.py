@@ -10,6 +10,9 @@ commands:
   remember <label> <content> remember a company fact; prints its id
   loop <n>                   n remembers, a search after each; prints "acked <id>" after
                              each write returned (the parent SIGKILLs it at some point)
+  snapshot-loop <n>          n remembers (index open); after each, the recall snapshot is
+                             written again (BM25 arrays included); prints "acked <id>"
+                             after each write (the parent SIGKILLs it, often mid-snapshot)
   record-stuck <conv> <n>    record n turns of conversation conv (one record_turns call)
                              with the stuck embedder, print "committed <n>", then wait to
                              be killed
@@ -80,6 +83,14 @@ def main() -> None:
             m = remember(tenant, f"loop {i} {words[0]}", " ".join(words[1:]))
             print(f"acked {m.id}", flush=True)
             tenant.search(words[1], principal=OPS)
+    elif cmd == "snapshot-loop":
+        idx = tenant.recall.index
+        for i in range(int(args[0])):
+            words = [uuid.uuid4().hex[:8] for _ in range(3)]
+            m = remember(tenant, f"snap {i} {words[0]}", " ".join(words[1:]))
+            print(f"acked {m.id}", flush=True)
+            idx._snap_gen = None  # noqa: SLF001 - force a rewrite of the snapshot every time
+            idx.save_snapshot()
     else:  # pragma: no cover
         raise SystemExit(f"unknown command {cmd}")
     tenant.store.close()

@@ -13,7 +13,10 @@ SHACL                      JSON Schema
 =========================  ==============================================================
 sh:datatype xsd:string     ``"type": "string"``
 xsd:integer (and kin)      ``"type": "integer"``
-xsd:decimal/double/float   ``"type": "number"``
+xsd:decimal                ``"type": ["number", "string"]``: a JSON number or the decimal's
+                           text (``"40000.00"``, matched by ``"pattern"``), which keeps every
+                           digit through clients that read JSON numbers as binary floats
+xsd:double / xsd:float     ``"type": "number"``
 xsd:boolean                ``"type": "boolean"``
 xsd:dateTime / xsd:date    ``"type": "string"``, ``"format": "date-time"`` / ``"date"``
 sh:class / IRI node kind   ``"type": "string"`` (an individual's local name, or an IRI)
@@ -106,6 +109,9 @@ def property_schema(p: PropertySpec) -> dict[str, Any]:
         one["enum"] = vals
     elif dt in _INTEGER:
         one["type"] = "integer"
+    elif dt == _XSD + "decimal":
+        one["type"] = ["number", "string"]
+        one["pattern"] = DECIMAL_PATTERN
     elif dt in _NUMBER:
         one["type"] = "number"
     elif dt == _XSD + "boolean":
@@ -119,10 +125,10 @@ def property_schema(p: PropertySpec) -> dict[str, Any]:
     for attr, key in (("min_inclusive", "minimum"), ("max_inclusive", "maximum"),
                       ("min_exclusive", "exclusiveMinimum"), ("max_exclusive", "exclusiveMaximum")):
         v = getattr(p, attr)
-        if v is not None and one.get("type") in ("integer", "number"):
+        if v is not None and _numeric(one.get("type")):
             one[key] = _num(v)
     if p.pattern:
-        one["pattern"] = p.pattern
+        one["pattern"] = p.pattern  # a shape's own pattern constrains the text form
     if p.min_length is not None:
         one["minLength"] = p.min_length
     if p.max_length is not None:
@@ -357,7 +363,16 @@ def _json(v: Any) -> Any:
     return str(v)
 
 
-_DECIMAL_TEXT = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)")
+DECIMAL_PATTERN = r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)$"
+"""The lexical space of ``xsd:decimal`` (XML Schema 1.1 Part 2 §3.3.3): no exponent,
+no ``NaN``/``INF``, so ``"1e3"`` is not a decimal."""
+_DECIMAL_TEXT = re.compile(DECIMAL_PATTERN[1:-1])
+
+
+def _numeric(t: Any) -> bool:
+    """Whether a JSON Schema ``"type"`` (a name or a list of names) admits numbers."""
+    names = t if isinstance(t, list) else [t]
+    return any(n in ("integer", "number") for n in names)
 
 
 def _as_number(v: Any) -> Any:

@@ -75,12 +75,11 @@ def parse_when(text: str | None, option: str) -> datetime | None:
 
 
 def shown_value(v: Any) -> str:
-    """A property or status value as ``get`` prints it: an ordinary decimal as before
-    (``40000.0``, ``0.85``), one a float cannot hold with every digit
-    (``12345678901234.123456789012345678``)."""
+    """A property or status value as ``get`` prints it: a decimal as its exact text, the
+    same as ``--json`` and REST give it (``40000``, ``0.85``,
+    ``12345678901234.123456789012345678``), never a float's rounding."""
     if isinstance(v, Decimal):
-        f = repr(float(v))
-        return f if Decimal(f) == v else str(v)
+        return format(v, "f")
     if isinstance(v, list):
         return "[" + ", ".join(shown_value(x) if isinstance(x, Decimal) else repr(x) for x in v) + "]"
     return str(v)

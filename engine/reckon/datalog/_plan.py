@@ -42,6 +42,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any, cast
 
 from pyoxigraph import BlankNode, Literal, Triple, Variable
@@ -323,6 +324,10 @@ class PlanCompiler:
         self.ctx = ctx
         self.guard = guard
         self.cache: dict[tuple[int, int | None, str, int | None], Plan | None] = {}
+        self._estimates: dict[tuple[int, str, int], float] = {}
+        self.memo: dict[str, Any] = {}
+        """Derived data kept as long as these plans (one materialization): incremental
+        maintenance keeps its ordered rederivation checks here across calls."""
 
     # -- statistics -------------------------------------------------------------
 
@@ -378,6 +383,28 @@ class PlanCompiler:
         self.cache[key] = plan
         return plan
 
+    def estimate(self, info: RuleInfo, mode: str, head: int) -> float:
+        """:attr:`Plan.cost` of the check plan (``mode`` ``exists`` / ``safe``, head
+        template ``head`` bound) without generating it (``inf`` when the template has a
+        blank node): maintenance orders its checks by it and compiles only those it runs."""
+        key = (info.index, mode, head)
+        got = self._estimates.get(key)
+        if got is None:
+            ckey = (info.index, None, mode, head)
+            if ckey in self.cache:
+                compiled = self.cache[ckey]
+                got = float("inf") if compiled is None else compiled.cost
+            else:
+                tpl = info.rule.head[head]
+                if any(isinstance(t, BlankNode) for t in _flat(tpl)):
+                    got = float("inf")
+                else:
+                    prebound = tpl.variables()
+                    order = order_elements(info.rule.body, prebound, self._cost, None, None)
+                    got = self._plan_cost(info.rule, order, prebound)
+            self._estimates[key] = got
+        return got
+
     def _const(self, t: object) -> int:
         return self.dic.intern(t)
 
@@ -401,6 +428,8 @@ class PlanCompiler:
             "CTX": self.ctx,
             "AGG": _aggregate,
             "ORDER_INDEX": _OrderIndex.build,
+            "OBJECTS": _objects,
+            "SCAN": _subjects_with,
         }
         w = _Writer()
         self._subj: set[Variable] = set()  # variables bound from a subject / predicate position
@@ -441,9 +470,38 @@ class PlanCompiler:
                 return "D"
             return body_src
 
-        def gen_atom(tp: TriplePattern, src: str) -> None:
+        def gen_atom(
+            tp: TriplePattern, src: str, dead: frozenset[Variable] = frozenset(), ready: Callable[[], None] | None = None,
+        ) -> None:
             stores.add(src)
-            self._atom(w, tp, src, bound, vn, hoist)
+            self._atom(w, tp, src, bound, vn, hoist, dead, ready)
+
+        # Variables an atom binds that nothing after it reads (no later element, not the
+        # head) are projected away: the atom is tested for existence instead of iterated
+        # over them (`?x ?a ?y` in rdfs4a reads ?x only: one step per subject, not per
+        # fact). Only where the number of solutions is unobservable: head instances
+        # collected in a set, or one solution found. Not with head blank nodes (minted
+        # per solution of every variable), BNODE() (per solution), nor in modes that
+        # read every binding (``rows``: explanations, ``safe``: the supports).
+        project = mode in ("new", "new1", "old", "all", "exists") and not info.head_bnodes and not info.uses_bnode_fn
+        live_after: dict[int, frozenset[Variable]] = {}
+        if project:
+            later: set[Variable] = set()
+            if not check_mode:
+                for tpl in rule.head:
+                    later |= tpl.variables()
+            for k in reversed(order):
+                live_after[k] = frozenset(later)
+                later |= _elem_vars(rule.body[k])
+
+        def dead_vars(k: int, tp: TriplePattern) -> frozenset[Variable]:
+            if k not in live_after:
+                return frozenset()
+            seen: list[object] = [tp.s, tp.p, tp.o]
+            return frozenset(
+                t for t in (tp.s, tp.o)
+                if isinstance(t, Variable) and t not in bound and t not in live_after[k] and seen.count(t) == 1
+            )
 
         def gen_filter(e: Filter, local_bound: set[Variable]) -> None:
             fast = self._fast(e.expr, local_bound, vn)
@@ -571,10 +629,49 @@ class PlanCompiler:
             w.open(f"if {x} is not None:")
             self._bind_value(w, e.var, x, bound, vn)
 
-        for k in order:
+        done: set[int] = set()
+
+        def tests_after(i: int) -> list[int]:
+            """The pure tests that follow the atom ``order[i]`` (term-kind / sameTerm
+            filters, atoms all of whose terms are known by then): emitted by the atom
+            as soon as their variables are bound (between its loops), not innermost.
+            Moved only within the run of tests right after the atom, so each sees the
+            same bindings as in place."""
+            if info.uses_bnode_fn:
+                return []
+            after = bound | cast(TriplePattern, rule.body[order[i]]).variables()
+            out = []
+            for k in order[i + 1:]:
+                e = rule.body[k]
+                if isinstance(e, Filter) and _elem_vars(e) <= after and self._fast(e.expr, after, vn) is not None:
+                    out.append(k)
+                elif isinstance(e, TriplePattern) and e.variables() <= after and not any(
+                    isinstance(t, TripleTermPattern) for t in (e.s, e.p, e.o)
+                ):
+                    out.append(k)
+                else:
+                    break
+            return out
+
+        for i, k in enumerate(order):
             e = rule.body[k]
+            if k in done:
+                continue
             if isinstance(e, TriplePattern):
-                gen_atom(e, atom_src(k))
+                pending = tests_after(i)
+
+                def ready(pending: list[int] = pending) -> None:
+                    for j in list(pending):
+                        t = rule.body[j]
+                        if _elem_vars(t) <= bound:
+                            pending.remove(j)
+                            done.add(j)
+                            if isinstance(t, Filter):
+                                gen_filter(t, bound)
+                            else:
+                                gen_atom(cast(TriplePattern, t), atom_src(j))
+
+                gen_atom(e, atom_src(k), dead_vars(k, e), ready if pending else None)
             elif isinstance(e, Filter):
                 if info.uses_bnode_fn:
                     w.emit("CTX.new_solution()")
@@ -787,9 +884,19 @@ class PlanCompiler:
             return tv
         return str(self._const(t))
 
-    def _atom(self, w: _Writer, tp: TriplePattern, src: str, bound: set[Variable], vn: dict[Variable, str], hoist: list[str]) -> None:
+    def _atom(
+        self, w: _Writer, tp: TriplePattern, src: str, bound: set[Variable], vn: dict[Variable, str], hoist: list[str],
+        dead: frozenset[Variable] = frozenset(), ready: Callable[[], None] | None = None,
+    ) -> None:
+        """Open the loops (or tests) matching ``tp`` over store ``src``; ``dead``: free
+        variables of its subject / object that nothing reads afterwards (not bound:
+        the atom is only tested for a match on them); ``ready()`` is called each time a
+        loop level has bound more variables (``bound`` updated), so that tests on them
+        are emitted as far out as they can go."""
         s_val = self._known(w, tp.s, bound, vn)
         o_val = self._known(w, tp.o, bound, vn)
+        s_dead = isinstance(tp.s, Variable) and tp.s in dead
+        o_dead = isinstance(tp.o, Variable) and tp.o in dead
         post: list[tuple[object, str]] = []
         claimed: set[Variable] = set()
 
@@ -806,6 +913,11 @@ class PlanCompiler:
             post.append((t, tmp))
             return tmp
 
+        def level() -> None:
+            if ready is not None and claimed - bound:
+                bound.update(claimed)
+                ready()
+
         p = tp.p
         by_object = s_val is None and o_val is not None
         # the outermost atom over a semi-naive delta, object bound: scan the delta's
@@ -814,9 +926,12 @@ class PlanCompiler:
         scan = by_object and src == "D" and not bound and not isinstance(p, (Variable, TripleTermPattern))
         if not isinstance(p, (Variable, TripleTermPattern)):
             pid = self._const(p)
+            pexpr = str(pid)
             sp, ps = w.tmp("SP"), w.tmp("PS")
             hoist.append(f"    {sp} = {src}_spo.get({pid}, _ED)")
-            if by_object and not scan:
+            if scan:
+                hoist.append(f"    {ps} = {src}.shared_pos({pid})")
+            elif by_object:
                 hoist.append(f"    {src}.need_pos({pid})")
                 hoist.append(f"    {ps} = {src}_pos.get({pid}, _ED)")
         else:
@@ -834,39 +949,60 @@ class PlanCompiler:
                 w.ind -= 1
 
             if p_val is not None:
+                pexpr = p_val
                 w.emit(f"{sp} = {src}_spo.get({p_val})")
                 w.open(f"if {sp} is not None:")
                 if s_val is None and o_val is not None:
                     object_index(p_val)
             else:
                 pt = target(p, "p")
+                pexpr = pt
                 w.open(f"for {pt}, {sp} in {src}_spo.items():")
                 # helper vocabulary is invisible to a variable predicate (model.INTERNAL)
                 w.emit(f"if {pt} in HIDDEN: continue")
                 if s_val is None and o_val is not None:
                     object_index(pt)
+                level()
         if s_val is not None and o_val is not None:
             w.open(f"if {o_val} in {sp}.get({s_val}, _E):")
+        elif s_val is not None and o_dead:
+            w.open(f"if {sp}.get({s_val}):")
         elif s_val is not None:
             ot = target(tp.o)
             w.open(f"for {ot} in {sp}.get({s_val}, _E):")
+        elif o_val is not None and s_dead and not scan:
+            w.open(f"if {ps}.get({o_val}):")
         elif o_val is not None and scan:
+            # the delta's object index when another plan of the round asked for it
+            # too (FactStore.shared_pos), else a scan of its subjects
             st = target(tp.s, "s")
-            os_ = w.tmp("os")
-            w.open(f"for {st}, {os_} in {sp}.items():")
-            w.open(f"if {o_val} in {os_}:")
+            w.open(f"for {st} in ({ps}.get({o_val}, _E) if {ps} is not None else SCAN({sp}, {o_val})):")
         elif o_val is not None:
             st = target(tp.s, "s")
             w.open(f"for {st} in {ps}.get({o_val}, _E):")
+        elif s_dead and o_dead:
+            w.open(f"if {sp}:")
+        elif o_dead:
+            st = target(tp.s, "s")
+            w.open(f"for {st} in {sp}:")
+            level()
+        elif s_dead:
+            # the distinct objects: the object index's keys when it is kept, else every
+            # fact's object (repeats cost only time)
+            ot = target(tp.o)
+            w.open(f"for {ot} in OBJECTS({sp}, {src}_pos.get({pexpr})):")
         else:
             st = target(tp.s, "s")
             os_ = w.tmp("os")
             w.open(f"for {st}, {os_} in {sp}.items():")
+            level()
             ot = target(tp.o)
             w.open(f"for {ot} in {os_}:")
         bound |= claimed
         for t, tmp in post:
             self._bind(w, t, tmp, bound, vn)
+        if ready is not None:
+            ready()
 
     def _head_term(self, w: _Writer, t: object, vn: dict[Variable, str], bn: dict[BlankNode, int]) -> str | None:
         if isinstance(t, Variable):
@@ -932,6 +1068,17 @@ class PlanCompiler:
             else:
                 w.emit("NEWADD(_f)")
             w.ind = base_ind
+
+
+def _objects(sp: dict[int, set[int]], ps: dict[int, set[int]] | None) -> Iterable[int]:
+    """The objects of one predicate's facts: ``ps``'s keys (its object index, each
+    object once) when it is kept, else each fact's object."""
+    return ps if ps is not None else chain.from_iterable(sp.values())
+
+
+def _subjects_with(sp: dict[int, set[int]], o: int) -> list[int]:
+    """The subjects of one predicate's facts whose object is ``o`` (a scan)."""
+    return [s for s, os_ in sp.items() if o in os_]
 
 
 def _cap_checks(lines: list[str], name: str) -> list[str]:

@@ -48,8 +48,10 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -322,13 +324,18 @@ class Reasoner:
         :raises ResourceLimit: when a limit is hit (:class:`Limits`); the reasoner keeps
             its previous state.
         """
+        with _no_cyclic_gc():
+            self._load(base)
+
+    def _load(self, base: Iterable[Triple]) -> None:
         t0 = time.perf_counter()
         dic = self._dic
-        full = FactStore()
         bstore = FactStore(indexed=self._needs_base_index())
-        encoded = [dic.encode(t) for t in base]
-        bstore.add_all(encoded)
-        full.add_all(encoded)
+        bstore.add_all(dic.encode_all(base))
+        if bstore.indexed:
+            full = bstore.copy()
+        else:
+            full = FactStore(bstore.facts, fresh=True)
         state = _State(full, bstore, set(self._data_ids))
         clock = state.clock
         for f in full.add_all(self._data_ids):
@@ -368,7 +375,8 @@ class Reasoner:
         from reckon.datalog.maintain import apply_changes
 
         try:
-            return apply_changes(self, list(insert), list(delete))
+            with _no_cyclic_gc():
+                return apply_changes(self, list(insert), list(delete))
         finally:
             self._program.save()
 
@@ -382,7 +390,6 @@ class Reasoner:
         graphs, the ranks, the run-once rule outputs and the blank nodes minted so far.
         Linear in the graph; the caller keys it by program and data (the store layer:
         ``TenantStore``'s reasoner state file)."""
-        import gc
         import marshal
 
         dic, st = self._dic, self._state
@@ -417,7 +424,6 @@ class Reasoner:
         :raises ValueError: when ``data`` is not a state of this format or does not fit
             this rule set (the reasoner is left as it was).
         """
-        import gc
 
         enabled = gc.isenabled()
         gc.disable()  # ~10^5 new containers: the cyclic collector would rescan them over and over
@@ -688,8 +694,8 @@ class Reasoner:
     def _check_limits(self, state: _State, rounds: int, culprit: str, new: int = 0) -> None:
         self._guard.after_round(len(state.full) - len(state.base), new, rounds, culprit)
 
-    def _add(self, state: _State, facts: Iterable[Fact], net: Any = None) -> list[Fact]:
-        added = state.full.add_all(facts)
+    def _add(self, state: _State, facts: Iterable[Fact], net: Any = None, fresh: bool = False) -> list[Fact]:
+        added = state.full.add_all(facts, fresh=fresh)
         if added:
             state.rank.update(dict.fromkeys(added, state.clock))
             if net is not None:
@@ -731,7 +737,7 @@ class Reasoner:
                     comp.plan(info, None, mode).fn(full, None, base, new)  # type: ignore[union-attr]
                 if len(new) - before >= best:
                     best, culprit = len(new) - before, info.rule.name
-            added = self._add(state, new, net)
+            added = self._add(state, new, net, fresh=True)
             rounds += 1
             self._check_limits(state, rounds, culprit, len(added))
         if general:
@@ -744,11 +750,11 @@ class Reasoner:
                 comp.plan(info, None, mode).fn(full, None, base, new)  # type: ignore[union-attr]
                 if len(new) - before > best:
                     best, culprit = len(new) - before, info.rule.name
-            added = self._add(state, new, net)
+            added = self._add(state, new, net, fresh=True)
             rounds += 1
             self._check_limits(state, rounds, culprit, len(added))
             while added:
-                delta = FactStore(added)
+                delta = FactStore(added, fresh=True)
                 dpreds = delta.spo
                 new = set()
                 best = 0
@@ -760,13 +766,33 @@ class Reasoner:
                         comp.plan(info, k, mode).fn(full, delta, base, new)  # type: ignore[union-attr]
                     if len(new) - before > best:
                         best, culprit = len(new) - before, info.rule.name
-                added = self._add(state, new, net)
+                added = self._add(state, new, net, fresh=True)
                 rounds += 1
                 self._check_limits(state, rounds, culprit, len(added))
         stats["facts_per_stratum"][si] += len(full) - n0
         stats["rounds_per_stratum"][si] += rounds
         stats["seconds_per_stratum"][si] += time.perf_counter() - t0
         stats["rounds"] += rounds
+
+
+@contextlib.contextmanager
+def _no_cyclic_gc() -> Iterator[None]:
+    """Keep Python's cyclic garbage collector off while a materialization runs.
+
+    The evaluation graph is millions of small containers (index sets and dicts, fact
+    tuples) that hold no reference cycle: reference counting frees them. Each
+    collection of the oldest generation traverses every one of them, and a growing
+    graph triggers one every time it grows by a quarter: measured on LUBM(5), single
+    rounds that add 45k facts took 0.5-0.7 s instead of 0.08 s. Restored on exit
+    (the collector then runs as usual; the few cycles made meanwhile, e.g. compiled
+    plans, are collected then)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _direction(name: str) -> Any:

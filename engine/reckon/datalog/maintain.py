@@ -109,9 +109,18 @@ class _Maintainer:
         self.bumped: set[Fact] = set()
         self.old_outputs: dict[int, set[Fact] | None] = {}
         self.nonmonotone: list[str] = []
-        self._checks: dict[int, list[tuple[Any, int, int | None]]] = {}
-        self._checks_by_pid: dict[tuple[int, int], list[tuple[Any, int, int | None]]] = {}
-        self._head_consts: dict[tuple[int, int], tuple[int | None, int | None]] = {}
+        # the ordered checks depend on the rules and the index statistics only: kept
+        # with the compiled plans, across calls (PlanCompiler.memo)
+        memo = reasoner._compiler.memo
+        self._checks: dict[int, list[tuple[Any, int, int | None]]] = memo.setdefault("checks", {})
+        self._checks_by_pid: dict[tuple[int, int], list[tuple[Any, int, int | None]]] = memo.setdefault(
+            "checks_by_pid", {})
+        self._head_consts: dict[tuple[int, int], tuple[int | None, int | None]] = memo.setdefault("head_consts", {})
+        self._live: dict[tuple[str, int, int], list[list[Any]]] = {}
+        """(mode, upto, predicate) -> the checks of :meth:`_checks_for` whose rule is not
+        starved, each ``[info, head index, subject const, object const, plan function or
+        None (not compiled yet) or False (no plan)]``; valid while the evaluation graph's
+        predicates do not change (cleared by :meth:`_fresh_checks`)."""
 
     # -- bookkeeping -------------------------------------------------------------
 
@@ -175,25 +184,25 @@ class _Maintainer:
                     for j, tpl in enumerate(info.rule.head):
                         got.append((info, j, self.r._pid(pattern_predicate(tpl))))
                         self._head_consts[(info.index, j)] = (self._const_id(tpl.s), self._const_id(tpl.o))
-            # the cheapest justification first: one success ends the search, and an
-            # expensive one (an object index to build) is then rarely reached
-            comp = self.r._compiler
-
-            def cost(entry: tuple[Any, int, int | None]) -> float:
-                plan = comp.plan(entry[0], None, "safe", entry[1])
-                return float("inf") if plan is None else plan.cost
-
-            got.sort(key=cost)
             self._checks[upto] = got
         return got
 
     def _checks_for(self, upto: int, pid: int) -> list[tuple[Any, int, int | None]]:
-        """The entries of :meth:`_check_list` whose head predicate can be ``pid``, in
-        the same (cost) order: a fact is checked against its predicate's rules only."""
+        """The entries of :meth:`_check_list` whose head predicate can be ``pid``,
+        cheapest first (estimated plan cost, :meth:`PlanCompiler.estimate
+        <reckon.datalog._plan.PlanCompiler.estimate>`): a fact is checked against its
+        predicate's rules only, one success ends the search, and an expensive check (an
+        object index to build) is then rarely reached. Estimated per predicate, when
+        first needed: a small change touches a few predicates."""
         key = (upto, pid)
         got = self._checks_by_pid.get(key)
         if got is None:
-            got = [e for e in self._check_list(upto) if e[2] is None or e[2] == pid]
+            comp = self.r._compiler
+
+            def cost(entry: tuple[Any, int, int | None]) -> float:
+                return comp.estimate(entry[0], "safe", entry[1])
+
+            got = sorted((e for e in self._check_list(upto) if e[2] is None or e[2] == pid), key=cost)
             self._checks_by_pid[key] = got
         return got
 
@@ -206,41 +215,65 @@ class _Maintainer:
             return None
         return self.r._dic.lookup(t)
 
-    def _matches_head(self, info: Any, j: int, f: Fact) -> bool:
-        """The head template's constant subject / object agree with ``f``."""
-        s, o = self._head_consts[(info.index, j)]
-        return (s is None or s == f[0]) and (o is None or o == f[2])
+    def _fresh_checks(self) -> None:
+        """Forget which rules are starved (call when the graph's predicates may have
+        changed)."""
+        self._live.clear()
+
+    def _live_checks(self, mode: str, upto: int, pid: int) -> list[list[Any]]:
+        key = (mode, upto, pid)
+        got = self._live.get(key)
+        if got is None:
+            st = self.state
+            starved = self.r._starved
+            got = []
+            for info, j, _pid in self._checks_for(upto, pid):
+                if not starved(info, st.full, st.base):
+                    sc, oc = self._head_consts[(info.index, j)]
+                    got.append([info, j, sc, oc, None])
+            self._live[key] = got
+        return got
+
+    def _fn(self, entry: list[Any], mode: str) -> Any:
+        """The compiled check of a :meth:`_live_checks` entry (compiled on first use)."""
+        fn = entry[4]
+        if fn is None:
+            plan = self.r._compiler.plan(entry[0], None, mode, entry[1])
+            fn = entry[4] = False if plan is None else plan.fn
+        return fn
 
     def derivable(self, f: Fact, upto: int, skip: frozenset[int] = frozenset()) -> bool:
         """Some rule of strata ``<= upto`` whose index is not in ``skip`` derives ``f``
-        in the current state."""
+        in the current state (which must not change the graph's predicates between
+        calls without :meth:`_fresh_checks`)."""
         if upto < 0:
             return False
-        comp = self.r._compiler
         st = self.state
-        starved = self.r._starved
-        for info, j, _pid in self._checks_for(upto, f[1]):
-            if info.index in skip or not self._matches_head(info, j, f) \
-                    or starved(info, st.full, st.base):
+        s, p, o = f
+        for entry in self._live_checks("exists", upto, p):
+            info, _j, sc, oc, fn = entry
+            if info.index in skip or (sc is not None and sc != s) or (oc is not None and oc != o):
                 continue
-            plan = comp.plan(info, None, "exists", j)
-            if plan is not None and plan.fn(st.full, st.base, f[0], f[1], f[2]):
+            if fn is None:
+                fn = self._fn(entry, "exists")
+            if fn and fn(st.full, st.base, s, p, o):
                 return True
         return False
 
     def safe(self, f: Fact, rf: int, upto: int, excluded: set[int], unsafe: set[Fact]) -> bool:
         """``f`` has a derivation (rules of strata ``<= upto`` not in ``excluded``) whose
-        supports are asserted, or have rank ``< rf`` and are not in ``unsafe``."""
-        comp = self.r._compiler
+        supports are asserted, or have rank ``< rf`` and are not in ``unsafe`` (same
+        condition on the state as :meth:`derivable`)."""
         st = self.state
         full, base, rank = st.full, st.base, st.rank
-        starved = self.r._starved
-        for info, j, _pid in self._checks_for(upto, f[1]):
-            if info.index in excluded or not self._matches_head(info, j, f) \
-                    or starved(info, full, base):
+        s, p, o = f
+        for entry in self._live_checks("safe", upto, p):
+            info, _j, sc, oc, fn = entry
+            if info.index in excluded or (sc is not None and sc != s) or (oc is not None and oc != o):
                 continue
-            plan = comp.plan(info, None, "safe", j)
-            if plan is not None and plan.fn(full, base, f[0], f[1], f[2], unsafe, rank, rf):
+            if fn is None:
+                fn = self._fn(entry, "safe")
+            if fn and fn(full, base, s, p, o, unsafe, rank, rf):
                 return True
         return False
 
@@ -405,6 +438,7 @@ class _Maintainer:
                 push(new)
 
             full.add_all(minus)
+            self._fresh_checks()
             try:
                 push(seed)
                 if minus or bumped:
@@ -437,7 +471,9 @@ class _Maintainer:
         heads = sinfo.heads
         cands = [f for f in self.net.minus if heads is None or f[1] in heads]
         skip = frozenset(info.index for info in affected)
+        self._fresh_checks()
         back = [f for f in cands if self.derivable(f, si, skip)]
+        self._fresh_checks()
         if back:
             self.add(back)
         # 3. insert: affected rules in the new state, then semi-naive propagation

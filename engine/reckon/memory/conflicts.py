@@ -109,6 +109,12 @@ class ConflictJudge(Protocol):
     below its threshold), so the write path may offer it only the candidates that share
     a token with the new memory (:class:`LexicalJudge`, :class:`ContradictionJudge`
     without an encoder). Judges without the attribute see every candidate.
+
+    A judge may say ``pairwise = True``: its verdict on a candidate depends on the new
+    memory and that candidate only, never on the other candidates offered with it, and
+    is the same every time it is asked (:class:`LexicalJudge`,
+    :class:`ContradictionJudge`); the bundle's precedence then remembers verdicts per
+    pair (:mod:`reckon.recall.precedence`).
     """
 
     def judge(self, new: Subject, candidates: Sequence[Subject]) -> list[str]:
@@ -178,6 +184,8 @@ class LexicalJudge:
 
     :param threshold: cosine similarity at or above which two memories conflict.
     """
+
+    pairwise = True  # each candidate judged on its own (ConflictJudge)
 
     def __init__(self, threshold: float = SIMILARITY_THRESHOLD, *, cache_size: int = 100_000) -> None:
         if not 0.0 < threshold <= 1.0:
@@ -469,6 +477,8 @@ class ContradictionJudge:
         0.35 with an encoder (MiniLM cosine), 0.15 without.
     :raises ValueError: when the threshold is outside [0, 1].
     """
+
+    pairwise = True  # each candidate judged on its own (ConflictJudge)
 
     def __init__(self, *, encoder: Encoder | None = None, candidate_threshold: float | None = None) -> None:
         if candidate_threshold is None:

@@ -429,6 +429,62 @@ class RecallIndex:
             self._maybe_save()
         return recs
 
+    def load_records(self, recs: Sequence[DocRecord], vectors: np.ndarray | None, has: np.ndarray | None,
+                     keyword: dict[str, Any] | None = None, tokens: Sequence[list[str]] | None = None) -> None:
+        """Fill an empty index at once (a persisted snapshot): no per-document embedding,
+        tokenising or array growth.
+
+        :param recs: the records, valid (the caller read them from its own snapshot).
+        :param vectors: float32 ``(len(recs), dim)`` or None; row ``r`` is used when
+            ``has[r]``.
+        :param keyword: the BM25 index as :meth:`KeywordIndex.export
+            <reckon.recall.keyword.KeywordIndex.export>` wrote it for ``recs``' order
+            (None: built from ``tokens``, or by tokenising the texts).
+        :raises ValueError: when the index is not empty or the arrays do not fit (the
+            index is left empty).
+        """
+        n = len(recs)
+        with self._lock:
+            if self._n or self._docs:
+                raise ValueError("load_records into a non-empty recall index")
+            if vectors is not None and (has is None or vectors.shape != (n, self._dim) or has.shape != (n,)):
+                raise ValueError(f"vectors {getattr(vectors, 'shape', None)} for {n} documents")
+            ids = [r.id for r in recs]
+            if keyword is not None:
+                self._kw.load(ids, keyword["tokens"], keyword["dl"], keyword["terms"], keyword["off"],
+                              keyword["doc"], keyword["tf"])
+            size = max(16, n + n // 8)  # room for the next writes before the first growth
+            self._emb = np.empty((size, self._dim), dtype=np.float32)
+            self._emb[n:] = 0.0
+            self._has = np.zeros(size, dtype=bool)
+            if vectors is not None and has is not None:
+                self._has[:n] = has
+                self._emb[:n] = vectors  # a plain copy; a masked one is 100x slower
+                if not has.all():
+                    self._emb[:n][~has] = 0.0
+            else:
+                self._emb[:n] = 0.0
+            flags = self._has[:n].tolist()
+            for r, f in zip(recs, flags):
+                r.embedded = f
+            self._col_imp = np.zeros(size, dtype=np.int16)
+            self._col_imp[:n] = [r.importance for r in recs]
+            for name, col in (("scope", "_col_scope"), ("kind", "_col_kind"), ("owner", "_col_owner")):
+                arr = np.zeros(size, dtype=np.int32)
+                code = self._code
+                arr[:n] = [code(name, getattr(r, name)) for r in recs]
+                setattr(self, col, arr)
+            for r in recs:
+                for t in r.teams:
+                    self._team_docs.setdefault(t, set()).add(r.id)
+            self._docs = dict(zip(ids, recs))
+            self._row = {i: k for k, i in enumerate(ids)}
+            self._row_ids = ids
+            self._n = n
+            self._mutations += 1
+            if keyword is None:
+                self._index_keywords(recs, tokens)
+
     def set_vector(self, doc_id: str, vec: np.ndarray | None) -> bool:
         """Attach (or, with None, drop) the embedding of an indexed document; False when
         ``doc_id`` is not indexed or the width is wrong."""

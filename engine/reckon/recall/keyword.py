@@ -7,8 +7,10 @@ current documents.
 
 :class:`KeywordIndex` keeps its own inverted index (term -> {document: term
 frequency}, document lengths, N, avgdl), updated in O(len(document)) on every add /
-update / remove; a query reads only the postings of its terms. Nothing is persisted: the
-owner re-adds its documents on open.
+update / remove; a query reads only the postings of its terms. The owner persists it
+(:meth:`KeywordIndex.export` -> arrays; :meth:`KeywordIndex.load` on open: the postings
+arrive as arrays, each term's turned into a dict only when a write touches it, so
+opening costs O(terms), not O(postings)).
 
 Tokenisation (:func:`tokenize`): lowercase word tokens ``[a-z0-9]+`` (an apostrophe
 suffix such as ``'s`` is dropped), no stemming, English stopwords removed.
@@ -88,12 +90,18 @@ class KeywordIndex:
         self.k1 = k1
         self.b = b
         self._lock = threading.RLock()
-        self._tokens: dict[str, list[str]] = {}
+        # id -> tokens (a str: the tokens joined by spaces, as loaded; split when needed)
+        self._tokens: dict[str, list[str] | str] = {}
         self._slot: dict[str, int] = {}  # id -> slot (dense 0..N-1)
         self._ids: list[str] = []  # slot -> id
         self._dl = np.zeros(16, dtype=np.float64)  # slot -> document length (>= 1)
         self._total = 0  # sum of document lengths
         self._postings: dict[str, dict[int, int]] = {}  # term -> {slot: tf}
+        # term -> (slots, tf) as loaded (:meth:`load`); moved into ``_postings`` on a write
+        self._base: dict[str, int] = {}  # term -> its number in the loaded arrays below
+        self._base_off = np.zeros(1, dtype=np.int64)
+        self._base_doc = np.zeros(0, dtype=np.int64)
+        self._base_tf = np.zeros(0, dtype=np.float64)
         self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # term -> (slots, tf)
         # term -> (slots, float32 BM25 contributions), valid until the next write
         self._scored: dict[str, tuple[np.ndarray, np.ndarray]] = {}
@@ -138,7 +146,7 @@ class KeywordIndex:
                     self._ids.append(doc_id)
                     self._layout_dirty = True
                 else:
-                    self._unpost(slot, self._tokens[doc_id])
+                    self._unpost(slot, self._toks(doc_id))
                     self._total -= int(self._dl[slot])
                 self._tokens[doc_id] = toks
                 self._post(slot, toks)
@@ -152,12 +160,13 @@ class KeywordIndex:
             if slot is None:
                 return
             self._scored.clear()
-            self._unpost(slot, self._tokens.pop(doc_id))
+            self._unpost(slot, self._toks(doc_id))
+            del self._tokens[doc_id]
             self._total -= int(self._dl[slot])
             last = len(self._ids) - 1
             if slot != last:
                 moved = self._ids[last]
-                mtoks = self._tokens[moved]
+                mtoks = self._toks(moved)
                 self._unpost(last, mtoks)
                 self._post(slot, mtoks)
                 self._ids[slot] = moved
@@ -175,6 +184,8 @@ class KeywordIndex:
         postings, arrays = self._postings, self._arrays
         for t, n in tf.items():
             p = postings.get(t)
+            if p is None and t in self._base:
+                p = self._plist(t)
             if p is None:
                 postings[t] = {slot: n}
             else:
@@ -185,16 +196,113 @@ class KeywordIndex:
     def _unpost(self, slot: int, toks: list[str]) -> None:
         self._scored.clear()
         for t in set(toks):
-            p = self._postings[t]
+            p = self._plist(t)
             del p[slot]
             if not p:
                 del self._postings[t]
             self._arrays.pop(t, None)
 
+    def _toks(self, doc_id: str) -> list[str]:
+        t = self._tokens[doc_id]
+        if isinstance(t, str):
+            t = self._tokens[doc_id] = t.split(" ") if t else []
+        return t
+
+    def _base_arrays(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(slots, tf)`` of ``term`` as loaded (views), or None (not loaded, or moved
+        into ``_postings`` by a write)."""
+        j = self._base.get(term)
+        if j is None:
+            return None
+        a, b = int(self._base_off[j]), int(self._base_off[j + 1])
+        return self._base_doc[a:b], self._base_tf[a:b]
+
+    def _plist(self, term: str) -> dict[int, int]:
+        """The postings dict of ``term`` (made from the loaded arrays on first write)."""
+        p = self._postings.get(term)
+        if p is None:
+            base = self._base_arrays(term)
+            self._base.pop(term, None)
+            p = self._postings[term] = {} if base is None else dict(zip(base[0].tolist(), base[1].tolist()))
+        return p
+
+    # ------------------------------------------------------------------ persistence
+    def export(self, order: Sequence[str]) -> dict[str, np.ndarray | list[str]]:
+        """The index as arrays, documents numbered by their position in ``order`` (every
+        indexed id once): ``terms`` (list of str, sorted), ``off`` int64 ``(terms + 1,)``
+        (term ``j``'s postings are ``off[j]:off[j+1]``), ``doc`` int32 and ``tf`` int32
+        ``(postings,)``, ``dl`` int32 ``(len(order),)`` (document lengths, >= 1) and
+        ``tokens`` (per document of ``order``, its tokens joined by spaces).
+
+        :raises KeyError: when ``order`` names an id that is not indexed.
+        :raises ValueError: when ``order`` does not list every indexed id once.
+        """
+        with self._lock:
+            if len(order) != len(self._ids) or len(set(order)) != len(order):
+                raise ValueError(f"order lists {len(order)} ids for {len(self._ids)} documents")
+            pos = np.empty(len(self._ids), dtype=np.int64)  # slot -> position in order
+            for k, i in enumerate(order):
+                pos[self._slot[i]] = k
+            terms = sorted({*self._postings, *self._base})
+            off = np.zeros(len(terms) + 1, dtype=np.int64)
+            docs: list[np.ndarray] = []
+            tfs: list[np.ndarray] = []
+            for j, t in enumerate(terms):
+                arr = self._term_arrays(t)
+                assert arr is not None
+                docs.append(pos[arr[0]])
+                tfs.append(arr[1])
+                off[j + 1] = off[j] + len(arr[0])
+            cat_doc = np.concatenate(docs).astype(np.int32) if docs else np.zeros(0, dtype=np.int32)
+            cat_tf = np.concatenate(tfs).astype(np.int32) if tfs else np.zeros(0, dtype=np.int32)
+            dl = self._dl[[self._slot[i] for i in order]].astype(np.int32)
+            toks: list[str] = []
+            for i in order:
+                tk = self._tokens[i]
+                toks.append(tk if isinstance(tk, str) else " ".join(tk))
+            return {"terms": terms, "off": off, "doc": cat_doc, "tf": cat_tf, "dl": dl, "tokens": toks}
+
+    def load(self, ids: Sequence[str], tokens: Sequence[str], dl: np.ndarray, terms: Sequence[str],
+             off: np.ndarray, doc: np.ndarray, tf: np.ndarray) -> None:
+        """Fill an empty index with what :meth:`export` wrote (``ids`` in its ``order``).
+
+        :raises ValueError: when the index is not empty or the arrays do not fit together
+            (lengths, offsets, document numbers out of range, a term twice): the index is
+            left empty.
+        """
+        n = len(ids)
+        with self._lock:
+            if self._ids:
+                raise ValueError("load into a non-empty keyword index")
+            off = np.asarray(off, dtype=np.int64)
+            doc = np.asarray(doc, dtype=np.int64)
+            tf = np.asarray(tf, dtype=np.float64)
+            dl = np.asarray(dl, dtype=np.float64)
+            if (len(tokens) != n or dl.shape != (n,) or off.shape != (len(terms) + 1,) or doc.shape != tf.shape
+                    or (len(off) and (off[0] != 0 or off[-1] != len(doc))) or np.any(np.diff(off) <= 0)
+                    or (len(doc) and (doc.min() < 0 or doc.max() >= n)) or (len(tf) and tf.min() < 1)
+                    or (n and dl.min() < 1) or len(set(terms)) != len(terms) or len(set(ids)) != n):
+                raise ValueError("keyword index arrays do not fit together")
+            base = dict(zip(terms, range(len(terms))))
+            size = max(16, n)
+            self._dl = np.zeros(size, dtype=np.float64)
+            self._dl[:n] = dl
+            self._total = int(dl.sum())
+            self._ids = list(ids)
+            self._slot = {i: k for k, i in enumerate(self._ids)}
+            self._tokens = dict(zip(self._ids, tokens))
+            self._base = base
+            self._base_off, self._base_doc, self._base_tf = off, doc, tf
+            self._postings, self._arrays, self._scored = {}, {}, {}
+            self._layout_dirty = True
+
     # ------------------------------------------------------------------ reads
     def _term_arrays(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
         arr = self._arrays.get(term)
         if arr is None:
+            base = self._base_arrays(term)
+            if base is not None:
+                return base
             p = self._postings.get(term)
             if not p:
                 return None
@@ -250,8 +358,12 @@ class KeywordIndex:
     def document_frequencies(self, tokens: Iterable[str]) -> dict[str, int]:
         """Number of indexed documents containing each token."""
         with self._lock:
-            return {t: len(self._postings.get(t, ())) for t in tokens}
+            out: dict[str, int] = {}
+            for t in tokens:
+                base = self._base_arrays(t)
+                out[t] = len(self._postings[t]) if t in self._postings else len(base[0]) if base is not None else 0
+            return out
 
     def tokens(self, doc_id: str) -> list[str]:
         """The indexed tokens of ``doc_id`` (empty list if unknown)."""
-        return list(self._tokens.get(doc_id, ()))
+        return list(self._toks(doc_id)) if doc_id in self._tokens else []

@@ -69,6 +69,41 @@ _caches: weakref.WeakKeyDictionary[Any, OrderedDict[Any, dict[str, dict[str, str
 _cache_lock = threading.Lock()
 
 
+_PAIRS_MAX = 200_000
+_pairs: weakref.WeakKeyDictionary[Any, dict[tuple[Any, Any], str | None]] = weakref.WeakKeyDictionary()
+
+
+def _pair_memo(judge: ConflictJudge) -> dict[tuple[Any, Any], str | None] | None:
+    """``(specific subject key, general subject key) -> reason or None`` of a pairwise
+    judge (``ConflictJudge`` ``pairwise``): a new item set asks the judge only about its
+    new pairs (a write of one live memory re-judges that memory's pairs, not all)."""
+    with _cache_lock:
+        try:
+            return _pairs.setdefault(judge, {})
+        except TypeError:  # a judge that cannot be weakly referenced: no memo
+            return None
+
+
+_key_ids: dict[tuple[Any, ...], int] = {}
+
+
+def _key_id(key: tuple[Any, ...]) -> int:
+    """A small number for a subject key (pair memo keys hash two ints, not two texts)."""
+    with _cache_lock:
+        got = _key_ids.get(key)
+        if got is None:
+            if len(_key_ids) >= _PAIRS_MAX:  # numbers are never reused: the pair memos go too
+                _key_ids.clear()
+                for memo in list(_pairs.values()):
+                    memo.clear()
+            got = _key_ids[key] = _next_id[0]
+            _next_id[0] += 1
+        return got
+
+
+_next_id = [0]
+
+
 def _key(s: Subject, scope: str) -> tuple[Any, ...]:
     return (scope, s.id, s.label, s.content, s.subclass, tuple(sorted(s.keys.items())), s.kind)
 
@@ -108,17 +143,42 @@ def _judged(items: list[BundleItem], judge: ConflictJudge, keys: dict[str, dict[
             cache.move_to_end(memo_key)
             return cache[memo_key]
     toks = {it.id: frozenset(tokens(f"{it.label} {it.content}")) for it in items}
+    pairs = _pair_memo(judge) if bool(getattr(judge, "pairwise", False)) else None
+    skey = {it.id: _key_id(_key(subjects[it.id], it.scope)) for it in items} if pairs is not None else {}
+    # the write path's candidates: the same class (a subclass item), plain memories (a
+    # plain one); here of the less specific scopes
+    by_class: dict[tuple[str | None, int], list[BundleItem]] = {}
+    for it in sorted(items, key=lambda g: g.id):
+        by_class.setdefault((it.subclass_iri, SCOPE_RANK.get(it.scope, 0)), []).append(it)
+    below: dict[tuple[str | None, int], list[BundleItem]] = {}  # (class, rank) -> items of lower ranks, by id
     out: dict[str, dict[str, str]] = {}
     for spec in items:
         rank = SCOPE_RANK.get(spec.scope, 0)
-        # the write path's candidates: the same class (a subclass item), plain memories (a
-        # plain one); here of the less specific scopes
-        cands = sorted((g for g in items if SCOPE_RANK.get(g.scope, 0) < rank and g.subclass_iri == spec.subclass_iri),
-                       key=lambda g: g.id)
-        if cands:
+        cands = below.get((spec.subclass_iri, rank))
+        if cands is None:
+            cands = below[(spec.subclass_iri, rank)] = sorted(
+                (g for r in range(rank) for g in by_class.get((spec.subclass_iri, r), ())), key=lambda g: g.id)
+        if not cands:
+            continue
+        if pairs is None:
             picked = _reasons(judge, subjects[spec.id], [subjects[g.id] for g in cands], toks)
-            if picked:
-                out[spec.id] = picked
+        else:  # a pairwise judge: ask only about the pairs not judged before
+            mine = skey[spec.id]
+            todo = [g for g in cands if (mine, skey[g.id]) not in pairs]
+            if todo:
+                got = _reasons(judge, subjects[spec.id], [subjects[g.id] for g in todo], toks)
+                with _cache_lock:
+                    if len(pairs) + len(todo) > _PAIRS_MAX:
+                        pairs.clear()
+                    for g in todo:
+                        pairs[(mine, skey[g.id])] = got.get(g.id)
+            picked = {}
+            for g in cands:
+                why = pairs.get((mine, skey[g.id]))
+                if why is not None:
+                    picked[g.id] = why
+        if picked:
+            out[spec.id] = picked
     if cache is not None:
         with _cache_lock:
             cache[memo_key] = out

@@ -272,7 +272,8 @@ def _refill(b: ContextBundle, kept: dict[str, list[BundleItem]], omitted: dict[s
             return
 
 
-def fit(b: ContextBundle, max_item_chars: int, measure: Measure = CHARS) -> None:
+def fit(b: ContextBundle, max_item_chars: int, measure: Measure = CHARS, *,
+        item_lines: Callable[[int], Mapping[str, str]] | None = None, costs: dict[str, int] | None = None) -> None:
     """Drop and shorten until the rendered text fits the budget (``b.budget_chars``, or
     ``b.budget_tokens`` counted by ``measure``); fill ``text``, the omitted counts and
     the :class:`~reckon.recall.models.ContextLedger`.
@@ -285,12 +286,33 @@ def fit(b: ContextBundle, max_item_chars: int, measure: Measure = CHARS) -> None
     Critical items, the same order. A
     Critical memory is therefore never dropped while lower-priority text or boilerplate
     remains. A conflict line whose two memories were both dropped goes with them.
+
+    Linear in the number of items: each step's size is the sum of per-section sums kept
+    up to date as items go (never a re-render of the whole text), and every distinct
+    line is measured once.
+
+    :param item_lines: ``n -> {item id: it.line(n)}`` already rendered (the bundle's
+        per-generation cache), asked for ``max_item_chars`` and the compact length;
+        missing ones are rendered here.
+    :param costs: ``line -> cost in the measure's unit``, shared across calls with the
+        same ``measure`` (filled here).
     """
     tokens = measure.unit == "tokens"
     budget = int(b.budget_tokens if tokens and b.budget_tokens is not None else b.budget_chars or 0)
     clock = f", clock {b.clock.strftime('%Y-%m-%d %H:%M')} UTC" if b.clock else ""
-    lines_of = {it.id: it.line(max_item_chars) for blk in b.blocks for it in blk.items}
-    compact_of = {it.id: it.line(min(max_item_chars, COMPACT_ITEM_CHARS)) for blk in b.blocks for it in blk.items}
+    compact_chars = min(max_item_chars, COMPACT_ITEM_CHARS)
+    given = item_lines(max_item_chars) if item_lines is not None else {}
+    lines_of = {it.id: given.get(it.id) or it.line(max_item_chars) for blk in b.blocks for it in blk.items}
+    item_of = {it.id: it for blk in b.blocks for it in blk.items}
+
+    class _Compact(dict[str, str]):
+        def __missing__(self, key: str) -> str:
+            v = self[key] = item_of[key].line(compact_chars)
+            return v
+
+    compact_of = _Compact()
+    if item_lines is not None and any(it.importance >= 5 for it in item_of.values()):
+        compact_of.update((k, v) for k, v in item_lines(compact_chars).items() if k in item_of)
     tier_of = {it.id: _tier(it.importance) for blk in b.blocks for it in blk.items}
     kept: dict[str, list[BundleItem]] = {blk.key: list(blk.items) for blk in b.blocks}
     label_of = {blk.key: blk.label for blk in b.blocks}
@@ -329,7 +351,7 @@ def fit(b: ContextBundle, max_item_chars: int, measure: Measure = CHARS) -> None
             out += ["", foot]
         return out
 
-    cost_cache: dict[str, int] = {}
+    cost_cache: dict[str, int] = costs if costs is not None else {}
 
     def cost(line: str) -> int:
         c = cost_cache.get(line)
@@ -338,21 +360,68 @@ def fit(b: ContextBundle, max_item_chars: int, measure: Measure = CHARS) -> None
         return c
 
     newline = measure.count("a\nb") - measure.count("a") - measure.count("b") if tokens else 1
+    # size(lines()) by sections: per block the summed cost of its kept lines, recomputed
+    # only when the block's kept list (or the compacted set) changed
+    block_sums: dict[str, tuple[list[BundleItem], int]] = {}  # key -> (the kept list summed, its sum)
+    block_of = {it.id: blk.key for blk in b.blocks for it in blk.items}
+    section = {blk.key: cost("") + cost(f"## {blk.label}") for blk in b.blocks}
+    business_head = cost("") + cost("## Live business data")
+    conflicts_head = cost("") + cost("## Scope conflicts (the more specific memory applies)")
+    conflict_line: dict[int, str] = {}
 
-    def size(ls: list[str]) -> int:
-        return sum(cost(x) for x in ls) + newline * (len(ls) - 1)
+    def block_sum(key: str) -> int:
+        its = kept[key]
+        got = block_sums.get(key)
+        if got is not None and got[0] is its:
+            return got[1]
+        total = sum(cost(compact_of[i.id] if i.id in compacted else lines_of[i.id]) for i in its)
+        block_sums[key] = (its, total)
+        return total
+
+    def item_cost(it: BundleItem) -> int:
+        return cost(compact_of[it.id] if it.id in compacted else lines_of[it.id])
+
+    def c_line(c: BundleConflict) -> str:
+        got = conflict_line.get(id(c))
+        if got is None:
+            got = conflict_line[id(c)] = c.line()
+        return got
+
+    def estimate() -> int:
+        """``sum(cost(line)) + newline * (lines - 1)`` of :func:`lines`, without rendering."""
+        total, n = cost(header()), 1
+        for blk in b.blocks:
+            its = kept.get(blk.key)
+            if its:
+                total += section[blk.key] + block_sum(blk.key)
+                n += 2 + len(its)
+        if business:
+            total += business_head + sum(cost(f"- {x.text}") for x in business)
+            n += 2 + len(business)
+        if conflicts:
+            total += conflicts_head + sum(cost(c_line(c)) for c in conflicts)
+            n += 2 + len(conflicts)
+        foot = _footer(omitted, capped, capped_imp, cap, form["footer"])
+        if foot:
+            total += cost("") + cost(foot)
+            n += 2
+        return total + newline * (n - 1)
 
     def fits() -> bool:
-        ls = lines()
-        if size(ls) > budget:
+        if estimate() > budget:
             return False
-        return not tokens or measure.count("\n".join(ls)) <= budget  # exact, once the estimate fits
+        return not tokens or measure.count("\n".join(lines())) <= budget  # exact, once the estimate fits
 
     def drop_item(where: str, what: BundleItem) -> None:
         nonlocal conflicts
-        if not any(x is what for x in kept[where]):
+        if what.id in dropped:
             return
-        kept[where] = [x for x in kept[where] if x is not what]
+        before = kept[where]
+        # drops go lowest ranked first: the item is usually the block's last one
+        kept[where] = before[:-1] if before and before[-1] is what else [x for x in before if x is not what]
+        got = block_sums.get(where)
+        if got is not None and got[0] is before:  # keep the block's sum without re-summing
+            block_sums[where] = (kept[where], got[1] - item_cost(what))
         lab = label_of[where]
         omitted[lab] = omitted.get(lab, 0) + 1
         tier_omitted[tier_of[what.id]] = tier_omitted.get(tier_of[what.id], 0) + 1
@@ -375,22 +444,59 @@ def fit(b: ContextBundle, max_item_chars: int, measure: Measure = CHARS) -> None
         return lambda: form.__setitem__(part, value)
 
     def compact(item_id: str) -> None:
+        key = block_of[item_id]
+        got = block_sums.get(key)
+        if got is not None and got[0] is kept[key] and item_id not in dropped:
+            block_sums[key] = (got[0], got[1] - cost(lines_of[item_id]) + cost(compact_of[item_id]))
+        elif got is not None:
+            del block_sums[key]
         compacted.add(item_id)
 
-    steps: list[Callable[[], None]] = []
+    involved: dict[str, list[BundleConflict]] = {}
+    for c in conflicts:
+        involved.setdefault(c.authoritative, []).append(c)
+        involved.setdefault(c.overridden, []).append(c)
+
+    def drop_gain(where: str, what: BundleItem) -> int:
+        """At most what dropping ``what`` takes off :func:`estimate`: its line, its
+        block's title, the conflict lines that may go with it and their title (the
+        header's claim and the footer only grow when an item goes)."""
+        return (item_cost(what) + section[where] + conflicts_head + 4 * newline
+                + sum(cost(c_line(c)) + newline for c in involved.get(what.id, ())))
+
+    def compact_gain(item_id: str) -> int:
+        return max(0, cost(lines_of[item_id]) - cost(compact_of[item_id]))
+
+    # each step with a bound of what it can take off the size (None: unknown)
+    steps: list[tuple[Callable[[], None], Callable[[], int] | None]] = []
     for tier in ("lower", "high"):
         for blk in reversed(b.blocks):
-            steps += [partial(drop_item, blk.key, it) for it in reversed(blk.items) if tier_of[it.id] == tier]
-    steps += [partial(drop_business, x) for x in reversed(business)]
-    steps += [partial(drop_conflict, c) for c in reversed(conflicts)]
-    steps += [set_form("header", "short"), set_form("footer", "short"), set_form("header", "minimal")]
+            steps += [(partial(drop_item, blk.key, it), partial(drop_gain, blk.key, it))
+                      for it in reversed(blk.items) if tier_of[it.id] == tier]
+    steps += [(partial(drop_business, x), None) for x in reversed(business)]
+    steps += [(partial(drop_conflict, c), None) for c in reversed(conflicts)]
+    steps += [(set_form("header", "short"), None), (set_form("footer", "short"), None),
+              (set_form("header", "minimal"), None)]
     for blk in reversed(b.blocks):  # Critical content shortened, lowest ranked first
-        steps += [partial(compact, it.id) for it in reversed(blk.items) if tier_of[it.id] == "critical"]
+        steps += [(partial(compact, it.id), partial(compact_gain, it.id))
+                  for it in reversed(blk.items) if tier_of[it.id] == "critical"]
     for blk in reversed(b.blocks):
-        steps += [partial(drop_item, blk.key, it) for it in reversed(blk.items) if tier_of[it.id] == "critical"]
-    for step in steps:
-        if fits():
-            break
+        steps += [(partial(drop_item, blk.key, it), partial(drop_gain, blk.key, it))
+                  for it in reversed(blk.items) if tier_of[it.id] == "critical"]
+    # apply steps until the text fits, checking only when the steps since the last
+    # check could have taken off the excess then measured (the same steps as checking
+    # before every one: a check skipped could only have said "does not fit")
+    excess = 0
+    for step, gain in steps:
+        if excess <= 0:
+            over = estimate() - budget
+            if over <= 0 and fits():
+                break
+            excess = over
+        if gain is None:
+            excess = 0
+        else:
+            excess -= gain()
         step()
     if not compacted and form == {"header": "full", "footer": "full"} and not (
             omitted.get("business") or omitted.get("conflicts")):

@@ -23,16 +23,25 @@ What it holds, and where each part comes from:
 * a **snapshot** of the documents (``<tenant>/recall/docs.npz``) at a store
   generation, so a fresh process does not re-read every memory: it loads the snapshot
   and applies the commits since. A numpy ``.npz`` archive (no pickles) of columns:
-  ``meta`` (UTF-8 JSON: version 2, tenant, incarnation, generation, embedder, dim, the
+  ``meta`` (UTF-8 JSON: version 3, tenant, incarnation, generation, embedder, dim, the
   extra keys), per string column ``<name>.blob`` (UTF-8 bytes) + ``<name>.off`` (int64
-  offsets, ``-1`` = None) for id, text, context, scope, kind, owner, teams (joined by
-  U+001F), tokens (the BM25 tokens joined by spaces, so nothing is tokenised again) and
-  ``x.<key>`` (a JSON list per extra key); ``importance`` int8, ``time`` int64
-  microseconds since the epoch (UTC), ``vectors`` float32 ``(n, dim)`` with ``has``
-  bool (a document's vector, used when the embedder and width match; no vector-file
-  read on open). Written under a unique temporary name and renamed; unreadable, of
-  another tenant or ahead of the store = ignored (rebuilt). The version 1 snapshot
-  (``docs.json``, documents as JSON) is still read, then replaced.
+  offsets) + ``<name>.none`` (bool) for id, text, context, scope, kind, owner, teams
+  (joined by U+001F), tokens (the BM25 tokens joined by spaces) and ``x.<key>`` (a JSON
+  list per extra key); ``importance`` int8, ``time`` int64 microseconds since the epoch
+  (UTC), ``vectors`` float32 ``(n, dim)`` with ``has`` bool (a document's vector, used
+  when the embedder and width match; no vector-file read on open); the BM25 index
+  (:meth:`KeywordIndex.export <reckon.recall.keyword.KeywordIndex.export>`, documents
+  numbered by their row): ``kw.terms.blob`` / ``kw.terms.off`` (the terms, sorted),
+  ``kw.off`` int64 (each term's postings), ``kw.doc`` int32 and ``kw.tf`` int32 (the
+  postings), ``kw.dl`` int32 (document lengths). So opening tokenises, hashes and embeds
+  nothing and builds no posting list: its cost is reading the columns plus one record
+  per document. Written under a unique temporary name and renamed (a process killed
+  mid-write leaves the previous snapshot); unreadable (torn, a bad zip CRC), malformed
+  (arrays that do not fit together), of another tenant or ahead of the store = ignored
+  (rebuilt from the store); behind the store = caught up from the commits since
+  (:meth:`TenantStore.changes <reckon.store.TenantStore.changes>`). A version 2
+  snapshot (no BM25 arrays) is still read and then rewritten; so is the version 1
+  snapshot (``docs.json``, documents as JSON).
 
 **Embedding off the critical path.** A document whose text has no vector yet is indexed
 by keyword at once and queued; a background thread embeds the queue in batches, appends
@@ -52,6 +61,7 @@ import os
 import threading
 import time
 import uuid
+import zipfile
 from collections.abc import Callable, Collection, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -60,7 +70,7 @@ from typing import Any
 import numpy as np
 
 from reckon.recall.embed import Embedder, EmbeddingUnavailable, QueryCache
-from reckon.recall.index import RecallIndex
+from reckon.recall.index import DocRecord, RecallIndex
 from reckon.recall.rank import Hit, RankConfig
 from reckon.recall.vectors import MemoryVectors, VectorFile
 
@@ -69,8 +79,8 @@ __all__ = ["DocReader", "Parts", "TenantIndex", "single_part"]
 log = logging.getLogger("reckon.recall")
 
 SNAPSHOT = "docs.npz"
-LEGACY_SNAPSHOT = "docs.json"  # version 1 (read, then replaced by a version 2 snapshot)
-_SNAPSHOT_VERSION = 2
+LEGACY_SNAPSHOT = "docs.json"  # version 1 (read, then replaced by a version 3 snapshot)
+_SNAPSHOT_VERSION = 3
 _SEP = "\x1f"  # between the teams of a document in the snapshot
 _EPOCH_UTC = datetime(1970, 1, 1, tzinfo=UTC)
 _SNAPSHOT_EVERY = 200  # generations between background snapshots
@@ -266,58 +276,83 @@ class TenantIndex:
             return None
         return subject if self._full_ids else subject[len(self._prefix):]
 
+    def _doc_keys(self, doc_id: str) -> tuple[bytes, ...] | None:
+        """The vector-file keys of an indexed document's current parts (computed on
+        first use: a snapshot opens without hashing every text); None when not indexed."""
+        keys = self._keys.get(doc_id)
+        if keys is None and doc_id in self.index:
+            rec = self.index.get(doc_id)
+            _, keys = self._part_keys(self._vector_file(), rec.text, rec.context)
+            self._keys[doc_id] = keys
+        return keys
+
     def _open(self) -> None:
-        snap: tuple[int, list[dict[str, Any]], list[np.ndarray | None] | None, list[list[str]] | None] | None
-        snap = self._load_snapshot()  # version 2; a version 1 snapshot has no vectors nor tokens
+        snap = self._load_snapshot()  # versions 2 and 3; a version 1 snapshot has no vectors nor tokens
         legacy = False
-        if snap is None:
-            old = self._load_snapshot_v1()
-            if old is not None:
-                snap, legacy = (old[0], old[1], None, None), True
         with self._lock:
             if snap is not None:
-                gen, docs, vecs, toks = snap
-                if vecs is None or toks is None:
-                    self._apply_docs(docs, replace=True)
+                gen, recs, vec_m, has, keyword, toks = snap
+                try:
+                    self._apply_snapshot(recs, vec_m, has, keyword, toks)
+                except ValueError as exc:  # arrays that do not fit together: rebuild
+                    log.warning("recall snapshot in %s malformed (%s): rebuilding from the store",
+                                self.directory, exc)
+                    self.index = RecallIndex(None, embedder=self.index.embedder, config=self.index.config,
+                                             autosave=False)
+                    self._keys = {}
+                    snap = None
                 else:
-                    self._apply_snapshot(docs, vecs, toks)
-                self._gen = self._snap_gen = gen
-                self._snap_vecs = self.index.embedded_count()
-                if legacy:
-                    self._snap_gen = None  # write it again in this version
+                    self._gen = self._snap_gen = gen
+                    self._snap_vecs = self.index.embedded_count()
+                    legacy = keyword is None  # write it again with the keyword index
+            if snap is None:
+                old = self._load_snapshot_v1()
+                if old is not None:
+                    self._apply_docs(old[1], replace=True)
+                    self._gen = self._snap_gen = old[0]
+                    self._snap_vecs = self.index.embedded_count()
+                    legacy = True
+            if legacy:
+                self._snap_gen = None  # write it again in this version
         self.sync()
         if legacy and self.save_snapshot() and self.directory is not None:
             (self.directory / LEGACY_SNAPSHOT).unlink(missing_ok=True)
 
-    def _apply_snapshot(self, docs: list[dict[str, Any]], vecs: list[np.ndarray | None],
-                        toks: list[list[str]] | None) -> None:
-        """Load a version 2 snapshot into an empty index: the documents with their
-        vectors and tokens as written (nothing embedded, tokenised or read from the
-        vector file unless a document has no vector)."""
-        vf = self._vector_file()
-        plan = [self._part_keys(vf, d["text"], d.get("context")) for d in docs]
-        self.index.add_many(docs, vectors=vecs, tokens=toks)
-        todo: list[tuple[bytes, str, str]] = []
-        for d, (parts, keys), v in zip(docs, plan, vecs):
-            self._keys[d["id"]] = keys
-            if v is None:
-                todo.extend((k, t, d["id"]) for (t, _), k in zip(parts, keys))
-        if todo:  # embedded meanwhile by another process, or queued
-            vf.refresh()
-            known = vf.get_many({k for k, _, _ in todo})
-            left: list[tuple[bytes, str, str]] = []
-            for d, (parts, keys), v in zip(docs, plan, vecs):
-                if v is None:
-                    w = self._combine(parts, keys, known)
-                    if w is not None:
-                        self.index.set_vector(d["id"], w)
-                    else:
-                        left.extend((k, t, d["id"]) for (t, _), k in zip(parts, keys) if k not in known)
-            if left:
-                self._enqueue(left)
+    def _apply_snapshot(self, recs: list[DocRecord], vec_m: np.ndarray | None, has: np.ndarray | None,
+                        keyword: dict[str, Any] | None, toks: list[list[str]] | None) -> None:
+        """Load a snapshot into the empty index: the documents with their vectors and
+        BM25 postings as written (nothing embedded, tokenised, hashed or read from the
+        vector file unless a document has no vector).
 
-    def _load_snapshot(self) -> tuple[int, list[dict[str, Any]], list[np.ndarray | None], list[list[str]]] | None:
-        """The version 2 snapshot: ``(generation, documents, vectors, tokens)`` or None."""
+        :raises ValueError: when the arrays do not fit together.
+        """
+        self.index.load_records(recs, vec_m, has, keyword=keyword, tokens=toks)
+        missing = [r for r in recs if not r.embedded]
+        if not missing:
+            return
+        vf = self._vector_file()
+        todo: list[tuple[tuple[tuple[str, float], ...], tuple[bytes, ...], str]] = []
+        for r in missing:
+            parts, keys = self._part_keys(vf, r.text, r.context)
+            self._keys[r.id] = keys
+            todo.append((parts, keys, r.id))
+        vf.refresh()  # embedded meanwhile by another process, or queued
+        known = vf.get_many({k for _, keys, _ in todo for k in keys})
+        left: list[tuple[bytes, str, str]] = []
+        for parts, keys, i in todo:
+            w = self._combine(parts, keys, known)
+            if w is not None:
+                self.index.set_vector(i, w)
+            else:
+                left.extend((k, t, i) for (t, _), k in zip(parts, keys) if k not in known)
+        if left:
+            self._enqueue(left)
+
+    def _load_snapshot(self) -> tuple[int, list[DocRecord], np.ndarray | None, np.ndarray | None,
+                                      dict[str, Any] | None, list[list[str]] | None] | None:
+        """The version 2 or 3 snapshot: ``(generation, records, vectors, has, keyword,
+        tokens)`` -- ``keyword`` the BM25 arrays (version 3, else None), ``tokens`` the
+        documents' tokens (version 2) -- or None."""
         if self.directory is None:
             return None
         path = self.directory / SNAPSHOT
@@ -326,12 +361,13 @@ class TenantIndex:
                 cols = {k: z[k] for k in z.files}
         except FileNotFoundError:
             return None
-        except (OSError, ValueError, EOFError) as exc:  # torn, not an archive, a pickle
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:  # torn, not an archive, a pickle
             log.warning("recall snapshot %s unreadable (%s): rebuilding from the store", path, exc)
             return None
         try:
             meta = json.loads(cols["meta"].tobytes().decode("utf-8"))
-            if meta.get("version") != _SNAPSHOT_VERSION or meta.get("tenant") != self.store.tenant_id:
+            version = meta.get("version")
+            if version not in (2, _SNAPSHOT_VERSION) or meta.get("tenant") != self.store.tenant_id:
                 return None
             inc = getattr(self.store, "incarnation", None)
             if inc is not None and meta.get("incarnation") not in (None, inc):
@@ -347,6 +383,9 @@ class TenantIndex:
                     raise ValueError(f"{name}: {len(off) - 1} entries for {n} documents")
                 ends = off[1:].tolist()
                 starts = off[:-1].tolist()
+                if blob.isascii():  # byte offsets are character offsets: decode once, slice the str
+                    text = blob.decode("ascii")
+                    return [None if z else text[a:b] for a, b, z in zip(starts, ends, none.tolist())]
                 return [None if z else blob[a:b].decode("utf-8", "surrogatepass")
                         for a, b, z in zip(starts, ends, none.tolist())]
 
@@ -357,34 +396,44 @@ class TenantIndex:
             us = cols["time"].tolist()
             if len(imp) != n or len(us) != n:
                 raise ValueError("column lengths differ")
+            if any(not isinstance(i, str) or not i for i in ids) or any(not isinstance(t, str) for t in texts):
+                raise ValueError("a document without id or text")
+            if any(not 1 <= v <= 5 for v in imp):
+                raise ValueError("importance outside 1-5")
             extras = {k: json.loads(cols[f"x.{k}"].tobytes().decode("utf-8")) for k in meta.get("extra", [])}
             if any(len(v) != n for v in extras.values()):
                 raise ValueError("extra column lengths differ")
             same_emb = meta.get("embedder") == self.index.embedder.name and int(meta.get("dim", -1)) == self.index.dim
             vec_m = cols["vectors"] if same_emb else None
-            has = cols["has"] if same_emb else None
+            has = cols["has"].astype(bool) if same_emb else None
             if vec_m is not None and (vec_m.shape != (n, self.index.dim) or has is None or has.shape != (n,)):
                 raise ValueError(f"vectors {vec_m.shape} for {n} documents")
-            docs: list[dict[str, Any]] = []
-            vecs: list[np.ndarray | None] = []
-            toks: list[list[str]] = []
+            keyword: dict[str, Any] | None = None
+            toks: list[list[str]] | None = None
+            if version == _SNAPSHOT_VERSION:
+                tblob = cols["kw.terms.blob"].tobytes()
+                toff = cols["kw.terms.off"].tolist()
+                if not toff or toff[-1] != len(tblob):
+                    raise ValueError("kw.terms offsets")
+                terms = [tblob[a:b].decode("utf-8") for a, b in zip(toff, toff[1:])]
+                keyword = {"terms": terms, "off": cols["kw.off"], "doc": cols["kw.doc"], "tf": cols["kw.tf"],
+                           "dl": cols["kw.dl"], "tokens": [t or "" for t in tokens]}
+            else:
+                toks = [t.split(" ") if t else [] for t in tokens]
+            recs: list[DocRecord] = []
             delta = timedelta(microseconds=1)
+            xs = list(extras.items())
             for r in range(n):
-                d: dict[str, Any] = {"id": ids[r], "text": texts[r], "time": _EPOCH_UTC + us[r] * delta,
-                                     "importance": imp[r], "scope": scopes[r], "kind": kinds[r],
-                                     "owner": owners[r], "teams": (teams[r] or "").split(_SEP) if teams[r] else []}
-                if ctxs[r] is not None:
-                    d["context"] = ctxs[r]
-                for k, col in extras.items():
-                    d[k] = col[r]
-                docs.append(d)
-                vecs.append(vec_m[r] if vec_m is not None and has[r] else None)  # type: ignore[index]
-                tok = tokens[r]
-                toks.append(tok.split(" ") if tok else [])
-        except (KeyError, TypeError, ValueError, UnicodeDecodeError) as exc:
+                tm = teams[r]
+                recs.append(DocRecord(
+                    id=ids[r], text=texts[r], time=_EPOCH_UTC + us[r] * delta,  # type: ignore[arg-type]
+                    importance=imp[r], scope=scopes[r], kind=kinds[r], owner=owners[r],
+                    teams=tuple(tm.split(_SEP)) if tm else (), context=ctxs[r],
+                    extra={k: col[r] for k, col in xs}))
+        except (KeyError, TypeError, ValueError, UnicodeDecodeError, OverflowError) as exc:
             log.warning("recall snapshot %s malformed (%s): rebuilding from the store", path, exc)
             return None
-        return gen, docs, vecs, toks
+        return gen, recs, vec_m, has, keyword, toks
 
     def _load_snapshot_v1(self) -> tuple[int, list[dict[str, Any]]] | None:
         """The version 1 snapshot (``docs.json``), or None."""
@@ -427,8 +476,7 @@ class TenantIndex:
             recs = [ix._docs[i] for i in ix._row_ids[:n]]  # noqa: SLF001 (same package)
             vectors = np.array(ix._emb[:n], dtype="<f4")  # noqa: SLF001
             has = np.array(ix._has[:n], dtype=bool)  # noqa: SLF001
-            kw = ix._kw  # noqa: SLF001
-            tokens = [" ".join(kw.tokens(r.id)) for r in recs]
+            kw = ix._kw.export([r.id for r in recs])  # noqa: SLF001
             name, dim = ix.embedder.name, ix.dim
         if not self._current():
             return False
@@ -450,7 +498,14 @@ class TenantIndex:
         put("kind", [r.kind for r in recs])
         put("owner", [r.owner for r in recs])
         put("teams", [_SEP.join(r.teams) for r in recs])
-        put("tokens", tokens)
+        put("tokens", kw["tokens"])  # type: ignore[arg-type]
+        terms = [t.encode("utf-8") for t in kw["terms"]]
+        toff = np.zeros(len(terms) + 1, dtype=np.int64)
+        np.cumsum([len(t) for t in terms], out=toff[1:])
+        cols["kw.terms.blob"] = np.frombuffer(b"".join(terms), dtype=np.uint8)
+        cols["kw.terms.off"] = toff
+        for k in ("off", "doc", "tf", "dl"):
+            cols[f"kw.{k}"] = np.asarray(kw[k])
         cols["importance"] = np.array([r.importance for r in recs], dtype=np.int8)
         cols["time"] = np.array([(r.time - _EPOCH_UTC) // timedelta(microseconds=1) for r in recs], dtype=np.int64)
         for k in extra_keys:
@@ -554,7 +609,7 @@ class TenantIndex:
         todo: list[tuple[bytes, str, str]] = []
         for d, (parts, keys) in zip(changed, plan):
             v = self._combine(parts, keys, known)
-            if v is None and self._keys.get(d["id"]) == keys:
+            if v is None and self._doc_keys(d["id"]) == keys:
                 # same texts as before (only metadata changed): keep the vector it has
                 v = idx.embedding(d["id"]) if d["id"] in idx else None
             vecs.append(v)
@@ -751,7 +806,8 @@ class TenantIndex:
             records = vf.path.stat().st_size // vf._rec  # noqa: SLF001 - no O(file) read to decide
         except OSError:
             return 0
-        live = {k for keys in self._keys.values() for k in keys}
+        with self._lock:
+            live = {k for i in self.index.ids() for k in (self._doc_keys(i) or ())}
         if records <= factor * len(live) + slack:
             return 0
         try:
@@ -844,7 +900,7 @@ class TenantIndex:
         bundle does this for the few items it ranks, so a memory written a moment ago is
         ranked at once); returns how many got one."""
         with self._lock:
-            todo = [i for i in ids if i in self.index and self.index.embedding(i) is None and i in self._keys]
+            todo = [i for i in ids if i in self.index and self.index.embedding(i) is None]
             batch: dict[bytes, tuple[str, set[str]]] = {}
             vf = self._vector_file()
             for i in todo:
@@ -857,11 +913,14 @@ class TenantIndex:
         self._embed_batch(list(batch.items()))
         return sum(1 for i in todo if self.index.embedding(i) is not None)
 
-    def rank_by_similarity(self, text: str, ids: Iterable[str], *, embed_missing: int = 32) -> list[tuple[str, float]]:
+    def rank_by_similarity(self, text: str, ids: Iterable[str], *, embed_missing: int = 32,
+                           vector: np.ndarray | None = None) -> list[tuple[str, float]]:
         """Cosine of each memory's vector to ``text`` (0.0 without a vector).
 
         :param embed_missing: up to this many of ``ids`` still without a vector are
             embedded first (:meth:`embed_now`).
+        :param vector: the query's unit vector, already computed (``float32 (dim,)``,
+            e.g. a conversation's turns combined); ``text`` is then not embedded.
         """
         self._wants_ranking()
         self.sync()
@@ -872,7 +931,7 @@ class TenantIndex:
                 self.embed_now(missing[:embed_missing])
         if not any(self.index.embedding(i) is not None for i in ids if i in self.index):
             return [(i, 0.0) for i in ids if i in self.index]
-        qv = self.query_vector(text)
+        qv = vector if vector is not None else self.query_vector(text)
         if qv is None:
             return [(i, 0.0) for i in ids if i in self.index]
         return self.index.rank_by_similarity(text, ids, query_vector=qv)

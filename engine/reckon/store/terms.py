@@ -166,6 +166,7 @@ DECIMAL_MAX = Decimal("170141183460469231731.687303715884105727")  # (2**127 - 1
 """Largest ``xsd:decimal`` magnitude Oxigraph holds as a value (about 1.7e20)."""
 
 _X_DECIMAL = NamedNode(_XSD + "decimal")
+_DECIMAL_LEXICAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
 _X_DATETIME = NamedNode(_XSD + "dateTime")
 
 
@@ -173,13 +174,17 @@ def decimal_literal(value: Any) -> Literal:
     """An ``xsd:decimal`` in the store's canonical form (``"40000"``, ``"2.5"``).
 
     :param value: ``Decimal``, ``int``, ``float`` (its shortest repr: ``0.1`` -> ``"0.1"``)
-        or numeric text (``"34000.10"``, ``"1e3"``).
-    :raises ValueError: for a boolean, text that is not a number, a non-finite value, a
+        or text in the ``xsd:decimal`` lexical space (``"34000.10"``, ``" -.5"``; XML
+        Schema 1.1 Part 2 §3.3.3: no exponent, so ``"1e3"`` is refused -- it is an
+        ``xsd:double``'s form, and SRL's ``xsd:decimal("1e3")`` is an error too).
+    :raises ValueError: for a boolean, text that is not a decimal, a non-finite value, a
         value with more than :data:`DECIMAL_PLACES` fractional digits or beyond
         :data:`DECIMAL_MAX` (the store could not compare it; never rounded silently).
     """
     if isinstance(value, bool):
         raise ValueError("a boolean is not a number")
+    if isinstance(value, str) and not _DECIMAL_LEXICAL.fullmatch(value.strip()):
+        raise ValueError("is not an xsd:decimal (digits with an optional sign and point, no exponent)")
     try:
         d = value if isinstance(value, Decimal) else Decimal(repr(value) if isinstance(value, float) else str(value).strip())
     except (InvalidOperation, ValueError):

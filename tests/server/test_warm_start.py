@@ -1,0 +1,68 @@
+"""``reckon serve --warm TENANT`` and ``reckon mcp`` open a tenant before the first
+request (issue "Fast where users touch it": the first request as fast as the later
+ones): the recall index and model, the reasoner, the clock's first move and one bundle
+built, with no access recorded and nothing else written."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+
+from reckon.api import Engine, Principal
+from reckon.cli._serve import _warm_tenant
+from tests.conftest import REPO
+
+DANA = Principal.operator("dana")
+LEE = Principal(person="lee", teams=["growth"])
+
+
+def _tenant(tmp_path):
+    t = Engine(tmp_path).create_tenant("acme", company_name="Acme")
+    t.tick(datetime(2026, 3, 2, 9, 30, 0, 123456, tzinfo=UTC))
+    ids = [t.remember(principal=DANA, kind="fact", scope="company", importance=5, source="operator",
+                      label="Ideal customer profile", content="Small businesses in retail.").id,
+           t.remember(principal=LEE, kind="preference", scope="user", importance=4, source="agent_tool",
+                      label="Report format", content="Weekly report as a table, not prose.").id]
+    t.recall.wait(timeout=60)
+    return t, ids
+
+
+def test_warm_opens_the_index_moves_the_clock_and_records_no_access(tmp_path):
+    t, ids = _tenant(tmp_path)
+    t.recall.index.close()
+    t.store.close()
+    t = Engine(tmp_path).tenant("acme")  # a fresh open, as a server process has
+    assert not t.recall.loaded
+    gen = t.store.generation()
+    before = datetime.now(UTC)
+    _warm_tenant(t, LEE, wall_clock=True)
+    assert t.recall.loaded
+    clock = t.clock()
+    assert clock is not None and before - timedelta(seconds=1) <= clock <= datetime.now(UTC)
+    assert t.store.generation() == gen + 1  # the clock's move, the only write
+    assert {m: t.recall.usage.get(m).access for m in ids} == {ids[0]: 0, ids[1]: 0}
+    b = t.context(LEE, "how should the weekly report look?")  # the first real request: counted
+    assert set(ids) <= set(b.ids())
+    assert {m: t.recall.usage.get(m).access for m in ids} == {ids[0]: 1, ids[1]: 1}
+
+
+def test_warm_without_wall_clock_leaves_the_clock(tmp_path):
+    t, _ = _tenant(tmp_path)
+    gen = t.store.generation()
+    _warm_tenant(t, None, wall_clock=False)  # serve --warm --no-wall-clock: an operator's bundle, no write
+    assert t.clock() == datetime(2026, 3, 2, 9, 30, 0, 123456, tzinfo=UTC)
+    assert t.store.generation() == gen
+
+
+def test_serve_warm_names_an_unknown_tenant(tmp_path):
+    Engine(tmp_path).create_tenant("acme", company_name="Acme")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "engine"),
+                                                        *filter(None, [os.environ.get("PYTHONPATH")])]),
+           "RECKON_EMBEDDER": "hashing"}
+    p = subprocess.run([sys.executable, "-m", "reckon.cli", "--data-dir", str(tmp_path), "serve", "--port", "0",
+                        "--warm", "acme", "--warm", "nosuch"], env=env, cwd=str(REPO), capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 2, p.stderr
+    assert "nosuch" in p.stderr
