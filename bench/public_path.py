@@ -286,7 +286,7 @@ def print_table(args: argparse.Namespace, res: dict[int, dict[str, Any]], big: d
         x, p = r["b"]["search"], r["b"]["peer"]
         row(f"`Tenant.search` at {n:,}", f"p50 {ms(pct(x, 50))}, p95 {ms(pct(x, 95))}",
             "p95 <= 30 ms at 10k", pct(x, 95) <= 0.030 if n >= 10_000 else None,
-            f"st + numpy p50 {ms(pct(p, 50))} ({pct(x, 50) / pct(p, 50):.1f}x)" if p else "", r["bload"])
+            f"st + numpy p50 {ms(pct(p, 50))} ({pct(x, 50) / pct(p, 50):.2f}x)" if p else "", r["bload"])
     ref = res.get(10_000) or (res[max(res)] if res else None)
     if big:
         b, w, nb = big["b"], big["w"], big["n"]

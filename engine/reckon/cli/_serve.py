@@ -102,9 +102,10 @@ def mcp_cmd(
 def _warm_tenant(t: Any, principal: Any = None, *, wall_clock: bool) -> None:
     """Everything a tenant's first request would otherwise pay for, before it arrives:
     the recall index and model, the reasoner's state, the schema view and its catalogue
-    (the agent tools' schemas), the clock's first move, and one bundle built for ``principal`` (default: an operator) without
-    recording an access, which fills the context path's caches (records, conflict
-    verdicts, compiled templates)."""
+    (the agent tools' schemas), the clock's first move, one bundle built for
+    ``principal`` (default: an operator) without recording an access, which fills the
+    context path's caches (records, conflict verdicts, compiled templates), and the tool
+    arguments' JSON Schema validator."""
     from reckon.api import Principal
 
     t.recall.warm()  # the index open and the model loaded
