@@ -823,15 +823,15 @@ def _conversation_vector(idx: Any, turns: Sequence[str]) -> Any:
     """The conversation's embedding from its turns (oldest first): the normalized sum of
     each turn's unit vector weighted :data:`_TURN_DECAY` ``** age`` (``float32 (dim,)``;
     the newest turn says most of what the agent needs now), each vector from the index's
-    query cache (:meth:`TenantIndex.query_vector
-    <reckon.recall.tenant_index.TenantIndex.query_vector>`, an LRU keyed by text), so a
-    new turn costs one encode of that turn alone. ``None`` when no turn could be
-    embedded."""
+    query cache (:meth:`TenantIndex.query_vectors
+    <reckon.recall.tenant_index.TenantIndex.query_vectors>`, an LRU keyed by text), so
+    only the new turns are encoded, in one batch (an agent's next call brings two: its
+    own reply and the user's new turn). ``None`` when no turn could be embedded."""
     import numpy as np
 
     vecs, weights = [], []
-    for age, t in enumerate(reversed(turns)):
-        v = idx.query_vector(t)
+    newest_first = list(reversed(turns))
+    for age, v in enumerate(idx.query_vectors(newest_first)):
         n = float(np.linalg.norm(v)) if v is not None else 0.0
         if n > 0:
             vecs.append(np.asarray(v, dtype=np.float32) / n)
