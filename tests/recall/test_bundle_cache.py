@@ -191,15 +191,18 @@ def test_the_parts_are_per_principal_and_per_project(tenant) -> None:
 
 
 class CountingHashing(HashingEmbedder):
-    """The hashing embedder, recording the texts of every query encode (one text)."""
+    """The hashing embedder, recording the texts of every encode call."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.queries: list[str] = []
+        self.calls: list[list[str]] = []
+
+    @property
+    def queries(self) -> list[str]:
+        return [t for c in self.calls for t in c]
 
     def encode(self, texts: list[str]) -> np.ndarray:
-        if len(texts) == 1:
-            self.queries.append(texts[0])
+        self.calls.append(list(texts))
         return super().encode(texts)
 
 
@@ -216,12 +219,12 @@ def test_a_new_turn_costs_one_encode_of_that_turn_and_ranks_by_the_recency_weigh
     t.recall.wait(timeout=60)
     turns = ["user: can we scale the spring campaign budget?", "assistant: the budget is fixed until April",
              "user: then what about the newsletter tone?"]
-    emb.queries.clear()
+    emb.calls.clear()
     t.context(ANN, turns[:2])
-    assert sorted(emb.queries) == sorted(turns[:2])  # each turn alone, never the joined text
-    emb.queries.clear()
+    assert sorted(emb.queries) == sorted(turns[:2]) and len(emb.calls) == 1  # the turns, in one batch
+    emb.calls.clear()
     b = t.context(ANN, turns)
-    assert emb.queries == [turns[2]]  # the earlier turns come from the query cache
+    assert emb.calls == [[turns[2]]]  # the earlier turns come from the query cache
     # the ranking: cosine of each item's vector to the normalized sum of the turns' unit
     # vectors weighted 0.25 ** age (the newest turn age 0)
     ref = HashingEmbedder()
@@ -231,9 +234,12 @@ def test_a_new_turn_costs_one_encode_of_that_turn_and_ranks_by_the_recency_weigh
         v = ix.embedding(i)
         assert v is not None
         assert b.item(i).similarity == pytest.approx(float(v @ q), abs=1e-5)
-    emb.queries.clear()
+    emb.calls.clear()
     t.context(ANN, "one string: " + " ".join(turns))  # a string is one text
-    assert emb.queries == ["one string: " + " ".join(turns)]
+    assert emb.calls == [["one string: " + " ".join(turns)]]
+    emb.calls.clear()
+    t.context(ANN, [*turns, "assistant: it stays friendly", "user: and the weekly report?"])
+    assert emb.calls == [["user: and the weekly report?", "assistant: it stays friendly"]]  # two new: one batch
 
 
 def test_the_turn_window(tmp_path: Path) -> None:

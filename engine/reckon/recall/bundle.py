@@ -636,7 +636,9 @@ class TenantRecall:
                 left_out.extend(left)
         with self._lock:
             self._follow_commits(view)
-            capped_imp = _capped_importance(view, chosen, capped, left_out, lambda m: self._importance_of(view, m))
+            candidates: set[str] = set()
+            capped_imp = _capped_importance(view, chosen, capped, left_out, lambda m: self._importance_of(view, m),
+                                            candidates)
         memories = self._memories(view, list(chosen))
         memories = [m for m in memories if m.active and authz.can_read_memory(principal, m)
                     and authz.in_audience_memory(principal, m)]
@@ -645,8 +647,7 @@ class TenantRecall:
         conflicts = self._conflicts(items)
         # what the parts were read from: a later commit touching none of it leaves them valid
         watched = {m.value for m in chosen} | {m.value for m in left_out}
-        watched |= {q.subject.value for q in view.quads(None, R.A, _LIVE_CANDIDATE, INFERRED)
-                    if isinstance(q.subject, NamedNode)}
+        watched |= candidates
         for line in business:
             watched |= {x.object.value for x in view.quads(NamedNode(line.iri), None, None, BUSINESS)
                         if isinstance(x.object, NamedNode)}
@@ -755,17 +756,22 @@ class TenantRecall:
 
 
 def _capped_importance(view: Any, chosen: dict[NamedNode, None], capped: dict[str, int],
-                       left_out: Sequence[NamedNode], importance: Callable[[NamedNode], int]) -> dict[str, int]:
+                       left_out: Sequence[NamedNode], importance: Callable[[NamedNode], int],
+                       candidates: set[str]) -> dict[str, int]:
     """The context ledger's account of the ``rk:liveContextCap`` guardrail: company
     candidates (``rk:LiveCandidate``) the rule did not make live go into ``capped``
     under ``"company"``; returns every capped memory's count by importance name (the
     company ones and ``left_out``, the stakeholder candidates -- ``rk:liveCandidateIn``
-    -- that their ``stakeholder-live-cap`` left out)."""
+    -- that their ``stakeholder-live-cap`` left out); adds every ``rk:LiveCandidate``'s
+    IRI to ``candidates``."""
     by_imp: dict[int, int] = defaultdict(int)
     n = 0
     for q in view.quads(None, R.A, _LIVE_CANDIDATE, INFERRED):
         m = q.subject
-        if not isinstance(m, NamedNode) or m in chosen:
+        if not isinstance(m, NamedNode):
+            continue
+        candidates.add(m.value)
+        if m in chosen:
             continue
         n += 1
         by_imp[importance(m)] += 1
@@ -817,15 +823,15 @@ def _conversation_vector(idx: Any, turns: Sequence[str]) -> Any:
     """The conversation's embedding from its turns (oldest first): the normalized sum of
     each turn's unit vector weighted :data:`_TURN_DECAY` ``** age`` (``float32 (dim,)``;
     the newest turn says most of what the agent needs now), each vector from the index's
-    query cache (:meth:`TenantIndex.query_vector
-    <reckon.recall.tenant_index.TenantIndex.query_vector>`, an LRU keyed by text), so a
-    new turn costs one encode of that turn alone. ``None`` when no turn could be
-    embedded."""
+    query cache (:meth:`TenantIndex.query_vectors
+    <reckon.recall.tenant_index.TenantIndex.query_vectors>`, an LRU keyed by text), so
+    only the new turns are encoded, in one batch (an agent's next call brings two: its
+    own reply and the user's new turn). ``None`` when no turn could be embedded."""
     import numpy as np
 
     vecs, weights = [], []
-    for age, t in enumerate(reversed(turns)):
-        v = idx.query_vector(t)
+    newest_first = list(reversed(turns))
+    for age, v in enumerate(idx.query_vectors(newest_first)):
         n = float(np.linalg.norm(v)) if v is not None else 0.0
         if n > 0:
             vecs.append(np.asarray(v, dtype=np.float32) / n)

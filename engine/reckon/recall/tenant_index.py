@@ -863,6 +863,22 @@ class TenantIndex:
                 self._qcache.put(name, text, v)
         return v
 
+    def query_vectors(self, texts: Sequence[str]) -> list[np.ndarray | None]:
+        """:meth:`query_vector` of each text, the ones not cached encoded in one batch
+        (two short texts cost about one: the model's weights are read once)."""
+        name = self.index.embedder.name
+        out = [self._qcache.get(name, t) for t in texts]
+        todo = list(dict.fromkeys(t for t, v in zip(texts, out) if v is None))
+        if todo:
+            enc = self.index._encode(todo)  # noqa: SLF001 - the index's one guarded encode
+            got: dict[str, np.ndarray] = {}
+            if enc is not None:
+                for t, v in zip(todo, enc):
+                    got[t] = v
+                    self._qcache.put(name, t, v)
+            out = [v if v is not None else got.get(t) for t, v in zip(texts, out)]
+        return out
+
     def search(self, query: str, *, limit: int, mask_fn: Callable[[RecallIndex], np.ndarray] | None = None,
                **kw: Any) -> list[Hit]:
         """:meth:`RecallIndex.search` on the synced documents, with the cached query
