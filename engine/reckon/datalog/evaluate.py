@@ -158,6 +158,19 @@ class Inconsistency:
         return text
 
 
+class _Ranks(dict[Fact, int]):
+    """Fact -> rank: a ``dict`` subclass, which the cyclic garbage collector never untracks.
+
+    CPython's full collections untrack an exact ``dict`` whose keys and values hold no
+    container (fact tuples of ints, int ranks), and the next store of a fresh fact tuple
+    tracks it again as a *new* object: every later young collection then traverses all
+    its entries (measured on LUBM(10): one dict of 1.8M facts, 0.13-0.2 s of the 0.2-0.3 s
+    of a 100-fact deletion, paid when ``apply`` turns the collector back on). A subclass
+    instance stays tracked, so it stays in the oldest generation."""
+
+    __slots__ = ()
+
+
 @dataclass
 class _State:
     """Everything ``load`` builds and ``apply`` maintains (swapped in on success)."""
@@ -165,7 +178,7 @@ class _State:
     full: FactStore
     base: FactStore
     data: set[Fact]
-    rank: dict[Fact, int] = field(default_factory=dict)
+    rank: dict[Fact, int] = field(default_factory=_Ranks)
     clock: int = 1
     outputs: dict[int, set[Fact]] = field(default_factory=dict)
     """Run-once non-monotone rule index -> every head instance of its last full
@@ -406,7 +419,7 @@ class Reasoner:
             else:
                 terms.append(dic.parts[i])
         payload = (
-            self.STATE_VERSION, terms, bytes(dic.kinds), st.full.to_parts(), st.base.to_parts(), st.data, st.rank,
+            self.STATE_VERSION, terms, bytes(dic.kinds), st.full.to_parts(), st.base.to_parts(), st.data, dict(st.rank),
             st.clock, st.outputs, self._memo, self._memo_rev,
         )
         enabled = gc.isenabled()
@@ -490,7 +503,7 @@ class Reasoner:
         base = FactStore.from_parts(base_parts)
         if base.indexed != self._needs_base_index():
             raise ValueError("reasoner state of another rule set (base index)")
-        self._state = _State(full, base, set(data_f), dict(rank), clock, {k: set(v) for k, v in outputs.items()})
+        self._state = _State(full, base, set(data_f), _Ranks(rank), clock, {k: set(v) for k, v in outputs.items()})
         self._memo, self._memo_rev = memo, memo_rev
         self._hidden_ids.clear()
         self._hidden_upto = 0
