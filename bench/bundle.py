@@ -213,6 +213,10 @@ def probe(data_dir: Path, tenant: str, *ops: str) -> dict:
     import subprocess
 
     here = Path(__file__).resolve().parent
+    sys.path.insert(0, str(here))
+    from _probe import compile_bytecode
+
+    compile_bytecode()
     p = subprocess.run([sys.executable, str(here / "_probe.py"), str(data_dir), tenant, *ops],
                        capture_output=True, text=True, timeout=1800)
     if p.returncode != 0:

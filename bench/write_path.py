@@ -145,6 +145,10 @@ def bench_remember(engine: Engine, n: int, samples: int, tenant: str | None = No
         n = len(t.memories())
     t.store.close()
     here = Path(__file__).resolve().parent
+    sys.path.insert(0, str(here))
+    from _probe import compile_bytecode
+
+    compile_bytecode()
     p = subprocess.run([sys.executable, str(here / "_probe.py"), str(engine.data_dir), tid, "remember", "remember"],
                        capture_output=True, text=True, timeout=1800)
     first = json.loads(p.stdout.strip().splitlines()[-1]) if p.returncode == 0 else {}

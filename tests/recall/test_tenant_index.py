@@ -117,6 +117,31 @@ def test_sigkill_between_commit_and_embedding_loses_no_vector(tmp_path: Path) ->
     assert report["conforms"] and report["documents"] == 2 and report["vectors"] == 2
 
 
+def _killed_child(data: Path, command: list[str], rng: random.Random, *, want: tuple[int, int],
+                  pause: float) -> list[str]:
+    """Run ``recall_child.py DATA acme COMMAND...``, read between ``want`` acknowledged
+    writes (``acked <id>`` lines), SIGKILL it up to ``pause`` seconds later, and return
+    every id it acknowledged (those printed before it died included)."""
+    p = subprocess.Popen([sys.executable, str(CHILD), str(data), "acme", *command],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    assert p.stdout is not None
+    n = rng.randint(*want)
+    got: list[str] = []
+    deadline = time.monotonic() + 120
+    while len(got) < n and time.monotonic() < deadline:
+        line = p.stdout.readline()
+        if not line:
+            break
+        got.append(line.split()[1])
+    time.sleep(rng.random() * pause)
+    p.send_signal(signal.SIGKILL)
+    p.wait(30)
+    rest = p.stdout.read().split()
+    got += [rest[i + 1] for i in range(len(rest) - 1) if rest[i] == "acked"]
+    assert got, p.stderr.read() if p.stderr else "child printed nothing"
+    return got
+
+
 def test_sigkill_during_remember_reopens_with_nothing_acknowledged_lost(tmp_path: Path) -> None:
     """Kill a writer (index open, searching after each write) at random moments; after
     each kill the tenant opens, search and bundle work, every acknowledged memory is
@@ -126,24 +151,8 @@ def test_sigkill_during_remember_reopens_with_nothing_acknowledged_lost(tmp_path
     rng = random.Random(8)
     acked: list[str] = []
     for _ in range(4):
-        p = subprocess.Popen([sys.executable, str(CHILD), str(tmp_path), "acme", "loop", "200"],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
-        assert p.stdout is not None
-        want = rng.randint(2, 12)
-        got: list[str] = []
-        deadline = time.monotonic() + 120
-        while len(got) < want and time.monotonic() < deadline:
-            line = p.stdout.readline()
-            if not line:
-                break
-            got.append(line.split()[1])
-        time.sleep(rng.random() * 0.05)  # somewhere inside the next write
-        p.send_signal(signal.SIGKILL)
-        p.wait(30)
-        rest = p.stdout.read().split()
-        got += [rest[i + 1] for i in range(len(rest) - 1) if rest[i] == "acked"]
-        assert got, p.stderr.read() if p.stderr else "child printed nothing"
-        acked += got
+        # killed somewhere inside the next write
+        acked += _killed_child(tmp_path, ["loop", "200"], rng, want=(2, 12), pause=0.05)
         t = Engine(tmp_path, embedder="hashing").tenant("acme")
         ids = {m.id for m in t.memories()}
         assert set(acked) <= ids
@@ -553,24 +562,8 @@ def test_sigkill_while_the_snapshot_is_written_never_serves_a_wrong_index(tmp_pa
     rng = random.Random(12)
     acked: list[str] = []
     for _ in range(3):
-        p = subprocess.Popen([sys.executable, str(CHILD), str(tmp_path), "acme", "snapshot-loop", "300"],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
-        assert p.stdout is not None
-        want = rng.randint(3, 15)
-        got: list[str] = []
-        deadline = time.monotonic() + 120
-        while len(got) < want and time.monotonic() < deadline:
-            line = p.stdout.readline()
-            if not line:
-                break
-            got.append(line.split()[1])
-        time.sleep(rng.random() * 0.03)  # inside the next snapshot write, or the write after it
-        p.send_signal(signal.SIGKILL)
-        p.wait(30)
-        rest = p.stdout.read().split()
-        got += [rest[i + 1] for i in range(len(rest) - 1) if rest[i] == "acked"]
-        assert got, p.stderr.read() if p.stderr else "child printed nothing"
-        acked += got
+        # killed inside the next snapshot write, or the write after it
+        acked += _killed_child(tmp_path, ["snapshot-loop", "300"], rng, want=(3, 15), pause=0.03)
         t = Engine(tmp_path, embedder="hashing").tenant("acme")
         ix = t.recall.index
         for mid in rng.sample(acked, min(4, len(acked))):
