@@ -83,7 +83,8 @@ def test_statuses_are_decimals_and_the_bundle_renders_as_before(tenant: Tenant) 
     assert exact == floats
 
 
-@pytest.mark.parametrize("bad", ["1e3", "1E3", "4.0e4", "NaN", "INF", "-inf", "0x10", "40,000", "$40000", "", "1_000"])
+@pytest.mark.parametrize("bad", ["1e3", "1E3", "4.0e4", "NaN", "INF", "-inf", "0x10", "40,000", "$40000", "", "1_000",
+                                 "\u00a077", "\u200977", "77\u2028", "\u300077", "\u0664\u0660", "\x0b77"])
 def test_decimal_text_must_be_in_the_xsd_decimal_lexical_space(tenant: Tenant, bad: str) -> None:
     before = tenant.dump()
     with pytest.raises(InvalidInput) as exc:
@@ -92,7 +93,8 @@ def test_decimal_text_must_be_in_the_xsd_decimal_lexical_space(tenant: Tenant, b
     assert tenant.dump() == before
 
 
-@pytest.mark.parametrize(("text", "value"), [(" 40000.00 ", "40000"), ("+.5", "0.5"), ("7.", "7"), ("-0.0", "0")])
+@pytest.mark.parametrize(("text", "value"), [(" 40000.00 ", "40000"), ("+.5", "0.5"), ("7.", "7"), ("-0.0", "0"),
+                                             ("\t77\n", "77"), ("42000\n", "42000"), ("\r\n 5 \r\n", "5")])
 def test_every_decimal_lexical_form_is_taken(tenant: Tenant, text: str, value: str) -> None:
     m = _budget(tenant, text, platform="linkedin", label=f"linkedin cap {text!r}")
     assert tenant.get(m.id).properties["amount"] == Decimal(value)
@@ -113,6 +115,26 @@ def test_the_tool_schema_offers_a_decimal_as_number_or_exact_text(tenant: Tenant
             "platform": "meta", "amount": "40000.10", "currency": "USD", "period": "Monthly"}}}, OPS)
     assert r["ok"], r
     assert r["memory"]["properties"]["amount"] == "40000.1"  # the exact value, as text
+
+
+@pytest.mark.parametrize("text", [" 40000.00 ", "\t77\n", "42000\n", "1e3", "\u00a077", "77\u2028", "\u0664\u0660",
+                                  "40,000"])
+def test_the_tool_and_python_take_the_same_decimal_texts(tenant: Tenant, text: str) -> None:
+    """One rule for decimal text at every entry point: what ``Tenant.remember`` keeps,
+    a tool call keeps (the same value); what it refuses, a tool call refuses."""
+    try:
+        kept = _budget(tenant, text, platform="twitter", label=f"twitter cap {text!r}")
+    except InvalidInput:
+        kept = None
+    r = tenant.handle_tool_call("remember", {
+        "label": f"bing tool cap {text!r}", "content": "Bing under the cap", "kind": "objective",
+        "scope": "company", "importance": 5, "subclass": {"name": "BudgetConstraintMemory", "properties": {
+            "platform": "bing", "amount": text, "currency": "USD", "period": "weekly"}}}, OPS)  # any case, as Python
+    if kept is None:
+        assert not r["ok"] and r["error"]["field"] == "subclass.properties.amount", r
+    else:
+        assert r["ok"], r
+        assert Decimal(r["memory"]["properties"]["amount"]) == tenant.get(kept.id).properties["amount"]
 
 
 # --------------------------------------------------------------------------- importance

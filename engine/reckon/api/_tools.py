@@ -46,7 +46,7 @@ import logging
 import re
 from datetime import datetime
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from reckon._errors import (
     ConflictPending,
@@ -363,9 +363,13 @@ def _json(v: Any) -> Any:
     return str(v)
 
 
-DECIMAL_PATTERN = r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)$"
-"""The lexical space of ``xsd:decimal`` (XML Schema 1.1 Part 2 §3.3.3): no exponent,
-no ``NaN``/``INF``, so ``"1e3"`` is not a decimal."""
+DECIMAL_PATTERN = r"^[ \t\r\n]*[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[ \t\r\n]*$"
+"""The lexical space of ``xsd:decimal`` (XML Schema 1.1 Part 2 §3.3.3): ASCII digits,
+no exponent, no ``NaN``/``INF`` (``"1e3"`` is not a decimal), with the white space its
+``collapse`` facet takes off (space, tab, CR, LF) around it; the same rule as
+:func:`reckon.store.terms.decimal_literal`, which every other entry point goes through.
+(A JSON Schema ``$`` also matches before a final newline; a newline is white space
+here anyway.)"""
 _DECIMAL_TEXT = re.compile(DECIMAL_PATTERN[1:-1])
 
 
@@ -378,8 +382,8 @@ def _numeric(t: Any) -> bool:
 def _as_number(v: Any) -> Any:
     """A decimal string (``"12345678901234.123456789012345678"``) as the ``Decimal`` it
     spells, for the bounds checks; anything else unchanged."""
-    if isinstance(v, str) and _DECIMAL_TEXT.fullmatch(v.strip()):
-        return Decimal(v.strip())
+    if isinstance(v, str) and _DECIMAL_TEXT.fullmatch(v):
+        return Decimal(v.strip(" \t\r\n"))
     return v
 
 
@@ -391,7 +395,7 @@ def _exact_validator(jsonschema: Any) -> Any:
     base = jsonschema.Draft202012Validator
     checker = base.TYPE_CHECKER.redefine(
         "number", lambda chk, v: base.TYPE_CHECKER.is_type(v, "number")
-        or (isinstance(v, str) and _DECIMAL_TEXT.fullmatch(v.strip()) is not None))
+        or (isinstance(v, str) and _DECIMAL_TEXT.fullmatch(v) is not None))
 
     def bound(name: str) -> Any:
         original = base.VALIDATORS[name]
@@ -400,6 +404,30 @@ def _exact_validator(jsonschema: Any) -> Any:
     return jsonschema.validators.extend(
         base, {n: bound(n) for n in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")},
         type_checker=checker)
+
+
+def _fold_enums(schema: dict[str, Any], value: Any) -> Any:
+    """``value`` with every string that an ``"enum"`` of ``schema`` lists in another case
+    (``"monthly"`` for ``"Monthly"``) spelled as listed, as the Python API and the CLI
+    take an individual's local name in any case; a string matching no entry, or two
+    entries, is left for the schema check to refuse. Follows ``properties``, ``items``
+    and the ``oneOf`` variant whose ``name`` constant the value names (the subclass)."""
+    if isinstance(value, str) and isinstance(schema.get("enum"), list) and value not in schema["enum"]:
+        same = [e for e in schema["enum"] if isinstance(e, str) and e.casefold() == value.casefold()]
+        return same[0] if len(same) == 1 else value
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        return [_fold_enums(schema["items"], v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    for variant in schema.get("oneOf") or ():
+        const = ((variant.get("properties") or {}).get("name") or {}).get("const")
+        if const is not None and const == value.get("name"):
+            schema = variant
+            break
+    props = schema.get("properties")
+    if not isinstance(props, dict):
+        return value
+    return {k: _fold_enums(props[k], v) if isinstance(props.get(k), dict) else v for k, v in value.items()}
 
 
 def _validate(schema: dict[str, Any], args: dict[str, Any]) -> dict[str, Any] | None:
@@ -501,6 +529,7 @@ def handle_tool_call(tenant: Tenant, name: str, arguments: dict[str, Any] | str 
                     constraint="enum")
     try:
         tools = {t["name"]: t for t in tool_schemas(tenant_catalogue(tenant))}
+        arguments = cast("dict[str, Any]", _fold_enums(tools[name]["parameters"], arguments))
         bad = _validate(tools[name]["parameters"], arguments)
         if bad is not None:
             return bad

@@ -825,8 +825,9 @@ def create_app(
             raise ApiError(401, "unauthenticated", str(exc), headers={"WWW-Authenticate": "Bearer"}) from None
         wait = limiter.take(key)
         if wait > 0:
-            raise ApiError(429, "rate_limited", f"too many requests with this token; retry in {wait:.1f} s",
-                           headers={"Retry-After": str(max(1, math.ceil(wait)))}, constraint="rate_limit")
+            after = max(1, math.ceil(wait))  # Retry-After takes whole seconds (RFC 9110 §10.2.3)
+            raise ApiError(429, "rate_limited", f"too many requests with this token; retry in {after} s",
+                           headers={"Retry-After": str(after)}, constraint="rate_limit")
         try:
             return tokens.verify(tenant_id, creds.credentials)
         except TokenForbidden as exc:

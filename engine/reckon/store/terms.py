@@ -167,6 +167,9 @@ DECIMAL_MAX = Decimal("170141183460469231731.687303715884105727")  # (2**127 - 1
 
 _X_DECIMAL = NamedNode(_XSD + "decimal")
 _DECIMAL_LEXICAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
+XSD_WHITESPACE = " \t\r\n"
+"""What XML Schema calls white space (XML 1.0 ``S``: #x20, #x9, #xD, #xA), the only
+characters the ``collapse`` facet of numeric datatypes takes off a lexical form."""
 _X_DATETIME = NamedNode(_XSD + "dateTime")
 
 
@@ -175,18 +178,22 @@ def decimal_literal(value: Any) -> Literal:
 
     :param value: ``Decimal``, ``int``, ``float`` (its shortest repr: ``0.1`` -> ``"0.1"``)
         or text in the ``xsd:decimal`` lexical space (``"34000.10"``, ``" -.5"``; XML
-        Schema 1.1 Part 2 §3.3.3: no exponent, so ``"1e3"`` is refused -- it is an
-        ``xsd:double``'s form, and SRL's ``xsd:decimal("1e3")`` is an error too).
+        Schema 1.1 Part 2 §3.3.3: ASCII digits, no exponent, so ``"1e3"`` is refused --
+        it is an ``xsd:double``'s form, and SRL's ``xsd:decimal("1e3")`` is an error
+        too), around which only :data:`XSD_WHITESPACE` is taken off (the whiteSpace
+        facet ``collapse``; a no-break or other Unicode space is refused).
     :raises ValueError: for a boolean, text that is not a decimal, a non-finite value, a
         value with more than :data:`DECIMAL_PLACES` fractional digits or beyond
         :data:`DECIMAL_MAX` (the store could not compare it; never rounded silently).
     """
     if isinstance(value, bool):
         raise ValueError("a boolean is not a number")
-    if isinstance(value, str) and not _DECIMAL_LEXICAL.fullmatch(value.strip()):
-        raise ValueError("is not an xsd:decimal (digits with an optional sign and point, no exponent)")
+    if isinstance(value, str):
+        value = value.strip(XSD_WHITESPACE)  # the datatype's whiteSpace facet: collapse
+        if not _DECIMAL_LEXICAL.fullmatch(value):
+            raise ValueError("is not an xsd:decimal (ASCII digits with an optional sign and point, no exponent)")
     try:
-        d = value if isinstance(value, Decimal) else Decimal(repr(value) if isinstance(value, float) else str(value).strip())
+        d = value if isinstance(value, Decimal) else Decimal(repr(value) if isinstance(value, float) else str(value))
     except (InvalidOperation, ValueError):
         raise ValueError("is not a decimal number") from None
     if not d.is_finite():
