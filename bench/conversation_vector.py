@@ -22,7 +22,6 @@ benchmark of ranking quality, not speed.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import random
@@ -42,14 +41,6 @@ from reckon.recall.embed import MiniLMEmbedder  # noqa: E402
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "locomo" / "locomo_dev.json"
 
 
-def _locomo():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("recall_locomo", REPO / "bench" / "recall_locomo.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 DECAYS = (1.0, 0.5, 0.35, 0.25)
 
 
@@ -65,7 +56,9 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--conv", type=int, nargs="*", default=None, help="conversation indexes (default: all)")
     args = ap.parse_args()
-    lm = _locomo()
+    sys.path.insert(0, str(REPO / "bench"))
+    import recall_locomo as lm  # the LoCoMo reader of bench/recall_locomo.py, a sibling script
+
     data = json.loads(args.data.read_text())
     convs = args.conv if args.conv is not None else list(range(len(data)))
     emb = MiniLMEmbedder()
