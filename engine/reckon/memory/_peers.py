@@ -165,12 +165,15 @@ class _PeerIndex:
         self.touched: dict[Any, int] = {}
         self.reads: dict[Any, dict[Any, list[Any]] | None] = {}  # touched memories as read now
         self.cold = 0  # groups read from the store (not the saved index)
+        self.dirty: set[tuple[Any, ...]] = set()  # listed groups changed since their last encoding
+        self.encoded: dict[tuple[Any, ...], bytes] = {}  # listed groups as last encoded
 
     def _drop(self, m: NamedNode) -> None:
         e = self.entries.pop(m, None)
         if e is None:
             return
         for g in e.groups:
+            self.dirty.add(g)
             keys = [(self.groups, g), (self.by_label, (g, e.label_key))]
             keys += [(self.by_token, (g, tok)) for tok in e.toks]
             for d, k in keys:
@@ -181,6 +184,7 @@ class _PeerIndex:
                         del d[k]
 
     def _join(self, m: NamedNode, e: _PeerEntry, g: tuple[Any, ...]) -> None:
+        self.dirty.add(g)
         self.groups[g].add(m)
         self.by_label[(g, e.label_key)].add(m)
         for tok in e.toks:
@@ -349,7 +353,7 @@ class PeerCache:
         self.commits: dict[int, Any] = {}
         self.lock = threading.Lock()
         self.saved_at = float("-inf")  # perf_counter of this process's last save
-        self.saved_gen = -1  # generation of the oldest group in the last file read or written
+        self.saved_gen = -1  # generation of the listed groups in the last file read or written
         self.saved_cold = 0  # groups read cold, as of the last save
 
     def sidecar(self) -> Path | None:
@@ -388,7 +392,7 @@ class PeerCache:
             return None
         idx = _PeerIndex(gen)
         idx.saved, idx.touched = saved, touched
-        self.saved_gen = oldest
+        self.saved_gen = max(g0 for g0, _ in saved.values())
         return idx
 
     def touched(self, old: int, new: int) -> dict[Any, int] | None:
@@ -420,13 +424,18 @@ class PeerCache:
         self.saved_cold = idx.cold
         try:
             groups = {}
-            for k, (g0, blob) in idx.saved.items():
-                groups[_enc_key(k)] = (g0, blob)
+            for k, (g0, raw) in idx.saved.items():
+                groups[_enc_key(k)] = (g0, raw)
             for g in idx.built:
-                try:
-                    groups[_enc_key(g)] = (idx.gen, _enc_group(idx, g))
-                except TypeError:
-                    continue  # a term the file does not keep: that group is read from the store
+                blob: bytes | None = idx.encoded.get(g)
+                if blob is None or g in idx.dirty:  # an unchanged group is exact at idx.gen still
+                    try:
+                        blob = idx.encoded[g] = _enc_group(idx, g)
+                    except TypeError:
+                        idx.encoded.pop(g, None)
+                        continue  # a term the file does not keep: that group is read from the store
+                groups[_enc_key(g)] = (idx.gen, blob)
+            idx.dirty.clear()
             payload = marshal.dumps((_VERSION, self.svc.tenant, getattr(self.svc.store, "incarnation", None), groups))
             path.parent.mkdir(exist_ok=True)
             tmp = path.parent / f".index.{os.getpid()}.{secrets.token_hex(6)}.tmp"
@@ -436,7 +445,7 @@ class PeerCache:
                 os.replace(tmp, path)
             finally:
                 tmp.unlink(missing_ok=True)
-            self.saved_gen = min([g0 for g0, _ in groups.values()], default=idx.gen)
+            self.saved_gen = idx.gen
         except OSError as e:  # a cache: the write goes on without it
             log.warning("peer index %s not saved: %s", path, e)
 
