@@ -65,7 +65,7 @@ and parses the change log (~0.3 ms a commit), which soon costs more than a cold 
 class _PeerEntry:
     """One active memory as the write path's dedup / conflict reads see it."""
 
-    __slots__ = ("a", "full", "groups", "label_key", "lean", "toks")
+    __slots__ = ("a", "enc", "full", "groups", "label_key", "lean", "toks")
 
     def __init__(self, a: dict[Any, list[Any]], groups: list[tuple[Any, ...]], full: bool = True,
                  lean: bool = False) -> None:
@@ -75,6 +75,7 @@ class _PeerEntry:
         self.full = full
         self.lean = lean and not full
         self.groups = groups  # the (scope, stakeholder) groups of the index it is listed in
+        self.enc: tuple[Any, ...] | None = None  # its row in the saved index, once encoded
         self.label_key = normalise_label(a[R.LABEL][0].value)
         content = a.get(R.P_CONTENT)
         self.toks = frozenset(tokens(f"{a[R.LABEL][0].value} {content[0].value if content else ''}"))
@@ -84,6 +85,7 @@ class _PeerEntry:
         """A lean entry from the saved index (label key and tokens as saved)."""
         e = cls.__new__(cls)
         e.a, e.full, e.lean, e.groups, e.label_key, e.toks = a, False, True, [], label_key, toks
+        e.enc = None
         return e
 
     def node(self, m: NamedNode, view: Any) -> dict[Any, list[Any]]:
@@ -312,8 +314,10 @@ def _enc_group(idx: _PeerIndex, g: tuple[Any, ...]) -> bytes:
     rows = []
     for m in sorted(idx.groups.get(g, ()), key=lambda n: n.value):
         e = idx.entries[m]
-        a = {p.value: [_enc_term(o) for o in e.a[p]] for p in _SAVED_FIELDS if p in e.a}
-        rows.append((_enc_term(m), a, e.label_key, tuple(sorted(e.toks))))
+        if e.enc is None:  # an entry is replaced, never changed, when its memory changes
+            a = {p.value: [_enc_term(o) for o in e.a[p]] for p in _SAVED_FIELDS if p in e.a}
+            e.enc = (_enc_term(m), a, e.label_key, tuple(sorted(e.toks)))
+        rows.append(e.enc)
     return marshal.dumps(rows)
 
 
