@@ -233,17 +233,19 @@ class _PeerIndex:
         return idx
 
     def add_saved(self, g: tuple[Any, ...], g0: int,
-                  rows: dict[NamedNode, tuple[dict[Any, list[Any]], str, frozenset[str]]], view: Any) -> None:
+                  rows: dict[NamedNode, tuple[dict[Any, list[Any]], str, frozenset[str], tuple[Any, ...]]],
+                  view: Any) -> None:
         """List group ``g`` from the saved index (exact at generation ``g0``), then re-read
         from ``view`` the memories a commit after ``g0`` touched."""
         self.built.add(g)
         touched = self.touched
-        for m, (a, label_key, toks) in rows.items():
+        for m, (a, label_key, toks, row) in rows.items():
             if touched.get(m, -1) > g0:
                 continue  # changed since: as read now, below
             e = self.entries.get(m)
             if e is None:
                 e = self.entries[m] = _PeerEntry.restore(a, label_key, toks)
+                e.enc = row  # as it would encode again
             if g not in e.groups:
                 e.groups.append(g)
             self._join(m, e, g)
@@ -321,15 +323,16 @@ def _enc_group(idx: _PeerIndex, g: tuple[Any, ...]) -> bytes:
     return marshal.dumps(rows)
 
 
-def _dec_group(blob: bytes) -> dict[NamedNode, tuple[dict[Any, list[Any]], str, frozenset[str]]]:
+def _dec_group(blob: bytes) -> dict[NamedNode, tuple[dict[Any, list[Any]], str, frozenset[str], tuple[Any, ...]]]:
     out = {}
     terms: dict[Any, Any] = {}  # few distinct types: each decoded once
-    for m, a, label_key, toks in marshal.loads(blob):
+    for row in marshal.loads(blob):
+        m, a, label_key, toks = row
         d = {}
         for p, objs in a.items():
             d[terms.get(p) or terms.setdefault(p, NamedNode(p))] = [
                 terms[o] if o in terms else terms.setdefault(o, _dec_term(o)) for o in objs]
-        out[NamedNode(m)] = (d, label_key, frozenset(toks))
+        out[NamedNode(m)] = (d, label_key, frozenset(toks), tuple(row))
     return out
 
 
