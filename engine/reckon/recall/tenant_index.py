@@ -986,11 +986,18 @@ class TenantIndex:
                 "extra": extra, "stale": stale, "generation": gen, "embedder": self.embedder_name,
                 "repaired": bad and repair, "conforms": not bad}
 
-    def close(self, *, save: bool = True) -> None:
+    def close(self, *, save: bool = True, wait: float = 0.0) -> None:
         """Stop the background thread (pending documents are embedded by the next
-        process that opens the index) and, with ``save``, write a snapshot."""
-        if save:
-            self.save_snapshot()
+        process that opens the index) and, with ``save``, write a snapshot.
+
+        :param wait: seconds to wait for the thread to finish a batch in progress (its
+            vectors are then kept); 0 = do not wait.
+        """
         self._closed = True
         with self._cv:
             self._cv.notify_all()
+            worker = self._worker
+        if wait > 0 and worker is not None and worker is not threading.current_thread():
+            worker.join(timeout=wait)  # its batch's vectors go into the snapshot below
+        if save:
+            self.save_snapshot()
