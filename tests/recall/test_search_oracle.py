@@ -31,6 +31,7 @@ from reckon.api import Engine, Principal
 from reckon.recall.embed import HashingEmbedder
 from reckon.recall.index import RecallIndex
 from reckon.recall.rank import ranks_from_scores
+from tests.conftest import embedder_env
 
 OPS = Principal.operator(person="dana")
 PEOPLE = {"ann": ["t1"], "bob": ["t1", "t2"], "cat": []}
@@ -119,13 +120,8 @@ def test_filter_mask_is_the_per_record_rule(ops: list[Any], person: str, teams: 
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory):  # type: ignore[no-untyped-def]
-    old = os.environ.get("RECKON_EMBEDDER")
-    os.environ["RECKON_EMBEDDER"] = "hashing"
-    yield Engine(tmp_path_factory.mktemp("search-oracle"))
-    if old is None:
-        os.environ.pop("RECKON_EMBEDDER", None)
-    else:
-        os.environ["RECKON_EMBEDDER"] = old
+    with embedder_env("hashing"):
+        yield Engine(tmp_path_factory.mktemp("search-oracle"))
 
 
 WHERE = st.sampled_from(["user:ann", "user:bob", "user:cat", "team:t1", "team:t2", "team:t1+t2", "team:t3",
