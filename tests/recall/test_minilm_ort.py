@@ -154,7 +154,9 @@ def test_second_construction_reuses_the_cached_graph(tmp_path: Path, ort_emb) ->
     first = mo.OrtMiniLM(_model_path(), cache=tmp_path)
     assert mo.builds == before + 1
     files = sorted(p.name for p in tmp_path.iterdir())
-    assert files == [first.cache_file.name] and first.cache_file.name.endswith(f"-b{mo.BUILDER_VERSION}.onnx")
+    name = first.cache_file.name
+    assert files == sorted([name, name.removesuffix(".onnx") + ".json", "minilm-weights.json"])
+    assert name.endswith(f"-b{mo.BUILDER_VERSION}.onnx")
     second = mo.OrtMiniLM(_model_path(), cache=tmp_path)
     assert mo.builds == before + 1  # read from the cache, not rebuilt
     v = second.encode(SENTENCES)
@@ -162,38 +164,77 @@ def test_second_construction_reuses_the_cached_graph(tmp_path: Path, ort_emb) ->
     assert np.allclose(v, ort_emb.encode(SENTENCES), atol=1e-6)
 
 
-@pytest.mark.parametrize("damage", ["truncated", "altered", "foreign builder", "other weights", "garbage", "empty"])
+@pytest.mark.parametrize("damage", ["truncated", "altered", "foreign builder", "other weights", "garbage", "empty",
+                                    "record missing", "record garbage"])
 def test_a_damaged_or_foreign_cache_file_is_rebuilt_never_used(tmp_path: Path, damage: str, ort_emb, caplog) -> None:  # type: ignore[no-untyped-def]
     from reckon.recall import _minilm_ort as mo
 
     file = mo.OrtMiniLM(_model_path(), cache=tmp_path).cache_file
+    side = file.with_suffix(".json")
     raw = file.read_bytes()
-    header, payload = raw.split(b"\n", 1)
-    meta = json.loads(header.removeprefix(b"reckon-minilm-ort "))
+    meta = json.loads(side.read_text())
+    assert meta["payload_bytes"] == len(raw) and meta["builder"] == mo.BUILDER_VERSION
     if damage == "truncated":
         file.write_bytes(raw[: len(raw) // 2])
     elif damage == "altered":  # one weight changed, the length kept
-        i = len(header) + 1 + len(payload) * 2 // 3
+        i = len(raw) * 2 // 3
         file.write_bytes(raw[:i] + bytes([raw[i] ^ 0x40]) + raw[i + 1:])
     elif damage == "foreign builder":
-        meta["builder"] = mo.BUILDER_VERSION + 1
-        file.write_bytes(b"reckon-minilm-ort " + json.dumps(meta).encode() + b"\n" + payload)
+        side.write_text(json.dumps(dict(meta, builder=mo.BUILDER_VERSION + 1)))
     elif damage == "other weights":
-        meta["weights_sha256"] = "0" * 64
-        file.write_bytes(b"reckon-minilm-ort " + json.dumps(meta).encode() + b"\n" + payload)
+        side.write_text(json.dumps(dict(meta, weights_sha256="0" * 64)))
     elif damage == "garbage":
         file.write_bytes(os.urandom(4096))
-    else:
+    elif damage == "empty":
         file.write_bytes(b"")
+    elif damage == "record missing":
+        side.unlink()
+    else:
+        side.write_bytes(os.urandom(64))
     before = mo.builds
     with caplog.at_level(logging.WARNING, logger="reckon.recall"):
         again = mo.OrtMiniLM(_model_path(), cache=tmp_path)
     assert mo.builds == before + 1, damage
     assert "damaged or foreign" in caplog.text
     assert file.read_bytes() == raw  # replaced by a good file
+    assert json.loads(side.read_text())["payload_sha256"] == meta["payload_sha256"]
     assert np.allclose(again.encode(SENTENCES), ort_emb.encode(SENTENCES), atol=1e-6)
     mo.OrtMiniLM(_model_path(), cache=tmp_path)
     assert mo.builds == before + 1  # and that one is used from then on
+
+
+def test_a_cache_file_rewritten_with_the_same_bytes_is_verified_not_rebuilt(tmp_path: Path, ort_emb) -> None:  # type: ignore[no-untyped-def]
+    """A changed stat (a copy, a restore from backup) makes the loader hash the file again;
+    the same bytes are accepted and the record takes the new stat."""
+    from reckon.recall import _minilm_ort as mo
+
+    file = mo.OrtMiniLM(_model_path(), cache=tmp_path).cache_file
+    raw = file.read_bytes()
+    file.unlink()
+    file.write_bytes(raw)  # a new inode and modification time, the same content
+    before = mo.builds
+    m = mo.OrtMiniLM(_model_path(), cache=tmp_path)
+    assert mo.builds == before
+    st = file.stat()
+    assert json.loads(file.with_suffix(".json").read_text())["stat"] == [st.st_size, st.st_mtime_ns, st.st_ino]
+    assert np.allclose(m.encode(SENTENCES[:3]), ort_emb.encode(SENTENCES[:3]), atol=1e-6)
+
+
+def test_the_weights_hash_is_remembered_by_stat(tmp_path: Path) -> None:
+    import hashlib
+
+    from reckon.recall import _minilm_ort as mo
+
+    weights = tmp_path / "model.safetensors"
+    weights.write_bytes(b"first weights")
+    cache = tmp_path / "cache"
+    assert mo.weights_sha256(weights, cache) == hashlib.sha256(b"first weights").hexdigest()
+    memo = json.loads((cache / "minilm-weights.json").read_text())
+    assert memo[str(weights.resolve())]["sha256"] == hashlib.sha256(b"first weights").hexdigest()
+    weights.write_bytes(b"other weights!")  # reinstalled: a new stat
+    assert mo.weights_sha256(weights, cache) == hashlib.sha256(b"other weights!").hexdigest()
+    (cache / "minilm-weights.json").write_text("{not json")
+    assert mo.weights_sha256(weights, cache) == hashlib.sha256(b"other weights!").hexdigest()
 
 
 def test_an_unwritable_cache_directory_only_costs_the_rebuild(tmp_path: Path, ort_emb, caplog) -> None:  # type: ignore[no-untyped-def]
@@ -242,7 +283,7 @@ def test_two_processes_building_the_cache_at_once_both_succeed(tmp_path: Path, o
     assert builds == [1, 1]  # neither found a file: both built and wrote
     assert np.allclose(vecs[0], vecs[1], atol=1e-6)
     assert np.allclose(vecs[0], ort_emb.encode(["two processes build the same cache file"])[0], atol=1e-6)
-    assert [p.suffix for p in cache.iterdir()] == [".onnx"]  # one final file, no temporary left
+    assert sorted(p.suffix for p in cache.iterdir()) == [".json", ".json", ".onnx"]  # no temporary left
     from reckon.recall import _minilm_ort as mo
 
     before = mo.builds

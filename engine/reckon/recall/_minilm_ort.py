@@ -20,14 +20,18 @@ its fixed padding to 128 are both replaced).
 **Cache.** Building the graph takes ~0.6 s and imports ``onnx`` (~1.5 s), so the serialized
 model is written once to :func:`cache_dir` (``$RECKON_CACHE_DIR``, else
 ``$XDG_CACHE_HOME/reckon``, else ``~/.cache/reckon``) as
-``minilm-ort-<sha256 of model.safetensors>-b<BUILDER_VERSION>.onnx``. The file starts with a
-header line (a magic string and a JSON object: builder version, the weights' SHA-256, the
-payload's length and SHA-256), then the ONNX bytes; a file whose header, length or payload
-hash does not match (truncated, altered, written by another builder) is never used: it is
-rebuilt and replaced. A new file is written under a unique temporary name in the same
+``minilm-ort-<sha256 of model.safetensors>-b<BUILDER_VERSION>.onnx``, with a ``.json``
+beside it holding the builder version, the weights' SHA-256, the model's length and
+SHA-256, and the model file's size, modification time and inode when it was last verified
+(:func:`cached_model`). A later load opens the model file directly when its stat is
+unchanged; a changed one is hashed again, and a file whose length or hash does not match
+(truncated, altered, written by another builder or for other weights) is never used: it
+is rebuilt and replaced. Files are written under a unique temporary name in the same
 directory and renamed over the final name (:func:`os.replace`, atomic on POSIX), so two
-processes building at once both succeed and a reader never sees half a file. An unwritable
-cache directory only costs the rebuild: the model is built in memory and used.
+processes building at once both succeed and a reader never sees half a file. An
+unwritable cache directory only costs the rebuild: the model is built in memory and used.
+The weights' SHA-256 is itself remembered by the weights file's path, size, modification
+time and inode (:func:`weights_sha256`), so a warm load hashes nothing.
 
 **Threads.** A session runs on ``$RECKON_BLAS_THREADS`` intra-op threads (default 1, the
 setting the numpy runtime uses for its BLAS: a query's matrices are small and a shared
@@ -57,8 +61,9 @@ __all__ = [
     "OrtMiniLM",
     "build_model_bytes",
     "cache_dir",
-    "cached_model_bytes",
+    "cached_model",
     "intra_op_threads",
+    "weights_sha256",
 ]
 
 log = logging.getLogger("reckon.recall")
@@ -67,8 +72,6 @@ log = logging.getLogger("reckon.recall")
 #: version are then rebuilt.
 BUILDER_VERSION = 1
 
-_MAGIC = b"reckon-minilm-ort "
-_MAX_HEADER = 4096
 _OPSET = 17
 _IR_VERSION = 8
 
@@ -204,66 +207,104 @@ def build_model_bytes(path: str | Path) -> bytes:
     return data
 
 
-def _header(weights_sha: str, payload: bytes) -> bytes:
-    meta = {"builder": BUILDER_VERSION, "weights_sha256": weights_sha, "payload_bytes": len(payload),
-            "payload_sha256": hashlib.sha256(payload).hexdigest()}
-    return _MAGIC + json.dumps(meta, sort_keys=True).encode() + b"\n"
+def _stat_key(st: os.stat_result) -> list[int]:
+    return [st.st_size, st.st_mtime_ns, st.st_ino]
 
 
-def _read_cached(file: Path, weights_sha: str) -> bytes | None:
-    """The payload of a cache file when its header, length and hash all match, else None."""
+def _write_atomic(file: Path, data: bytes) -> os.stat_result:
+    """Write ``data`` under a unique temporary name beside ``file``, then rename it over
+    ``file``; returns the stat of the written file (size, mtime and inode survive the
+    rename)."""
+    fd, tmp = tempfile.mkstemp(prefix=file.name + ".", suffix=".tmp", dir=file.parent)
     try:
-        raw = file.read_bytes()
-    except OSError:
-        return None
-    end = raw.find(b"\n", 0, _MAX_HEADER)
-    if not raw.startswith(_MAGIC) or end < 0:
-        return None
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+            st = os.fstat(f.fileno())
+        os.replace(tmp, file)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return st
+
+
+def _read_json(file: Path) -> dict[str, Any] | None:
     try:
-        meta = json.loads(raw[len(_MAGIC):end])
-    except ValueError:
+        meta = json.loads(file.read_bytes())
+    except (OSError, ValueError):
         return None
-    if not isinstance(meta, dict) or meta.get("builder") != BUILDER_VERSION or meta.get("weights_sha256") != weights_sha:
-        return None
-    payload = memoryview(raw)[end + 1:]
-    if meta.get("payload_bytes") != len(payload) or meta.get("payload_sha256") != hashlib.sha256(payload).hexdigest():
-        return None
-    return bytes(payload)
+    return meta if isinstance(meta, dict) else None
 
 
-def cached_model_bytes(path: str | Path, directory: Path | None = None) -> tuple[bytes, Path]:
-    """The ONNX bytes for the model in ``path``: from the cache when a valid file is there,
-    else built by :func:`build_model_bytes` and written to the cache (unique temporary
-    name, then :func:`os.replace`).
+def weights_sha256(weights: Path, directory: Path) -> str:
+    """SHA-256 of the weights file, remembered in ``directory/minilm-weights.json`` by
+    the file's path, size, modification time and inode (a reinstalled package changes
+    them; then it is hashed again)."""
+    weights = weights.resolve()
+    memo_file = directory / "minilm-weights.json"
+    st = _stat_key(weights.stat())
+    memo = _read_json(memo_file) or {}
+    entry = memo.get(str(weights))
+    if isinstance(entry, dict) and entry.get("stat") == st and isinstance(entry.get("sha256"), str):
+        return str(entry["sha256"])
+    sha = _sha256_file(weights)
+    memo[str(weights)] = {"stat": st, "sha256": sha}
+    with contextlib.suppress(OSError):
+        directory.mkdir(parents=True, exist_ok=True)
+        _write_atomic(memo_file, json.dumps(memo, sort_keys=True).encode())
+    return sha
+
+
+def cached_model(path: str | Path, directory: Path | None = None) -> tuple[Path | bytes, Path]:
+    """The ONNX model for the weights in ``path``: the cache file when it is valid, else
+    built by :func:`build_model_bytes` and written to the cache.
+
+    The cache is two files, ``minilm-ort-<weights sha256>-b<BUILDER_VERSION>.onnx`` (the
+    model) and ``.json`` beside it (builder version, weights and payload SHA-256, payload
+    length, and the size, modification time and inode of the ``.onnx`` when it was last
+    verified). An ``.onnx`` whose stat still matches is used as it is; one whose stat
+    changed is hashed again and used only when its length and SHA-256 match; anything
+    else is rebuilt. Each file is written under a unique temporary name and renamed.
 
     :param directory: the cache directory (default :func:`cache_dir`).
-    :returns: ``(model bytes, cache file path)``; the file may be absent when the
-        directory is not writable (logged at warning level).
+    :returns: ``(the model file, or its bytes when it could not be cached; the cache
+        file path)``.
     """
     path = Path(path)
     directory = cache_dir() if directory is None else directory
-    weights_sha = _sha256_file(path / "model.safetensors")
+    weights_sha = weights_sha256(path / "model.safetensors", directory)
     file = directory / f"minilm-ort-{weights_sha}-b{BUILDER_VERSION}.onnx"
-    data = _read_cached(file, weights_sha)
-    if data is not None:
-        return data, file
-    if file.exists():
+    side = file.with_suffix(".json")
+    meta = _read_json(side)
+    good_meta = (meta is not None and meta.get("builder") == BUILDER_VERSION
+                 and meta.get("weights_sha256") == weights_sha and isinstance(meta.get("payload_sha256"), str))
+    try:
+        st = file.stat()
+    except OSError:
+        st = None
+    if good_meta and st is not None and meta is not None:
+        if meta.get("stat") == _stat_key(st) and meta.get("payload_bytes") == st.st_size:
+            return file, file
+        try:  # changed since it was verified: hash it again
+            raw = file.read_bytes()
+        except OSError:
+            raw = b""
+        if len(raw) == meta.get("payload_bytes") and hashlib.sha256(raw).hexdigest() == meta["payload_sha256"]:
+            meta["stat"] = _stat_key(file.stat())
+            with contextlib.suppress(OSError):
+                _write_atomic(side, json.dumps(meta, sort_keys=True).encode())
+            return raw, file
+    if st is not None or meta is not None:
         log.warning("ONNX model cache %s is damaged or foreign: rebuilding it", file)
     data = build_model_bytes(path)
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=file.name + ".", suffix=".tmp", dir=directory)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(_header(weights_sha, data))
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, file)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        written = _write_atomic(file, data)
+        meta = {"builder": BUILDER_VERSION, "weights_sha256": weights_sha, "payload_bytes": len(data),
+                "payload_sha256": hashlib.sha256(data).hexdigest(), "stat": _stat_key(written)}
+        _write_atomic(side, json.dumps(meta, sort_keys=True).encode())
     except OSError as exc:
         log.warning("cannot write the ONNX model cache in %s (%s): using the model built in memory", directory, exc)
     return data, file
@@ -302,7 +343,7 @@ class OrtMiniLM:
         self.max_seq_length = max_seq_length
         self.hidden = int(cfg["hidden_size"])
         self.threads = encode_threads() if threads is None else max(1, int(threads))
-        data, self.cache_file = cached_model_bytes(path, cache)
+        model, self.cache_file = cached_model(path, cache)
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = intra_op_threads() if intra_op is None else max(1, int(intra_op))
         opts.inter_op_num_threads = 1
@@ -310,7 +351,8 @@ class OrtMiniLM:
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         opts.log_severity_level = 3
-        self._session = ort.InferenceSession(data, opts, providers=["CPUExecutionProvider"])
+        self._session = ort.InferenceSession(model if isinstance(model, bytes) else str(model), opts,
+                                             providers=["CPUExecutionProvider"])
         tok = Tokenizer.from_file(str(path / "tokenizer.json"))
         tok.no_padding()  # padded here, to the longest of each batch
         tok.enable_truncation(max_length=max_seq_length)
