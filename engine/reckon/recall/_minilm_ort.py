@@ -63,6 +63,7 @@ __all__ = [
     "cache_dir",
     "cached_model",
     "intra_op_threads",
+    "make_session",
     "weights_sha256",
 ]
 
@@ -310,6 +311,27 @@ def cached_model(path: str | Path, directory: Path | None = None) -> tuple[Path 
     return data, file
 
 
+def make_session(model: Path | bytes, intra_op: int = 1, spinning: bool = False) -> Any:
+    """An ``onnxruntime.InferenceSession`` on the CPU for a model file or its bytes:
+    ``intra_op`` threads inside an operator, one between operators (sequential), all
+    graph optimizations; ``spinning=False`` sets ``session.intra_op.allow_spinning = 0``
+    (idle pool threads sleep instead of spinning a core).
+
+    :raises ImportError: without ``onnxruntime``.
+    """
+    import onnxruntime as ort  # type: ignore[import-untyped]  # ships no type information
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = intra_op
+    opts.inter_op_num_threads = 1
+    opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    opts.add_session_config_entry("session.intra_op.allow_spinning", "1" if spinning else "0")
+    opts.log_severity_level = 3
+    return ort.InferenceSession(model if isinstance(model, bytes) else str(model), opts,
+                                providers=["CPUExecutionProvider"])
+
+
 class OrtMiniLM:
     """Sentence encoder over a sentence-transformers MiniLM/BERT directory, on ONNX Runtime.
 
@@ -328,7 +350,6 @@ class OrtMiniLM:
 
     def __init__(self, path: str | Path, max_seq_length: int | None = None, threads: int | None = None,
                  intra_op: int | None = None, cache: Path | None = None) -> None:
-        import onnxruntime as ort  # type: ignore[import-untyped]  # ships no type information
         from tokenizers import Tokenizer
 
         from reckon.recall._minilm import encode_threads
@@ -344,15 +365,7 @@ class OrtMiniLM:
         self.hidden = int(cfg["hidden_size"])
         self.threads = encode_threads() if threads is None else max(1, int(threads))
         model, self.cache_file = cached_model(path, cache)
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = intra_op_threads() if intra_op is None else max(1, int(intra_op))
-        opts.inter_op_num_threads = 1
-        opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        opts.log_severity_level = 3
-        self._session = ort.InferenceSession(model if isinstance(model, bytes) else str(model), opts,
-                                             providers=["CPUExecutionProvider"])
+        self._session = make_session(model, intra_op_threads() if intra_op is None else max(1, int(intra_op)))
         tok = Tokenizer.from_file(str(path / "tokenizer.json"))
         tok.no_padding()  # padded here, to the longest of each batch
         tok.enable_truncation(max_length=max_seq_length)
