@@ -21,7 +21,11 @@ Prints three tables:
 3. with ``--data DIR`` (a data directory holding tenant ``bench``, e.g. a
    ``bench/public_path.py --data`` size directory): a fresh process's open + first
    ``Tenant.search`` (``bench/_probe.py``) with the numpy runtime, the onnx runtime
-   with a warm cache, and the onnx runtime with an empty cache.
+   with a warm cache, and the onnx runtime with an empty cache; then ``--calls`` calls of
+   ``Tenant.context`` with the conversation so far (as ``bench/bundle.py`` makes them),
+   without one, and ``Tenant.search``, one process per runtime (alternating numpy, onnx,
+   numpy, onnx, each on a fresh copy of ``DIR``): wall and process CPU per call, so that
+   a loaded machine still shows the difference.
 """
 
 from __future__ import annotations
@@ -166,20 +170,79 @@ def fresh_table(data: Path) -> None:
             print(f"| {label} | {out['open_s']:.2f} | {out['search_s']:.2f} | {cpu:.2f} | {out['rss_mb']:.0f} |")
 
 
+_CALLS = """
+import json, sys, time
+sys.path.insert(0, {engine!r}); sys.path.insert(0, {bench!r})
+from bundle import QUESTIONS, REPLIES
+from reckon.api import Engine, Principal
+t = Engine({data!r}).tenant("bench")
+who = Principal(person="person0", teams=["team0", "team1"])
+t.context(who, QUESTIONS[0]); t.search(QUESTIONS[0], principal=who); t.recall.wait(timeout=None)
+out = {{"ctx": [], "ctx_none": [], "search": []}}
+turns = []
+
+def call(key, fn):
+    w, c = time.perf_counter(), time.process_time()
+    fn()
+    out[key].append((time.perf_counter() - w, time.process_time() - c))
+
+for k in range({samples}):
+    q = QUESTIONS[k % len(QUESTIONS)] + f" ({{k}})"
+    turns.append(f"user: {{q}}")
+    call("ctx", lambda: t.context(who, list(turns)))
+    turns.append(f"assistant: {{REPLIES[k % len(REPLIES)]}} ({{k}})")
+    call("ctx_none", lambda: t.context(who))
+    call("search", lambda: t.search(q, principal=who))
+out["runtime"] = getattr(t.recall.index.embedder, "runtime", "?")
+print(json.dumps(out))
+"""
+
+
+def calls_table(data: Path, samples: int) -> None:
+    """``Tenant.context`` (with the conversation so far, as ``bench/bundle.py`` asks it),
+    ``Tenant.context`` without one, and ``Tenant.search`` in one process per runtime,
+    alternating, on a copy of ``data``: wall and process CPU per call."""
+    import shutil
+
+    env = dict(os.environ, HF_HUB_OFFLINE="1", RECKON_EMBEDDER="minilm")
+    print(f"\n| {samples} calls per row, {data.name} | context (conversation) p50 / p95 ms | CPU p50 / p95 ms | "
+          "context (none) p95 ms | search p50 / p95 ms | search CPU p50 / p95 ms |\n"
+          "| --- | --- | --- | --- | --- | --- |")
+    with tempfile.TemporaryDirectory(prefix="reckon-ort-calls-") as tmp:
+        for runtime in ("numpy", "onnx", "numpy", "onnx"):
+            copy = Path(tmp) / runtime
+            shutil.rmtree(copy, ignore_errors=True)
+            shutil.copytree(data, copy)
+            code = _CALLS.format(engine=str(HERE.parent / "engine"), bench=str(HERE), data=str(copy), samples=samples)
+            out, _, _ = child(code, dict(env, RECKON_MINILM_RUNTIME=runtime))
+
+            def p(key: str, i: int, q: float, out: dict = out) -> float:  # type: ignore[type-arg]
+                return float(np.percentile([x[i] for x in out[key]], q) * 1e3)
+
+            print(f"| {out['runtime']} | {p('ctx', 0, 50):.1f} / {p('ctx', 0, 95):.1f} | "
+                  f"{p('ctx', 1, 50):.1f} / {p('ctx', 1, 95):.1f} | {p('ctx_none', 0, 95):.1f} | "
+                  f"{p('search', 0, 50):.1f} / {p('search', 0, 95):.1f} | "
+                  f"{p('search', 1, 50):.1f} / {p('search', 1, 95):.1f} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--samples", type=int, default=300)
     ap.add_argument("--data", type=Path, default=None, help="a data directory with tenant 'bench'")
+    ap.add_argument("--calls", type=int, default=60, help="Tenant.context / search calls per runtime (--data)")
+    ap.add_argument("--only-data", action="store_true", help="only the --data tables")
     args = ap.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from reckon.recall._minilm_ort import cache_dir
 
     cache = cache_dir()
     print(f"cache {cache}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
-    load_table(cache)
-    speed_table(cache, args.samples)
+    if not args.only_data:
+        load_table(cache)
+        speed_table(cache, args.samples)
     if args.data:
         fresh_table(args.data)
+        calls_table(args.data, args.calls)
     print(f"\nload average at the end {os.getloadavg()[0]:.1f}")
 
 

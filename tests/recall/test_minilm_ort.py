@@ -350,3 +350,38 @@ def test_auto_falls_back_when_the_onnx_runtime_fails_to_load(monkeypatch, caplog
     assert emb.runtime == "numpy" and "MiniLM runtime onnx failed to load" in caplog.text
     assert "no CPU provider" in caplog.text
     assert float(v[0] @ ort_emb.encode(["the warehouse closes at six"])[0]) >= 0.9999
+
+
+_EXIT_CHILD = """
+import sys, threading, time
+sys.path.insert(0, {engine!r})
+from reckon.recall import EmbeddingUnavailable, MiniLMEmbedder
+e = MiniLMEmbedder(runtime="onnx")
+e.load()
+started = threading.Event()
+
+def loop():
+    while True:
+        started.set()
+        try:
+            e.encode(["a turn the background thread embeds while the process exits " * 4])
+        except EmbeddingUnavailable:
+            return
+
+for _ in range(2):
+    threading.Thread(target=loop, daemon=True).start()
+started.wait()
+time.sleep(0.2)
+print("done")
+"""
+
+
+def test_exiting_while_a_daemon_thread_encodes_exits_cleanly(ort_emb, cache: Path) -> None:  # type: ignore[no-untyped-def]
+    """ONNX Runtime aborts the process (exit 134) when a daemon thread is inside a run
+    while the interpreter exits; the runtime waits for the runs in flight at exit."""
+    env = dict(os.environ, RECKON_CACHE_DIR=str(cache), HF_HUB_OFFLINE="1")
+    for _ in range(3):
+        p = subprocess.run([sys.executable, "-c", _EXIT_CHILD.format(engine=str(REPO / "engine"))],
+                           capture_output=True, text=True, env=env, timeout=300)
+        assert (p.returncode, p.stdout.strip()) == (0, "done"), p.stderr[-2000:]
+        assert "terminate called" not in p.stderr

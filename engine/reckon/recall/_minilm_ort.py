@@ -45,12 +45,15 @@ times beside the numpy runtime.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hashlib
 import json
 import logging
 import os
 import tempfile
+import threading
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -332,6 +335,21 @@ def make_session(model: Path | bytes, intra_op: int = 1, spinning: bool = False)
                                 providers=["CPUExecutionProvider"])
 
 
+_LIVE: weakref.WeakSet[OrtMiniLM] = weakref.WeakSet()
+_EXIT_WAIT_S = 60.0
+
+
+@atexit.register
+def _close_all() -> None:
+    """At interpreter exit, let the runs in flight finish and refuse new ones: ONNX
+    Runtime aborts the process ("terminate called without an active exception", exit
+    134) when a daemon thread (the recall layer's background embedder) is inside
+    ``InferenceSession.run`` while the library's static objects are destroyed. Exit
+    handlers run while daemon threads still do, so waiting here is enough."""
+    for m in list(_LIVE):
+        m.close(_EXIT_WAIT_S)
+
+
 class OrtMiniLM:
     """Sentence encoder over a sentence-transformers MiniLM/BERT directory, on ONNX Runtime.
 
@@ -366,10 +384,21 @@ class OrtMiniLM:
         self.threads = encode_threads() if threads is None else max(1, int(threads))
         model, self.cache_file = cached_model(path, cache)
         self._session = make_session(model, intra_op_threads() if intra_op is None else max(1, int(intra_op)))
+        self._state = threading.Condition()
+        self._running = 0
+        self._closed = False
+        _LIVE.add(self)
         tok = Tokenizer.from_file(str(path / "tokenizer.json"))
         tok.no_padding()  # padded here, to the longest of each batch
         tok.enable_truncation(max_length=max_seq_length)
         self._tok = tok
+
+    def close(self, timeout: float | None = None) -> bool:
+        """Refuse new encodes (they raise ``RuntimeError``) and wait up to ``timeout``
+        seconds (None: no limit) for the runs in flight; True when none is left."""
+        with self._state:
+            self._closed = True
+            return self._state.wait_for(lambda: self._running == 0, timeout)
 
     def _forward(self, ids: np.ndarray, lengths: np.ndarray) -> np.ndarray:
         """Mean-pooled last hidden states ``float32 (batch, hidden)`` of word-piece ids
@@ -377,7 +406,16 @@ class OrtMiniLM:
         b, n = ids.shape
         valid = np.arange(n)[None, :] < lengths[:, None]
         mask = np.where(valid, np.float32(0.0), np.finfo(np.float32).min).astype(np.float32)[:, None, None, :]
-        hidden = self._session.run(["hidden"], {"input_ids": ids, "mask": mask})[0]
+        with self._state:
+            if self._closed:
+                raise RuntimeError("the ONNX Runtime session is closed (the process is exiting)")
+            self._running += 1
+        try:
+            hidden = self._session.run(["hidden"], {"input_ids": ids, "mask": mask})[0]
+        finally:
+            with self._state:
+                self._running -= 1
+                self._state.notify_all()
         if bool(valid.all()):
             summed = hidden.sum(axis=1)
         else:
