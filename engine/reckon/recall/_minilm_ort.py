@@ -33,8 +33,10 @@ unwritable cache directory only costs the rebuild: the model is built in memory 
 The weights' SHA-256 is itself remembered by the weights file's path, size, modification
 time and inode (:func:`weights_sha256`), so a warm load hashes nothing.
 
-**Threads.** A session runs on ``$RECKON_BLAS_THREADS`` intra-op threads (default 1, the
-setting the numpy runtime uses for its BLAS: a query's matrices are small and a shared
+**Threads.** Loading limits numpy's BLAS to ``$RECKON_BLAS_THREADS`` threads (default 1)
+like the numpy runtime (:func:`reckon.recall._minilm.limit_blas_threads`: the recall
+layer's ranking products are small). A session runs on ``$RECKON_BLAS_THREADS`` intra-op
+threads (default 1, the setting the numpy runtime uses for its BLAS: a query's matrices are small and a shared
 machine makes every barrier between threads cost a scheduler quantum) with
 ``session.intra_op.allow_spinning = 0`` (an idle session does not spin a core). An encode
 of several batches (a bulk import, a backlog) runs the length-sorted batches on
@@ -370,7 +372,7 @@ class OrtMiniLM:
                  intra_op: int | None = None, cache: Path | None = None) -> None:
         from tokenizers import Tokenizer
 
-        from reckon.recall._minilm import encode_threads
+        from reckon.recall._minilm import encode_threads, limit_blas_threads
 
         path = Path(path)
         cfg = json.loads((path / "config.json").read_text())
@@ -384,6 +386,10 @@ class OrtMiniLM:
         self.threads = encode_threads() if threads is None else max(1, int(threads))
         model, self.cache_file = cached_model(path, cache)
         self._session = make_session(model, intra_op_threads() if intra_op is None else max(1, int(intra_op)))
+        # the recall layer's own numpy products (ranking over the tenant's vectors, MMR)
+        # are small: one BLAS thread, as the numpy runtime sets it (an OpenBLAS pool
+        # spinning on a shared machine cost Tenant.context ~12 ms CPU per call)
+        limit_blas_threads()
         self._state = threading.Condition()
         self._running = 0
         self._closed = False
