@@ -42,7 +42,14 @@ machine makes every barrier between threads cost a scheduler quantum) with
 of several batches (a bulk import, a backlog) runs the length-sorted batches on
 :func:`reckon.recall._minilm.encode_threads` Python threads; ``InferenceSession.run`` is
 thread-safe and releases the GIL. ``bench/minilm_ort_probe.py`` prints the per-sentence
-times beside the numpy runtime.
+times beside the numpy runtime; measured there at load 9 on 2 cores, CPU per sentence of
+11 word pieces: 8.3 ms on one thread (with or without spinning), 8.8 ms on two without
+spinning, 16.7 ms on two spinning (23 pieces: 10.6, 12.4, 24.9 ms), with no gain in wall
+time from the second thread.
+
+**Exit.** ONNX Runtime aborts the process when a thread is inside a run while the
+interpreter exits; an exit handler closes every session (new encodes raise, runs in flight
+are waited for, :meth:`OrtMiniLM.close`).
 """
 
 from __future__ import annotations

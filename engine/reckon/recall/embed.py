@@ -182,12 +182,13 @@ class MiniLMEmbedder:
         that loads (a failure is logged and the next one tried); :attr:`runtime` then
         names the one loaded.
 
-    Measured on a 2-core AMD EPYC (``bench/minilm_ort_probe.py`` prints it), one
-    sentence of 11 word pieces on one thread: onnx p50 ~6.6 ms, numpy 16-20 ms.
-    Loading: the onnx runtime's first load in a user account builds and caches the graph
-    (~1.5 s importing ``onnx`` + ~0.6 s building), later loads import ``onnxruntime``
-    and open the cached graph; the numpy runtime reads the weights (~0.55 s);
-    sentence-transformers costs ~5 s of imports.
+    Measured with ``bench/minilm_ort_probe.py`` (2 shared cores, load ~9; CPU time,
+    less disturbed by the load than wall time): one sentence on one thread costs ~8 ms with onnx
+    against ~17 ms with numpy at 11 word pieces, 11 against 20 ms at 23, 93 against
+    119 ms at 243. A fresh process's load with a warm cache costs ~1.0 s (importing
+    ``onnxruntime`` and opening the cached graph) against ~0.85 s for numpy (reading
+    the weights); the first load in a user account builds and caches the graph (~3.6 s,
+    importing ``onnx``); sentence-transformers costs ~5 s of imports.
     """
 
     name = "all-MiniLM-L6-v2"
