@@ -71,6 +71,7 @@ import numpy as np
 
 from reckon.recall.embed import Embedder, EmbeddingUnavailable, QueryCache
 from reckon.recall.index import DocRecord, RecallIndex
+from reckon.recall.keyword import postings_match_tokens
 from reckon.recall.rank import Hit, RankConfig
 from reckon.recall.vectors import MemoryVectors, VectorFile
 
@@ -424,6 +425,14 @@ class TenantIndex:
                 terms = [tblob[a:b].decode("utf-8") for a, b in zip(toff, toff[1:])]
                 keyword = {"terms": terms, "off": cols["kw.off"], "doc": cols["kw.doc"], "tf": cols["kw.tf"],
                            "dl": cols["kw.dl"], "tokens": [t or "" for t in tokens]}
+                kw_off, kw_doc = np.asarray(cols["kw.off"]), np.asarray(cols["kw.doc"])
+                if (kw_off.shape != (len(terms) + 1,) or kw_doc.shape != cols["kw.tf"].shape
+                        or cols["kw.dl"].shape != (n,) or (len(kw_off) and int(kw_off[-1]) != len(kw_doc))
+                        or (len(kw_doc) and (int(kw_doc.min()) < 0 or int(kw_doc.max()) >= n))):
+                    raise ValueError("keyword index arrays do not fit together")
+                if not postings_match_tokens(cols["kw.terms.blob"], cols["kw.terms.off"], cols["tokens.blob"],
+                                             cols["tokens.off"], kw_off, kw_doc, cols["kw.tf"], cols["kw.dl"]):
+                    raise ValueError("the BM25 postings disagree with the documents' tokens")
             else:
                 toks = [t.split(" ") if t else [] for t in tokens]
             recs: list[DocRecord] = []
