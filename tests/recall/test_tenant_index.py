@@ -626,3 +626,29 @@ def test_snapshot_whose_postings_disagree_with_its_tokens_is_rebuilt(tmp_path: P
         assert _bm25(ix, q) == _bm25_from_scratch(ix, q), q
     assert [h.memory.id for h in fresh.search("alpha", principal=OPS)][0] == ms[0].id
     assert fresh.recall.check()["conforms"]
+
+
+def test_close_waits_for_the_idle_snapshot_in_progress(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The embedding thread, idle, writes a snapshot on its way out: ``Tenant.close(wait=...)``
+    waits for that write (a slow disk simulated by a slow write), as for a batch in progress."""
+    from reckon.recall import tenant_index as TI
+
+    monkeypatch.setattr(TI, "_IDLE_S", 0.1)
+    started, log = threading.Event(), []
+    original = TI.TenantIndex._maybe_snapshot
+
+    def slow(self, *, idle: bool = False) -> None:  # type: ignore[no-untyped-def]
+        if idle:
+            started.set()
+            time.sleep(1.0)  # a slow disk
+        original(self, idle=idle)
+        if idle:
+            log.append("idle snapshot written")
+
+    monkeypatch.setattr(TI.TenantIndex, "_maybe_snapshot", slow)
+    t = Engine(tmp_path, embedder="hashing").create_tenant("acme")
+    t.search("warm", principal=OPS)  # this process ranks: the queue is embedded in the background
+    t.remember(**fact("Warehouse closing time", "the warehouse closes at six pm"))
+    assert started.wait(60), "the embedding thread never went idle"
+    t.close(wait=30)
+    assert log == ["idle snapshot written"]

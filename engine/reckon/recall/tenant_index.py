@@ -85,6 +85,7 @@ _SNAPSHOT_VERSION = 3
 _SEP = "\x1f"  # between the teams of a document in the snapshot
 _EPOCH_UTC = datetime(1970, 1, 1, tzinfo=UTC)
 _SNAPSHOT_EVERY = 200  # generations between background snapshots
+_IDLE_S = 5.0  # seconds with an empty queue before the embedding thread writes a snapshot and ends
 _DRAIN_SHARE = 64
 """A drained queue writes a snapshot at once only when the vectors attached since the
 last one are at least 1/64 of the documents (a snapshot costs O(documents): at 100k,
@@ -211,6 +212,7 @@ class TenantIndex:
         self._busy = False
         self._last_enqueue = 0.0
         self._worker: threading.Thread | None = None
+        self._idle_writer: threading.Thread | None = None  # a finished worker writing its idle snapshot
         self._background = background
         self._closed = False
         self._ranking = False  # embedding starts once this process ranks (not in `tenant validate`)
@@ -682,8 +684,11 @@ class TenantIndex:
                     self._cv.notify_all()
                     self._cv.wait(timeout=1.0)
                     if not self._pending:
-                        if time.monotonic() - idle_since > 5.0:
-                            self._worker = None  # restarted by the next enqueue
+                        if time.monotonic() - idle_since > _IDLE_S:
+                            # restarted by the next enqueue; close() still waits for the
+                            # idle snapshot this thread writes on its way out
+                            self._worker = None
+                            self._idle_writer = threading.current_thread()
                             idle = True
                             break
                         continue
@@ -701,8 +706,14 @@ class TenantIndex:
                     self._cv.notify_all()
             idle_since = time.monotonic()
             self._maybe_snapshot()
-        if idle and not self._closed:
-            self._maybe_snapshot(idle=True)  # quiet for 5 s: write what the drains left
+        if idle:
+            try:
+                if not self._closed:
+                    self._maybe_snapshot(idle=True)  # quiet for _IDLE_S: write what the drains left
+            finally:
+                with self._cv:
+                    if self._idle_writer is threading.current_thread():
+                        self._idle_writer = None
 
     def _embed_batch(self, batch: list[tuple[bytes, tuple[str, set[str]]]]) -> None:
         vf = self._vector_file()
@@ -1016,8 +1027,11 @@ class TenantIndex:
         self._closed = True
         with self._cv:
             self._cv.notify_all()
-            worker = self._worker
-        if wait > 0 and worker is not None and worker is not threading.current_thread():
-            worker.join(timeout=wait)  # its batch's vectors go into the snapshot below
+            threads = [w for w in (self._worker, self._idle_writer) if w is not None]
+        if wait > 0:
+            until = time.monotonic() + wait
+            for w in threads:  # a batch in progress (its vectors go into the snapshot below), an idle snapshot
+                if w is not threading.current_thread():
+                    w.join(timeout=max(0.0, until - time.monotonic()))
         if save:
             self.save_snapshot()
