@@ -110,6 +110,8 @@ class Tenant(NeighboursMixin):
         self._transcripts: Any = None
         self._turn_index: Any = None
         self._mlock = threading.Lock()
+        #: True once :meth:`close` ran (its calls then raise :class:`~reckon.TenantClosed`)
+        self.closed = False
         # every asserted write of this tenant meets its shapes (issue 10: one validator)
         store.validator = self._check_write
 
@@ -123,6 +125,7 @@ class Tenant(NeighboursMixin):
 
         :param wait: seconds each background thread is given to stop.
         """
+        self.closed = True  # every later call raises TenantClosed; engine.tenant() opens a new object
         events = getattr(self, "_events", None)
         similarity = getattr(events, "similarity", None)
         if similarity is not None:
