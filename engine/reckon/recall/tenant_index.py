@@ -37,7 +37,9 @@ What it holds, and where each part comes from:
   nothing and builds no posting list: its cost is reading the columns plus one record
   per document. Written under a unique temporary name and renamed (a process killed
   mid-write leaves the previous snapshot); unreadable (torn, a bad zip CRC), malformed
-  (arrays that do not fit together), of another tenant or ahead of the store = ignored
+  (arrays that do not fit together, or BM25 postings that are not those of the
+  ``tokens`` column: :func:`reckon.recall.keyword.postings_match_tokens`, numpy over the
+  blobs, ~1.5x the cost of reading them), of another tenant or ahead of the store = ignored
   (rebuilt from the store); behind the store = caught up from the commits since
   (:meth:`TenantStore.changes <reckon.store.TenantStore.changes>`). A version 2
   snapshot (no BM25 arrays) is still read and then rewritten; so is the version 1
