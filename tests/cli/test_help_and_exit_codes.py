@@ -5,6 +5,7 @@ read-only verbs that create nothing."""
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 import pytest
 
 from tests.cli.conftest import EXAMPLES, run_cli
+from tests.conftest import REPO
 
 T = ("--tenant", "acme")
 OP = ("--as", "dana", "--operator", "--member-of", "growth")
@@ -57,6 +59,35 @@ def test_every_verb_is_covered() -> None:
                  "rules check", "demo", "onboard", "load"):
         assert verb in names, verb
     assert len(names) > 25
+
+
+def test_each_verb_module_registers_the_verbs_the_map_gives_it() -> None:
+    """A command line builds only its verb's module (``VERB_MODULES``): every top-level
+    verb is in the map, and a fresh process that imports only a module's entry has all
+    the verbs the map gives that module (so no verb is ever missing from its own run)."""
+    import json
+    import subprocess
+    import sys
+
+    from reckon.cli._app import VERB_MODULES
+
+    top = {p[0] for p, _ in COMMANDS if len(p) == 1}
+    assert top == set(VERB_MODULES), top ^ set(VERB_MODULES)
+    by_module: dict[str, list[str]] = {}
+    for verb, mod in VERB_MODULES.items():
+        by_module.setdefault(mod, []).append(verb)
+    code = ("import json, sys\n"
+            "from reckon.cli._app import command\n"
+            "cmd = command([sys.argv[1]])\n"
+            "print(json.dumps(sorted(cmd.commands)))\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO / "engine")}
+    for mod, verbs in sorted(by_module.items()):
+        p = subprocess.run([sys.executable, "-c", code, verbs[0]], capture_output=True, text=True, env=env,
+                           timeout=120)
+        assert p.returncode == 0, p.stderr
+        built = set(json.loads(p.stdout))
+        assert set(verbs) <= built, (mod, set(verbs) - built)
+        assert built < top or mod == "_rules", (mod, built)  # not every verb: only what the module needs
 
 
 @pytest.mark.parametrize("path", [p for p, _ in COMMANDS], ids=[" ".join(p) or "reckon" for p, _ in COMMANDS])

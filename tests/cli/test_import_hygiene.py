@@ -1,6 +1,6 @@
 """Commands that do not rank import no model: `reckon remember`, `sparql`, `get`,
 `memories`, `history`, `tenant list` start without torch, sentence-transformers or the
-MiniLM weights, without the server stack (fastapi, uvicorn, mcp), the job queue (huey),
+MiniLM weights, without the server stack (fastapi, uvicorn, mcp), the job queue (huey), rdflib,
 pySHACL, owlrl or the recall layer; `tenant validate` needs pySHACL and nothing of the
 rest; `search` / `bundle` load the torch-free MiniLM runtime, not torch, and no server
 stack (issue "Fast where users touch it": the CLI under 1.5 s)."""
@@ -22,7 +22,9 @@ HEAVY = ("torch", "sentence_transformers", "transformers", "tokenizers", "safete
 # what only the servers, the job worker, pySHACL validation or the recall layer need
 SERVING = ("fastapi", "starlette", "uvicorn", "mcp", "huey", "owlrl", "pyshacl")
 RECALL = ("numpy", "jinja2", "reckon.recall")
-WATCHED = HEAVY + SERVING + RECALL
+# what only loading Turtle, pySHACL validation and the author's check need (rdflib ~0.1 s)
+RDFLIB = ("rdflib", "reckon.schema.loader")
+WATCHED = HEAVY + SERVING + RECALL + RDFLIB
 
 _RUN = """
 import json, sys
@@ -52,7 +54,7 @@ def test_commands_that_do_not_rank_import_no_model(tmp_path: Path) -> None:
                           "preference", "--scope", "company", "--importance", "3", "--label", "Headline length",
                           "--content", "Keep ad headlines under 40 characters", "--json")
     assert code == 0, out
-    assert mods == []  # no model, no server stack, no pySHACL, no recall index (nor numpy) for one write
+    assert mods == []  # no model, no server stack, no pySHACL, no rdflib, no recall index (nor numpy) for one write
     mid = json.loads(out)["id"]
     for args in (("sparql", "--tenant", "acme", "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"),
                  ("get", "--tenant", "acme", mid), ("memories", "--tenant", "acme"),
@@ -78,6 +80,8 @@ def test_ranking_commands_load_the_torch_free_runtime(tmp_path: Path) -> None:
     assert code == 0 and "Warehouse hours" in out, out
     assert "reckon.recall._minilm" in mods and "torch" not in mods and "sentence_transformers" not in mods
     assert not set(SERVING) & {m.split(".")[0] for m in mods}, mods  # ranking needs no server stack
+    assert not set(RDFLIB) & set(mods) and "rdflib" not in {m.split(".")[0] for m in mods}, mods  # nor rdflib
     code, out, mods = cli(tmp_path, "bundle", "--tenant", "acme", "--as", "dana", "--conversation", "closing time")
     assert code == 0 and out.startswith("# Memory context for dana (tenant acme)"), out  # importance 3: not preloaded
     assert not set(SERVING) & {m.split(".")[0] for m in mods} and "torch" not in mods, mods
+    assert "rdflib" not in {m.split(".")[0] for m in mods}, mods

@@ -66,3 +66,35 @@ def test_serve_warm_names_an_unknown_tenant(tmp_path):
                        text=True, timeout=120)
     assert p.returncode == 2, p.stderr
     assert "nosuch" in p.stderr
+
+
+def _quads(t):
+    """Every quad of every graph (asserted and inferred)."""
+    with t.store.snapshot() as view:
+        return sorted(str(q) for q in view.quads(None, None, None, None))
+
+
+def test_warm_for_callers_writes_nothing_and_their_first_write_and_bundle_work(tmp_path):
+    """serve --warm --no-wall-clock for the tenant's token principals: the peer groups
+    are read in an abandoned transaction and a bundle with a conversation is built for
+    each caller -- the store's generation and every quad are as before, no access is
+    counted; then the callers' real first write and bundle are what an engine that
+    warmed nothing gives."""
+    t, ids = _tenant(tmp_path)
+    t.recall.index.close()
+    t.store.close()
+    t = Engine(tmp_path).tenant("acme")
+    gen, quads = t.store.generation(), _quads(t)
+    _warm_tenant(t, None, wall_clock=False, callers=[LEE, DANA])
+    assert t.store.generation() == gen
+    assert _quads(t) == quads
+    assert {m: t.recall.usage.get(m).access for m in ids} == {ids[0]: 0, ids[1]: 0}
+    m = t.remember(principal=LEE, kind="preference", scope="user", importance=3, source="agent_tool",
+                   label="Report format", content="Weekly report as a table, with a chart.")
+    assert m.id == ids[1]  # the warmed peer group still dedups the same label in place
+    assert t.store.generation() == gen + 1
+    b = t.context(LEE, "how should the weekly report look?", record_access=False)
+    fresh = Engine(tmp_path).tenant("acme")  # an oracle: another engine, nothing warmed, the same store
+    assert b.ids() == fresh.context(LEE, "how should the weekly report look?", record_access=False).ids()
+    assert b.render() == fresh.context(LEE, "how should the weekly report look?", record_access=False).render()
+    assert ids[0] in b.ids()  # the company profile (importance 5) is preloaded

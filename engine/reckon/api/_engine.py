@@ -144,15 +144,23 @@ class Engine:
             return self._query_pool
 
     def close(self) -> None:
-        """Stop the query workers and close every open tenant (the engine can be used
-        again: workers and tenants reopen on demand)."""
+        """Stop the query workers and close every open tenant (:meth:`Tenant.close`:
+        its recall snapshot written, its background threads stopped). The engine can be
+        used again: workers and tenants reopen on demand. ``with Engine(...) as engine:``
+        closes it on leaving the block."""
         with self._lock:
             pool, self._query_pool = self._query_pool, None
             tenants, self._tenants = list(self._tenants.values()), OrderedDict()
         if pool is not None:
             pool.close()
         for t in tenants:
-            t.store.close()
+            t.close()
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # ------------------------------------------------------------------ program & schema
     @property

@@ -3,6 +3,7 @@ operations (delegated verbatim to ``reckon.memory.MemoryService``)."""
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import UTC, date, datetime
@@ -111,6 +112,33 @@ class Tenant(NeighboursMixin):
         self._mlock = threading.Lock()
         # every asserted write of this tenant meets its shapes (issue 10: one validator)
         store.validator = self._check_write
+
+    def close(self, *, wait: float = 10.0) -> None:
+        """Stop this tenant's background threads and close its store (the
+        :class:`Engine` reopens a new Tenant on demand). The recall index writes its
+        snapshot and its embedding thread stops (memories still waiting for a vector are
+        embedded by the next process that opens the index: the store holds their text);
+        the event graph's similarity thread gets up to ``wait`` seconds to finish its
+        queue (an unfinished queue is caught up when the graph is next opened).
+
+        :param wait: seconds each background thread is given to stop.
+        """
+        events = getattr(self, "_events", None)
+        similarity = getattr(events, "similarity", None)
+        if similarity is not None:
+            try:
+                similarity.wait(timeout=wait)
+            except Exception:  # noqa: BLE001 - closing must close
+                logging.getLogger("reckon").warning("the similarity thread did not finish", exc_info=True)
+        turns, self._turn_index = self._turn_index, None
+        try:
+            if turns is not None:
+                turns.close()
+            if self._recall is not None:
+                self._recall.close(wait=wait)
+        except Exception:  # noqa: BLE001 - closing must close the store
+            logging.getLogger("reckon").warning("closing tenant %s's recall failed", self.id, exc_info=True)
+        self.store.close()
 
     def _derived_predicates(self) -> frozenset[str]:
         """IRIs the tenant's stored program derives (its rule heads; ``rdf:type`` aside):

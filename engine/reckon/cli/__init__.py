@@ -24,7 +24,13 @@ __all__ = ["EXIT_INPUT", "EXIT_INTERNAL", "EXIT_INVALID", "EXIT_OK", "app", "mai
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Console-script entry point; returns the process exit code."""
-    from reckon.cli._app import run
+    """Console-script entry point; returns the process exit code.
 
-    return run(argv if argv is not None else sys.argv[1:])
+    Called without ``argv`` (the console script, ``python -m reckon.cli``) it runs this
+    process's command line with the process tuned for one command (see
+    :func:`reckon.cli._app.process_run`); with ``argv`` (tests, embedding) it only runs it."""
+    from reckon.cli._app import process_run, run
+
+    if argv is not None:
+        return run(argv)
+    return process_run(sys.argv[1:])

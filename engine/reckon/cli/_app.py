@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -62,6 +63,7 @@ app.add_typer(rules_app, name="rules")
 class State:
     data_dir: Path = default_data_dir()
     data_dir_given: bool = False  # --data-dir or $RECKON_DATA_DIR given (the demo uses a temp dir otherwise)
+    process: bool = False  # this process runs one command line (process_run): the collector is ours
 
 
 state = State()
@@ -77,6 +79,7 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _global(
+    ctx: typer.Context,
     data_dir: Path = typer.Option(
         None,
         "--data-dir",
@@ -92,6 +95,8 @@ def _global(
     else:
         state.data_dir = default_data_dir()
         state.data_dir_given = False
+    if state.process and ctx.invoked_subcommand not in SHORT_VERBS:
+        _collector_on()
 
 
 def fail(message: str, code: int = EXIT_INPUT) -> typer.Exit:
@@ -146,12 +151,51 @@ _ERRORS: list[tuple[type[BaseException], str, int]] = [
 ]
 
 
-def command() -> Any:
-    """The click command of the app with every verb registered and its help polished
-    (see :func:`polish`)."""
-    from reckon.cli import _rules  # noqa: F401  (register verbs: import for side effects)
+#: The module of each verb (``reckon VERB ...``): a command line imports and builds only
+#: its verb's module (typer builds a click command for every registered verb, ~0.1 s for
+#: all of them); help, an unknown verb or no verb import every module.
+#: ``tests/cli/test_help_and_exit_codes.py`` holds this map to what the modules register.
+VERB_MODULES: dict[str, str] = {
+    **dict.fromkeys(("remember", "update", "supersede", "restore", "forget", "get", "memories", "history"),
+                    "_memory"),
+    **dict.fromkeys(("bundle", "search", "sparql"), "_query"),
+    **dict.fromkeys(("tenant", "onboard"), "_tenant"),
+    **dict.fromkeys(("rules", "infer", "explain"), "_rules"),
+    **dict.fromkeys(("kpi", "spend", "clock", "load"), "_data"),
+    **dict.fromkeys(("serve", "mcp", "token"), "_serve"),
+    "demo": "_demo",
+    **dict.fromkeys(("import", "jobs", "turns", "extract", "worker"), "_capture"),
+    **dict.fromkeys(("notes", "events", "graph", "experience"), "_neighbours"),
+    **dict.fromkeys(("maintain", "feedback", "index"), "_lifecycle"),
+}
+_VERB_MODULE_ORDER = ("_rules", "_tenant", "_memory", "_data", "_query", "_serve", "_demo", "_capture",
+                      "_neighbours", "_lifecycle")
+_GLOBAL_VALUE_OPTIONS = frozenset({"--data-dir"})
 
-    for mod in ("_tenant", "_memory", "_data", "_query", "_serve", "_demo", "_capture", "_neighbours", "_lifecycle"):
+
+def verb_of(argv: list[str]) -> str | None:
+    """The verb of a command line (the first argument that is not a global option or its
+    value), or ``None`` (no verb, or help / version asked before it)."""
+    it = iter(argv)
+    for a in it:
+        if a in _GLOBAL_VALUE_OPTIONS:
+            next(it, None)
+        elif a.startswith("--data-dir="):
+            continue
+        elif a.startswith("-"):
+            return None  # -h / --help / -V / --version, or an option click will refuse
+        else:
+            return a
+    return None
+
+
+def command(argv: list[str] | None = None) -> Any:
+    """The click command of the app, its help polished (see :func:`polish`): with
+    ``argv`` naming a known verb, only that verb's module is registered
+    (:data:`VERB_MODULES`); otherwise every verb."""
+    verb = verb_of(argv) if argv is not None else None
+    mods = (VERB_MODULES[verb],) if verb in VERB_MODULES else _VERB_MODULE_ORDER
+    for mod in mods:
         try:
             __import__(f"reckon.cli.{mod}")
         except ModuleNotFoundError as exc:  # verb module not present in this build
@@ -212,9 +256,61 @@ def click_context(c: Any) -> Any:
     return type(c).context_class(c) if hasattr(type(c), "context_class") else None
 
 
+#: Verbs that do one bounded operation and exit: the process runs them with the cyclic
+#: garbage collector off (see :func:`process_run`). Every other verb (serve, mcp, worker,
+#: imports, maintenance, the demo ...) runs with it on.
+SHORT_VERBS = frozenset({"remember", "update", "supersede", "restore", "forget", "get", "memories", "history",
+                         "bundle", "search", "sparql"})
+
+
+def _collector_on() -> None:
+    """The cyclic collector on, what the start built frozen (never traversed again)."""
+    import gc
+
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
+
+
+def process_run(argv: list[str]) -> int:
+    """:func:`run` as this process's whole job (the console script): tuned for one command.
+
+    * BLAS: ``$OPENBLAS_NUM_THREADS`` defaults to ``$RECKON_BLAS_THREADS`` (default 1,
+      the limit :mod:`reckon.recall._minilm` sets when it loads the model; 0 leaves BLAS
+      alone) before numpy is imported, so OpenBLAS starts no thread pool whose threads
+      spin on a shared machine (measured: ~0.1-0.2 CPU s of a ``reckon search``).
+    * The cyclic garbage collector is off while the command starts (imports, the
+      tenant's open: hundreds of thousands of objects that live until exit, which it
+      would traverse again and again) and, for :data:`SHORT_VERBS`, until the command
+      ends (reference counting still frees everything that is not a cycle); for every
+      other verb it is turned on, with what the start built frozen, once the verb is
+      known. On exit what is left is frozen, so the interpreter's final collections do
+      not traverse it.
+    """
+    import gc
+
+    if "numpy" not in sys.modules and "OPENBLAS_NUM_THREADS" not in os.environ:
+        try:
+            n = int(os.environ.get("RECKON_BLAS_THREADS", "1"))
+        except ValueError:
+            n = 1
+        if n > 0:
+            os.environ["OPENBLAS_NUM_THREADS"] = str(n)
+    was = gc.isenabled()
+    gc.disable()
+    state.process = True
+    try:
+        return run(argv)
+    finally:
+        state.process = False
+        gc.freeze()  # the process exits: its last collections skip what the command built
+        if was:
+            gc.enable()
+
+
 def run(argv: list[str]) -> int:
     """Run the CLI, mapping exceptions to the documented exit codes (:data:`EXIT_CODES_HELP`)."""
-    cmd = command()
+    cmd = command(argv)
     try:
         # with standalone_mode=False click RETURNS the code of a typer.Exit / click.exceptions.Exit
         rv = cmd.main(args=argv, prog_name="reckon", standalone_mode=False)

@@ -69,7 +69,8 @@ def serve_cmd(
     eng.query_pool.start()  # warm workers: the first query does not pay for their start
     _load_model(eng)  # the embedder too: loaded before the server binds
     for tenant_id in warm:
-        _warm_tenant(eng.tenant(tenant_id), wall_clock=wall_clock)  # UnknownTenant -> exit 2
+        t = eng.tenant(tenant_id)  # UnknownTenant -> exit 2
+        _warm_tenant(t, wall_clock=wall_clock, callers=_token_principals(tenant_id))
     application = create_app(eng, rate_limit=rate_limit or None, rate_burst=rate_burst,
                              max_body_bytes=max_body_bytes, wall_clock=wall_clock)
     warn(f"reckon: serving {state.data_dir} on http://{host}:{port} (inspector: /, OpenAPI: /openapi.json)")
@@ -99,23 +100,74 @@ def mcp_cmd(
     run_stdio(t, p, wall_clock=wall_clock)
 
 
-def _warm_tenant(t: Any, principal: Any = None, *, wall_clock: bool) -> None:
+#: The most API-token principals ``serve --warm`` builds a first bundle for.
+WARM_CALLERS = 16
+
+
+def _token_principals(tenant_id: str) -> list[Any]:
+    """The principals of the tenant's API tokens (the callers ``serve`` will see), newest
+    first, at most :data:`WARM_CALLERS`."""
+    from reckon.server.auth import TokenStore
+
+    try:
+        recs = TokenStore(state.data_dir).list(tenant_id)
+    except Exception:  # noqa: BLE001 - no token file yet: nothing to warm per caller
+        return []
+    recs = sorted(recs, key=lambda r: r.created_at, reverse=True)[:WARM_CALLERS]
+    return [r.principal() for r in recs]
+
+
+class _WarmAbort(Exception):
+    """Leaves the warm-up's transaction: nothing written (``TenantStore.transaction``)."""
+
+
+def _warm_tenant(t: Any, principal: Any = None, *, wall_clock: bool, callers: Any = ()) -> None:
     """Everything a tenant's first request would otherwise pay for, before it arrives:
     the recall index and model, the reasoner's state, the schema view and its catalogue
-    (the agent tools' schemas), the clock's first move, one bundle built for
-    ``principal`` (default: an operator) without recording an access, which fills the
-    context path's caches (records, conflict verdicts, compiled templates), and the tool
-    arguments' JSON Schema validator."""
+    (the agent tools' schemas), the compiled SHACL fast path, the clock's first move, and
+    for ``principal`` (default: an operator) and each of ``callers`` (``serve``: the
+    tenant's API-token principals) one bundle with a conversation, built without
+    recording an access (the records, conflict verdicts, compiled templates and that
+    principal's prepared bundle parts), and the peer groups their writes dedup against,
+    read inside a transaction that is abandoned (the store's writer opened, nothing
+    written); then the tool arguments' JSON Schema validator.
+
+    Nothing but the clock's move (``wall_clock``) is written: no memory, no access count.
+    """
     from reckon.api import Principal
 
     t.recall.warm()  # the index open and the model loaded
     t.store.reasoner()  # the write path: the reasoner's state loaded
     t.memory.schema.catalogue()  # the schema view and its memory-class catalogue (tool schemas, property specs)
+    t.memory.schema.fast  # noqa: B018 - the compiled SHACL fast path every write validates with
     if wall_clock:
         t.advance_clock()  # the clock's first move (a write re-deriving expiry), as the first request would
     who = principal or Principal.operator(person="reckon-warm-up")
-    t.context(who, record_access=False)
+    everyone = [who, *(c for c in callers if c != who)]
+    for p in everyone:
+        t.context(p, record_access=False)
+        t.context(p, conversation="warm up", record_access=False)
+    _warm_peers(t, everyone)
     t.handle_tool_call("search", {}, who)  # refused by the tool's JSON Schema (no query): loads the validator only
+
+
+def _warm_peers(t: Any, principals: Any) -> None:
+    """Read the peer groups a write by each of ``principals`` dedups against (their own
+    user memories, each of their teams', the company's) in a transaction left by an
+    exception, so the store writes nothing; the writer it opened stays open."""
+    peers = getattr(t.memory, "peers", None)
+    if peers is None:
+        return
+    try:
+        with t.memory._transaction():  # noqa: SLF001 - the memory layer's own transaction, abandoned below
+            for p in principals:
+                peers.group("user", p.person, [])
+                for team in p.teams:
+                    peers.group("team", None, [team])
+            peers.group("company", None, [])
+            raise _WarmAbort
+    except _WarmAbort:
+        pass
 
 
 def _load_model(eng: object) -> None:

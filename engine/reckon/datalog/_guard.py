@@ -22,6 +22,7 @@ what was measured and the rule that was deriving; the caller rolls the state bac
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, NoReturn
 
 from reckon._errors import ResourceLimit
@@ -31,7 +32,23 @@ if TYPE_CHECKING:  # pragma: no cover
     from reckon.datalog._factstore import TermDictionary
     from reckon.datalog.evaluate import Limits
 
-__all__ = ["BYTES_PER_FACT", "DEFAULT_MAX_BYTES", "HEADROOM_SHARE", "Guard"]
+__all__ = ["BYTES_PER_FACT", "DEFAULT_MAX_BYTES", "HEADROOM_SHARE", "MEASURE_EVERY", "Guard"]
+
+MEASURE_EVERY = 0.002
+"""Seconds a reading of the process's resident / virtual size stays current for the
+checks of one evaluation. Each reading opens ``/proc/self/statm`` (~20-60 µs); a write's
+small ``apply`` runs ~10 rounds in ~1 ms, so reading every round cost more than the
+rounds. A runaway program grows by at most ~200 MB/s (module docstring of
+:mod:`reckon.datalog._memory`), so a 2 ms old reading is off by < 1 MB of a budget of GBs;
+a long evaluation still measures every 2 ms."""
+
+HEADROOM_EVERY = 0.5
+"""Seconds the measured headroom (available memory, cgroup limit, rlimits: several
+files under ``/proc`` and ``/sys``) stays current across evaluations of the process:
+what the system can still give changes with other processes, not within a write; it
+bounds the budget at :data:`HEADROOM_SHARE` of it."""
+
+_headroom: tuple[float, int | None] = (-1.0, None)  # (perf_counter of the reading, headroom bytes)
 
 BYTES_PER_FACT = 512
 """Resident memory one derived fact costs, all indexes included (measured: 508 bytes per
@@ -55,7 +72,7 @@ class Guard:
     :ivar cap: most new facts the running round may collect (read by compiled plans).
     """
 
-    __slots__ = ("cap", "depth", "dic", "limits", "max_rss", "max_vm", "rss0")
+    __slots__ = ("cap", "depth", "dic", "limits", "max_rss", "max_vm", "rss0", "t_mem", "vm_now", "rss_now")
 
     def __init__(self, limits: Limits, dic: TermDictionary) -> None:
         self.limits = limits
@@ -65,31 +82,51 @@ class Guard:
         self.rss0 = 0
         self.max_rss: int | None = None
         self.max_vm: int | None = None
+        self.t_mem = -1.0  # perf_counter of the last reading of rss_now / vm_now
+        self.rss_now = 0
+        self.vm_now: int | None = None
+
+    def _measure(self, fresh: bool = False) -> None:
+        """Read the resident and virtual size when the last reading is older than
+        :data:`MEASURE_EVERY` (or ``fresh``)."""
+        now = time.perf_counter()
+        if fresh or now - self.t_mem >= MEASURE_EVERY:
+            self.rss_now = _memory.rss_bytes()
+            self.vm_now = _memory.vm_bytes() if self.max_vm is not None else None
+            self.t_mem = time.perf_counter()
 
     # -- budget -----------------------------------------------------------------
 
     def start(self) -> None:
         """Begin the budget of one ``load`` / ``apply`` (measures the process now)."""
+        global _headroom
         lim = self.limits
         self.rss0 = rss = _memory.rss_bytes()
         if lim.max_bytes is not None:
             self.max_rss = rss + lim.max_bytes
         else:
             grow = DEFAULT_MAX_BYTES
-            room = _memory.headroom_bytes()
+            t0, room = _headroom
+            now = time.perf_counter()
+            if t0 < 0 or now - t0 >= HEADROOM_EVERY:
+                room = _memory.headroom_bytes()
+                _headroom = (now, room)
             if room is not None:
                 grow = min(grow, int(room * HEADROOM_SHARE))
             self.max_rss = rss + grow
         asl = _memory.address_space_limit()
         self.max_vm = int(asl * HEADROOM_SHARE) if asl is not None and lim.max_bytes is None else asl
+        self.rss_now, self.t_mem = rss, time.perf_counter()
+        self.vm_now = _memory.vm_bytes() if self.max_vm is not None else None
 
     def before_round(self, derived: int) -> None:
         """Set :attr:`cap` for the round about to run, given the facts derived so far."""
         cap = self.limits.max_derived - derived
         if self.max_rss is not None:
-            cap = min(cap, (self.max_rss - _memory.rss_bytes()) // BYTES_PER_FACT)
+            self._measure()
+            cap = min(cap, (self.max_rss - self.rss_now) // BYTES_PER_FACT)
             if self.max_vm is not None:
-                vm = _memory.vm_bytes()
+                vm = self.vm_now
                 if vm is not None:
                     cap = min(cap, (self.max_vm - vm) // BYTES_PER_FACT)
         self.cap = max(cap, 0)
@@ -115,13 +152,14 @@ class Guard:
                 limit="max_rounds", value=lim.max_rounds, observed=rounds, rule=culprit,
             )
         if self.max_rss is not None:
-            rss = _memory.rss_bytes()
+            self._measure()
+            rss = self.rss_now
             if rss > self.max_rss:
                 self._memory_stop(rss, culprit, "")
             if new and rss + new * BYTES_PER_FACT > self.max_rss:
                 self._memory_stop(rss, culprit, f", and a next round as large as this one ({new} facts) would pass the budget")
             if self.max_vm is not None:
-                vm = _memory.vm_bytes()
+                vm = self.vm_now
                 if vm is not None and vm + new * BYTES_PER_FACT > self.max_vm:
                     raise ResourceLimit(
                         f"evaluation stopped before exhausting memory: the process's virtual size "

@@ -353,6 +353,15 @@ class TenantRecall:
         except Exception:  # noqa: BLE001
             log.warning("recall: recording access failed", exc_info=True)
 
+    def close(self, *, wait: float = 10.0) -> None:
+        """Write the index snapshot, stop the embedding thread (waiting up to ``wait``
+        seconds for a batch in progress) and close the access-count file."""
+        with self._lock:
+            index, self._index = self._index, None
+        if index is not None:
+            index.close(wait=wait)
+        self.usage.close()
+
     @property
     def loaded(self) -> bool:
         """True once the index was opened in this process."""

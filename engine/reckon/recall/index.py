@@ -147,8 +147,10 @@ class RecallIndex:
         self._col_scope = np.zeros(0, dtype=np.int32)
         self._col_kind = np.zeros(0, dtype=np.int32)
         self._col_owner = np.zeros(0, dtype=np.int32)
+        self._col_teams = np.zeros(0, dtype=np.int32)  # code of the row's team tuple
         self._codes: dict[str, dict[str | None, int]] = {"scope": {None: 0}, "kind": {None: 0}, "owner": {None: 0}}
-        self._team_docs: dict[str, set[str]] = {}
+        self._team_codes: dict[tuple[str, ...], int] = {(): 0}
+        self._team_sets: dict[str, list[int]] = {}  # team -> codes of the tuples naming it
         self._mutations = 0  # bumped on every add / remove (invalidates row maps)
         self._kw_rows: dict[int, tuple[tuple[int, int], np.ndarray]] = {}
         self._n = 0
@@ -294,6 +296,14 @@ class RecallIndex:
             c = codes[value] = len(codes)
         return c
 
+    def _teams_code(self, teams: tuple[str, ...]) -> int:
+        c = self._team_codes.get(teams)
+        if c is None:
+            c = self._team_codes[teams] = len(self._team_codes)
+            for t in set(teams):
+                self._team_sets.setdefault(t, []).append(c)
+        return c
+
     def _grow(self) -> None:
         size = max(16, 2 * len(self._emb))
 
@@ -308,15 +318,12 @@ class RecallIndex:
         self._col_scope = grow(self._col_scope)
         self._col_kind = grow(self._col_kind)
         self._col_owner = grow(self._col_owner)
+        self._col_teams = grow(self._col_teams)
 
     def _place(self, rec: DocRecord, vec: np.ndarray | None) -> None:
         old = self._docs.get(rec.id)
         if old is not None:
             r = self._row[rec.id]
-            for t in old.teams:
-                s = self._team_docs.get(t)
-                if s is not None:
-                    s.discard(rec.id)
         else:
             if self._n == len(self._emb):
                 self._grow()
@@ -331,8 +338,7 @@ class RecallIndex:
         self._col_scope[r] = self._code("scope", rec.scope)
         self._col_kind[r] = self._code("kind", rec.kind)
         self._col_owner[r] = self._code("owner", rec.owner)
-        for t in rec.teams:
-            self._team_docs.setdefault(t, set()).add(rec.id)
+        self._col_teams[r] = self._teams_code(rec.teams)
         self._docs[rec.id] = rec
 
     def add(
@@ -474,9 +480,9 @@ class RecallIndex:
                 code = self._code
                 arr[:n] = [code(name, getattr(r, name)) for r in recs]
                 setattr(self, col, arr)
-            for r in recs:
-                for t in r.teams:
-                    self._team_docs.setdefault(t, set()).add(r.id)
+            self._col_teams = np.zeros(size, dtype=np.int32)
+            tcode = self._teams_code
+            self._col_teams[:n] = [tcode(r.teams) for r in recs]
             self._docs = dict(zip(ids, recs))
             self._row = {i: k for k, i in enumerate(ids)}
             self._row_ids = ids
@@ -548,14 +554,9 @@ class RecallIndex:
             if doc_id not in self._docs:
                 return
             r = self._row.pop(doc_id)
-            for t in self._docs[doc_id].teams:
-                s = self._team_docs.get(t)
-                if s is not None:
-                    s.discard(doc_id)
-                    if not s:
-                        del self._team_docs[t]
             last = self._n - 1
-            cols = (self._emb, self._has, self._col_imp, self._col_scope, self._col_kind, self._col_owner)
+            cols = (self._emb, self._has, self._col_imp, self._col_scope, self._col_kind, self._col_owner,
+                    self._col_teams)
             if r != last:
                 moved = self._row_ids[last]
                 for c in cols:
@@ -691,10 +692,10 @@ class RecallIndex:
                 me = self._codes["owner"].get(person)
                 if me is not None:
                     vis |= (self._col_scope[:n] == sc.get("user", -1)) & (self._col_owner[:n] == me)
-                team_rows = [self._row[i] for t in set(teams) for i in self._team_docs.get(t, ())]
-                if team_rows:
-                    tm = np.zeros(n, dtype=bool)
-                    tm[team_rows] = True
+                # the codes of the team tuples naming one of ``teams`` (few; no per-row Python)
+                tcodes = sorted({c for t in set(teams) for c in self._team_sets.get(t, ())})
+                if tcodes:
+                    tm = np.isin(self._col_teams[:n], np.array(tcodes, dtype=np.int32))
                     vis |= tm & (self._col_scope[:n] == sc.get("team", -1))
                 ok &= vis
             return ok

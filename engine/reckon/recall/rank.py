@@ -145,22 +145,22 @@ def ranks_from_scores(scores: np.ndarray, eligible: np.ndarray, depth: int) -> d
     :param eligible: bool array ``(n,)``.
     :returns: ``{position: rank}``; ties broken by position (stable).
     """
-    s = np.where(eligible & ~np.isnan(scores), scores, -np.inf)
-    s = np.where(s > 0, s, -np.inf)
-    n_ok = int(np.isfinite(s).sum())
-    if n_ok == 0:
+    # only the eligible positions with a finite score > 0 (NaN > 0 is False) take part:
+    # the partition and sort never touch the rest of the rows
+    pos = np.flatnonzero(eligible & (scores > 0) & (scores < np.inf))
+    if len(pos) == 0 or depth <= 0:
         return {}
-    take = min(depth, n_ok)
-    if 4 * take < len(s):
-        # top-k without sorting every row (O(n) + O(k log k)): the take-th best score by
-        # partition, every position at least that good (ties included), then ordered by
-        # (score descending, position) -- the same ranks as the stable full sort
-        kth = np.partition(s, len(s) - take)[len(s) - take]
-        cand = np.nonzero(s >= kth)[0]
-        order = cand[np.lexsort((cand, -s[cand]))][:take]
-    else:
-        order = np.argsort(-s, kind="stable")[:take]
-    return {int(p): r + 1 for r, p in enumerate(order)}
+    vals = scores[pos]
+    take = min(depth, len(pos))
+    if take < len(pos):
+        # top-k without sorting every candidate (O(m) + O(k log k)): the take-th best score
+        # by partition, every candidate at least that good (ties included), then ordered
+        # by (score descending, position) -- the same ranks as a stable full sort
+        kth = np.partition(vals, len(vals) - take)[len(vals) - take]
+        keep = vals >= kth
+        pos, vals = pos[keep], vals[keep]
+    order = pos[np.lexsort((pos, -vals))][:take]
+    return {int(p): r + 1 for r, p in enumerate(order.tolist())}
 
 
 def rrf_score(ranks: Sequence[int | None], k: int = 60, weights: Sequence[float] | None = None) -> float:

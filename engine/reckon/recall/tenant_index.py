@@ -84,6 +84,12 @@ _SNAPSHOT_VERSION = 3
 _SEP = "\x1f"  # between the teams of a document in the snapshot
 _EPOCH_UTC = datetime(1970, 1, 1, tzinfo=UTC)
 _SNAPSHOT_EVERY = 200  # generations between background snapshots
+_DRAIN_SHARE = 64
+"""A drained queue writes a snapshot at once only when the vectors attached since the
+last one are at least 1/64 of the documents (a snapshot costs O(documents): at 100k,
+hundreds of ms of copying and writing that competed with every search after every
+single write); smaller changes are written when the embedding thread goes idle, every
+:data:`_SNAPSHOT_EVERY` generations, or at :meth:`TenantIndex.close`."""
 _QUIET_S = 0.1
 """The embedding thread waits until no document was queued for this long (or a full
 batch is queued) before it embeds: a burst of writes is not slowed by an encode
@@ -656,6 +662,7 @@ class TenantIndex:
 
     def _work(self) -> None:
         idle_since = time.monotonic()
+        idle = False
         while not self._closed:
             with self._cv:
                 backoff = self._retry_at - time.monotonic()
@@ -668,7 +675,8 @@ class TenantIndex:
                     if not self._pending:
                         if time.monotonic() - idle_since > 5.0:
                             self._worker = None  # restarted by the next enqueue
-                            return
+                            idle = True
+                            break
                         continue
                 quiet = _QUIET_S - (time.monotonic() - self._last_enqueue)
                 if quiet > 0 and len(self._pending) < _BATCH:
@@ -684,6 +692,8 @@ class TenantIndex:
                     self._cv.notify_all()
             idle_since = time.monotonic()
             self._maybe_snapshot()
+        if idle and not self._closed:
+            self._maybe_snapshot(idle=True)  # quiet for 5 s: write what the drains left
 
     def _embed_batch(self, batch: list[tuple[bytes, tuple[str, set[str]]]]) -> None:
         vf = self._vector_file()
@@ -781,12 +791,13 @@ class TenantIndex:
                     break
                 self._embed_batch(batch)
 
-    def _maybe_snapshot(self) -> None:
+    def _maybe_snapshot(self, *, idle: bool = False) -> None:
         gen, snap = self._gen, self._snap_gen
         if gen is None:
             return
-        drained = not self._pending and self.index.embedded_count() != self._snap_vecs
-        if snap is None or gen - snap >= _SNAPSHOT_EVERY or drained:
+        new_vecs = abs(self.index.embedded_count() - self._snap_vecs)
+        drained = not self._pending and new_vecs > 0 and (idle or new_vecs * _DRAIN_SHARE >= len(self.index))
+        if snap is None or gen - snap >= _SNAPSHOT_EVERY or drained or (idle and gen != snap):
             self.save_snapshot()  # the queue drained: the next process opens with the vectors
             self.maybe_compact()
 
@@ -986,11 +997,18 @@ class TenantIndex:
                 "extra": extra, "stale": stale, "generation": gen, "embedder": self.embedder_name,
                 "repaired": bad and repair, "conforms": not bad}
 
-    def close(self, *, save: bool = True) -> None:
+    def close(self, *, save: bool = True, wait: float = 0.0) -> None:
         """Stop the background thread (pending documents are embedded by the next
-        process that opens the index) and, with ``save``, write a snapshot."""
-        if save:
-            self.save_snapshot()
+        process that opens the index) and, with ``save``, write a snapshot.
+
+        :param wait: seconds to wait for the thread to finish a batch in progress (its
+            vectors are then kept); 0 = do not wait.
+        """
         self._closed = True
         with self._cv:
             self._cv.notify_all()
+            worker = self._worker
+        if wait > 0 and worker is not None and worker is not threading.current_thread():
+            worker.join(timeout=wait)  # its batch's vectors go into the snapshot below
+        if save:
+            self.save_snapshot()

@@ -9,12 +9,17 @@ side types plain strings ``xsd:string`` and the other does not).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyoxigraph as ox
-import rdflib
 
 from reckon._errors import InvalidInput
+
+if TYPE_CHECKING:  # pragma: no cover
+    import rdflib
+
+# rdflib (~0.1 s to import) is imported by each function: importing ``reckon.schema``
+# must not pull it onto the paths that never build an rdflib graph.
 
 __all__ = ["graph_from_triples", "to_oxigraph", "to_rdflib"]
 
@@ -30,6 +35,8 @@ def to_rdflib(term: Any) -> rdflib.term.Node:
 
     :raises InvalidInput: for a triple term or any other value (pySHACL has no RDF 1.2 terms).
     """
+    import rdflib
+
     if isinstance(term, ox.NamedNode):
         return rdflib.URIRef(term.value)
     if isinstance(term, ox.BlankNode):
@@ -56,6 +63,8 @@ def to_oxigraph(term: rdflib.term.Node) -> ox.NamedNode | ox.BlankNode | ox.Lite
 
     :raises InvalidInput: for an rdflib term kind pyoxigraph has no counterpart for.
     """
+    import rdflib
+
     if isinstance(term, rdflib.URIRef):
         return ox.NamedNode(str(term))
     if isinstance(term, rdflib.BNode):
@@ -77,6 +86,8 @@ def graph_from_triples(triples: Iterable[Any]) -> rdflib.Graph:
     :returns: a new in-memory rdflib ``Graph``.
     :raises InvalidInput: when an item is not a triple.
     """
+    import rdflib
+
     g = rdflib.Graph()
     for t in triples:
         if isinstance(t, (ox.Triple, ox.Quad)):

@@ -23,14 +23,16 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-import rdflib
-from rdflib.collection import Collection
-from rdflib.namespace import RDF, RDFS, SH
-
 from reckon._errors import InvalidInput
 
 if TYPE_CHECKING:  # pragma: no cover
+    import rdflib
+
     from reckon.schema.loader import Schema
+
+# rdflib is imported by the functions that read a schema graph, not here: this module's
+# classes are on every memory write's path (``reckon.schema.tenant``), which reads no
+# rdflib graph (``reckon remember`` / ``search`` / ``bundle`` start without rdflib).
 
 __all__ = ["Catalogue", "MemoryClass", "PropertySpec", "build_catalogue"]
 
@@ -97,7 +99,7 @@ class PropertySpec:
     @property
     def local(self) -> str:
         """The local name of the property IRI (``"amount"``)."""
-        return _local(rdflib.URIRef(self.path))
+        return _local(self.path)
 
     @property
     def klass(self) -> str | None:
@@ -264,6 +266,9 @@ class Catalogue:
 
 def build_catalogue(schema: Schema) -> Catalogue:
     """Build the catalogue of ``schema`` (use :meth:`Schema.catalogue`, which caches it)."""
+    import rdflib
+    from rdflib.namespace import RDFS
+
     from reckon.schema.loader import RK
 
     onto = schema.ontology
@@ -321,6 +326,9 @@ def build_catalogue(schema: Schema) -> Catalogue:
 def _class_properties(
     schema: Schema, cls: rdflib.URIRef
 ) -> tuple[tuple[PropertySpec, ...], tuple[dict[str, str | None], ...]]:
+    import rdflib
+    from rdflib.namespace import RDF, SH
+
     from reckon.schema.loader import RK
 
     shapes = schema.shapes
@@ -345,6 +353,10 @@ def _class_properties(
 
 
 def _read_property_shape(schema: Schema, ps: rdflib.term.Node) -> dict[str, Any]:
+    import rdflib
+    from rdflib.collection import Collection
+    from rdflib.namespace import SH
+
     g = schema.shapes
     out: dict[str, Any] = {}
 
@@ -412,6 +424,9 @@ def _merge(into: dict[str, Any], new: dict[str, Any]) -> None:
 
 
 def _spec(schema: Schema, path: rdflib.URIRef, f: dict[str, Any]) -> PropertySpec:
+    import rdflib
+    from rdflib.namespace import RDF, RDFS
+
     onto = schema.ontology
     allowed: tuple[str, ...] = f.get("allowed", ())
     closed = bool(f.get("closed", False))
@@ -455,6 +470,8 @@ def _spec(schema: Schema, path: rdflib.URIRef, f: dict[str, Any]) -> PropertySpe
 
 def _text(g: rdflib.Graph, s: rdflib.term.Node, p: rdflib.URIRef) -> str | None:
     """A plain or English literal value, else any value, else ``None``."""
+    import rdflib
+
     best = None
     for o in g.objects(s, p):
         if isinstance(o, rdflib.Literal):
@@ -464,7 +481,7 @@ def _text(g: rdflib.Graph, s: rdflib.term.Node, p: rdflib.URIRef) -> str | None:
     return best
 
 
-def _local(iri: rdflib.term.Node) -> str:
+def _local(iri: rdflib.term.Node | str) -> str:
     s = str(iri)
     for sep in ("#", "/", ":"):
         if sep in s:

@@ -17,17 +17,18 @@ no Python").
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import rdflib
-from rdflib.namespace import OWL, RDF, RDFS, SH
+from typing import TYPE_CHECKING
 
 from reckon._errors import RuleError
-from reckon.schema.loader import Schema
+
+if TYPE_CHECKING:  # pragma: no cover
+    import rdflib
+
+    from reckon.schema.loader import Schema
 
 __all__ = ["SchemaProblem", "check_schema"]
 
-_PROPERTY_TYPES = (OWL.ObjectProperty, OWL.DatatypeProperty, OWL.AnnotationProperty, RDF.Property)
-_BUILTIN_PATHS = {RDF.type, RDFS.label, RDFS.comment}
+# rdflib is imported by the functions below (``import reckon.schema`` stays without it)
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,11 @@ def check_schema(schema: Schema, *, rules: bool = True) -> list[SchemaProblem]:
     :param rules: also load and stratify :attr:`Schema.rule_files` together.
     :returns: an empty list when the module set is fine.
     """
+    import rdflib
+    from rdflib.namespace import OWL, RDF, RDFS, SH
+
+    property_types = (OWL.ObjectProperty, OWL.DatatypeProperty, OWL.AnnotationProperty, RDF.Property)
+    builtin_paths = {RDF.type, RDFS.label, RDFS.comment}
     errors: list[str] = []
     warnings: list[str] = []
     onto, shapes = schema.ontology, schema.shapes
@@ -67,7 +73,7 @@ def check_schema(schema: Schema, *, rules: bool = True) -> list[SchemaProblem]:
         if not schema.is_known_class(cls):
             errors.append(f"property shape on {_path(schema, ps)} uses sh:class {schema.qname(cls)}, which the ontology does not declare")
 
-    declared = {s for t in _PROPERTY_TYPES for s in onto.subjects(RDF.type, t)} | _BUILTIN_PATHS
+    declared = {s for t in property_types for s in onto.subjects(RDF.type, t)} | builtin_paths
     for _ps, path in shapes.subject_objects(SH.path):
         if isinstance(path, rdflib.URIRef) and path not in declared:
             errors.append(f"property shape path {schema.qname(path)} is not a property declared in the ontology")
@@ -108,6 +114,9 @@ def _template_problems(schema: Schema) -> list[str]:
 
 def _ontology_conformance(schema: Schema) -> list[str]:
     """Nodes of the ontology itself that a shape targets (settings, individuals) must conform."""
+    import rdflib
+    from rdflib.namespace import RDF, RDFS, SH
+
     from reckon.schema.validate import validate
 
     targeted = set(schema.shapes.objects(None, SH.targetClass))
@@ -134,9 +143,14 @@ def _ontology_conformance(schema: Schema) -> list[str]:
 
 
 def _name(schema: Schema, node: rdflib.term.Node) -> str:
+    import rdflib
+
     return schema.qname(node) if isinstance(node, rdflib.URIRef) else "(blank node)"
 
 
 def _path(schema: Schema, ps: rdflib.term.Node) -> str:
+    import rdflib
+    from rdflib.namespace import SH
+
     path = schema.shapes.value(ps, SH.path)
     return schema.qname(path) if isinstance(path, rdflib.URIRef) else "(complex path)"

@@ -32,17 +32,23 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyoxigraph as ox
-import rdflib
-from rdflib.namespace import RDF, SH
 
 from reckon._errors import InvalidInput, ShapeViolation
 from reckon.datalog.expr import ExprError, xpath_regex_for_re
 from reckon.schema._convert import graph_from_triples, to_rdflib
-from reckon.schema.loader import RK, Schema, load_schema
 from reckon.vocab import PREFIXES
+
+if TYPE_CHECKING:  # pragma: no cover
+    import rdflib
+
+    from reckon.schema.loader import Schema
+
+# rdflib and ``reckon.schema.loader`` (rdflib's namespaces) are imported by the functions
+# below: ``import reckon.schema`` stays without rdflib (the write and read paths never
+# validate with pySHACL unless the compiled fast path cannot decide).
 
 __all__ = ["check", "format_violations", "validate"]
 
@@ -68,6 +74,10 @@ def validate(
         empty when the nodes conform.
     :raises InvalidInput: when a focus node is not an IRI.
     """
+    import rdflib
+
+    from reckon.schema.loader import load_schema
+
     schema = schema or load_schema()
     focus = [_focus_iri(f) for f in focus_nodes]
     if not focus:
@@ -135,6 +145,8 @@ def format_violations(violations: list[dict[str, Any]]) -> str:
 
 
 def _focus_iri(f: Any) -> rdflib.URIRef:
+    import rdflib
+
     if isinstance(f, ox.NamedNode):
         return rdflib.URIRef(f.value)
     if isinstance(f, rdflib.URIRef):
@@ -145,6 +157,8 @@ def _focus_iri(f: Any) -> rdflib.URIRef:
 
 
 def _unknown_classes(schema: Schema, data: rdflib.Graph, focus: list[rdflib.URIRef]) -> list[dict[str, Any]]:
+    from rdflib.namespace import RDF
+
     out = []
     for f in focus:
         for cls in data.objects(f, RDF.type):
@@ -164,15 +178,15 @@ def _unknown_classes(schema: Schema, data: rdflib.Graph, focus: list[rdflib.URIR
     return out
 
 
-_TARGETS_OTHER = (SH.targetNode, SH.targetSubjectsOf, SH.targetObjectsOf)
-
-
 def _shapes_for(schema: Schema, data: rdflib.Graph, focus: list[rdflib.URIRef]) -> rdflib.Graph:
     """The part of the shapes graph that can apply to ``focus``: node shapes targeting a
     class of a focus node (or a superclass), shapes with other kinds of targets, and
     everything they reach. Cached on the schema per set of classes; pySHACL then builds
     a handful of shapes instead of all of them (validation cost scales with shape count).
     """
+    import rdflib
+    from rdflib.namespace import RDF, SH
+
     classes: set[rdflib.term.Node] = set()
     for f in focus:
         for cls in data.objects(f, RDF.type):
@@ -188,7 +202,7 @@ def _shapes_for(schema: Schema, data: rdflib.Graph, focus: list[rdflib.URIRef]) 
         roots.update(g.subjects(SH.targetClass, cls))
         if (cls, RDF.type, SH.NodeShape) in g:
             roots.add(cls)
-    for pred in _TARGETS_OTHER:
+    for pred in (SH.targetNode, SH.targetSubjectsOf, SH.targetObjectsOf):
         roots.update(g.subjects(pred, None))
     sub = rdflib.Graph()
     for prefix, ns in g.namespaces():
@@ -229,6 +243,11 @@ def _shapes_for(schema: Schema, data: rdflib.Graph, focus: list[rdflib.URIRef]) 
 
 
 def _results(schema: Schema, report: rdflib.Graph) -> list[dict[str, Any]]:
+    import rdflib
+    from rdflib.namespace import RDF, SH
+
+    from reckon.schema.loader import RK
+
     names = _field_names(schema)
     out = []
     for r in report.subjects(RDF.type, SH.ValidationResult):
@@ -261,6 +280,9 @@ def _results(schema: Schema, report: rdflib.Graph) -> list[dict[str, Any]]:
 
 def _field_names(schema: Schema) -> dict[str, str]:
     """path IRI -> sh:name, preferring names given in memory shapes (cached on the schema)."""
+    import rdflib
+    from rdflib.namespace import SH
+
     cached = schema._memory.get("field_names")
     if cached is not None:
         return cached  # type: ignore[no-any-return]

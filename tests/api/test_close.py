@@ -1,0 +1,76 @@
+"""``Engine.close`` / ``Tenant.close``: the recall snapshot is written, the embedding
+thread stops (a batch in progress finishes and keeps its vectors), the engine reopens
+on demand and a ``with`` block closes it."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+from reckon.api import Engine, Principal
+from reckon.recall.embed import HashingEmbedder
+
+OPS = Principal.operator(person="ops")
+
+
+class SlowHashing(HashingEmbedder):
+    """The hashing embedder, 0.5 s per call: the background thread is busy when closed."""
+
+    name = "slow-hashing-384"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+        self.documents = threading.Event()  # set when a batch of more than one text starts
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        self.calls += 1
+        if len(texts) > 1:
+            self.documents.set()
+        time.sleep(0.5)
+        return super().encode(texts)
+
+
+def _embed_threads(tenant_id: str) -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == f"reckon-embed-{tenant_id}" and t.is_alive()]
+
+
+def test_close_stops_the_embedding_thread_and_keeps_its_vectors(tmp_path: Path) -> None:
+    emb = SlowHashing()
+    engine = Engine(tmp_path, embedder=emb)
+    t = engine.create_tenant("closing", company_name="Acme Inc.")
+    t.search("warm up the ranking", principal=OPS)  # this process ranks: embedding runs in the background
+    topics = ["weekly report", "invoice currency", "meeting time", "support tone", "launch city"]
+    ids = [t.remember(kind="preference", scope="company", importance=3, source="agent_tool", principal=OPS,
+                      label=f"{topic} table", content=f"the {topic} goes in a table").id
+           for topic in topics]
+    assert emb.documents.wait(timeout=30), "the background thread never embedded the documents"
+    assert _embed_threads("closing"), "the background embedding thread is not running"
+    engine.close()  # while the batch is being embedded
+    assert _embed_threads("closing") == []
+    assert (tmp_path / "tenants" / "closing" / "recall" / "docs.npz").is_file(), "close wrote no recall snapshot"
+
+    # reopened: every memory is found, and nothing is re-embedded that the closed thread embedded
+    with Engine(tmp_path, embedder=emb) as again:
+        t2 = again.tenant("closing")
+        t2.recall.wait(timeout=30)
+        assert t2.recall.index.pending() == 0
+        opened = emb.calls
+        hits = {h.memory.id for h in t2.search("table", principal=OPS, k=10)}
+        assert set(ids) <= hits
+        assert emb.calls - opened == 1  # the query; no document re-embedded
+    assert _embed_threads("closing") == []
+
+
+def test_a_closed_engine_reopens_its_tenants(tmp_path: Path) -> None:
+    with Engine(tmp_path) as engine:
+        t = engine.create_tenant("again", company_name="Acme Inc.")
+        m = t.remember(kind="preference", scope="company", importance=3, source="agent_tool", principal=OPS,
+                       label="reply in French", content="the customer writes in French")
+    t2 = engine.tenant("again")  # the engine is usable after close
+    assert t2 is not t
+    assert t2.memory.get(m.id).label == "reply in French"
+    engine.close()

@@ -1,0 +1,237 @@
+"""The saved peer index (``<tenant>/peers/index.bin``): a later service (another engine,
+another process) lists a (scope, stakeholder) group from the file, brought forward from
+the store's change log, and gets exactly what a read from the store gives; a damaged,
+foreign or stale file is never served; a process killed between a commit and the
+file's write loses nothing."""
+
+from __future__ import annotations
+
+import hashlib
+import marshal
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from reckon.memory import _peers
+from reckon.memory.conflicts import tokens
+from reckon.memory.models import normalise_label
+from reckon.memory.service import MemoryService
+from reckon.store import TenantStore
+
+from .conftest import ANN, BOB, OPS, reasoner_factory
+
+REPO = Path(__file__).resolve().parents[2]
+
+GROUPS = [("user", "ann", []), ("user", "bob", []), ("team", None, ["growth"]), ("company", None, [])]
+
+
+def pref(**kw):
+    d = dict(kind="preference", scope="user", importance=3, source="agent_tool",
+             label="Report style", content="Weekly report as bullet lists with totals")
+    d.update(kw)
+    return d
+
+
+def fill(svc: MemoryService, tag: str) -> None:
+    svc.remember(principal=ANN, **pref(label=f"Ann {tag} one", content=f"alpha {tag} bravo"))
+    svc.remember(principal=ANN, **pref(label=f"Ann {tag} two", content=f"charlie {tag}"))
+    svc.remember(principal=BOB, **pref(label=f"Bob {tag}", content=f"delta {tag}"))
+    svc.remember(principal=OPS, **pref(scope="team", teams=["growth"], source="operator",
+                                       label=f"Team {tag}", content=f"echo {tag}"))
+    svc.remember(principal=OPS, **pref(scope="company", kind="fact", source="operator",
+                                       label=f"Company {tag}", content=f"foxtrot {tag}"))
+
+
+def listed(svc: MemoryService) -> tuple[dict, dict]:
+    """What the peer index lists per group (memory -> label key, tokens, types) and what
+    a read from the store gives, inside one (empty) transaction."""
+    got, want = {}, {}
+    with svc._transaction():
+        for scope, owner, teams in GROUPS:
+            idx, g = svc.peers.group(scope, owner, teams)
+            got[(scope, owner)] = {
+                m.value: (idx.entries[m].label_key, idx.entries[m].toks, frozenset(idx.entries[m].a[_peers.R.A]))
+                for m in idx.groups.get(g, ())}
+            want[(scope, owner)] = {
+                m.value: (normalise_label(a[_peers.R.LABEL][0].value),
+                          frozenset(tokens(f"{a[_peers.R.LABEL][0].value} "
+                                           f"{a[_peers.R.P_CONTENT][0].value if a.get(_peers.R.P_CONTENT) else ''}")),
+                          frozenset(a[_peers.R.A]))
+                for m, a in svc.peers.read_group(scope, owner, teams).items()}
+            # dedup / token maps agree with the entries
+            for m in idx.groups.get(g, ()):
+                e = idx.entries[m]
+                assert m in idx.by_label[(g, e.label_key)]
+                assert all(m in idx.by_token[(g, t)] for t in e.toks)
+    return got, want
+
+
+def sidecar(store: TenantStore) -> Path:
+    return Path(store.path) / _peers.SIDECAR
+
+
+@pytest.fixture
+def saving(monkeypatch):
+    monkeypatch.setattr(_peers, "SAVE_EVERY", 0.0)
+
+
+def test_saved_index_equals_a_store_read_in_another_service_and_process(make_store, tmp_path, saving):
+    st = make_store("shared")
+    a = MemoryService(st)
+    fill(a, "first")
+    assert a.peers.current is not None
+    a.peers.save(a.peers.current)
+    assert sidecar(st).exists()
+    got, want = listed(a)
+    assert got == want and sum(map(len, want.values())) == 5
+    st.close()
+
+    # another process writes after the file was saved: a dedup update, a deletion, new memories
+    code = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(REPO / "engine")!r}); sys.path.insert(0, {str(REPO)!r})
+        from tests.memory.conftest import ANN, BOB, OPS, reasoner_factory
+        from tests.memory.test_peer_sidecar import fill, pref
+        from reckon.memory import _peers
+        from reckon.memory.service import MemoryService
+        from reckon.store import TenantStore
+        _peers.PeerCache.save = lambda self, idx: None  # leave the file as the parent saved it
+        st = TenantStore({str(tmp_path / "shared")!r}, reasoner_factory=reasoner_factory(), linger=0)
+        svc = MemoryService(st)
+        m = svc.remember(principal=ANN, **pref(label="ann FIRST one", content="alpha updated"))
+        gone = [x for x in svc.memories() if x.label == "Bob first"][0]
+        svc.delete(gone.id, principal=OPS)
+        fill(svc, "second")
+        st.close()
+        print(m.id)
+    """)
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert p.returncode == 0, p.stderr
+    updated = p.stdout.split()[-1]
+
+    other = TenantStore(tmp_path / "shared", reasoner_factory=reasoner_factory(), linger=0)
+    try:
+        b = MemoryService(other)
+        got, want = listed(b)
+        assert got == want
+        assert b.peers.current is not None and b.peers.current.cold == 0  # every group from the file
+        assert sum(map(len, want.values())) == 9  # 5 + 5 - 1 deleted (the dedup updated in place)
+        assert "Bob first" not in {b.get(m).label for m in want[("user", "bob")]}
+        # dedup against the other process's update, through the file's group
+        again = b.remember(principal=ANN, **pref(label="Ann first ONE", content="alpha once more"))
+        assert again.id == updated
+        got, want = listed(b)
+        assert got == want
+    finally:
+        other.close()
+
+
+def _rewrite(path: Path, fn) -> None:
+    raw = path.read_bytes()
+    body = marshal.loads(raw[len(_peers.MAGIC) + 32:])
+    payload = marshal.dumps(fn(body))
+    path.write_bytes(_peers.MAGIC + hashlib.sha256(payload).digest() + payload)
+
+
+@pytest.mark.parametrize("damage", ["flip", "truncate", "garbage", "tenant", "incarnation", "version",
+                                    "ahead", "unbridged"])
+def test_damaged_foreign_or_stale_file_is_never_served(make_store, tmp_path, saving, damage, monkeypatch):
+    st = make_store("acme")
+    a = MemoryService(st)
+    fill(a, "x")
+    a.peers.save(a.peers.current)
+    path = sidecar(st)
+    if damage == "flip":
+        raw = bytearray(path.read_bytes())
+        raw[-5] ^= 0xFF
+        path.write_bytes(bytes(raw))
+    elif damage == "truncate":
+        path.write_bytes(path.read_bytes()[:100])
+    elif damage == "garbage":
+        path.write_bytes(b"\x00" * 64)
+    elif damage == "tenant":
+        _rewrite(path, lambda b: (b[0], "other", b[2], b[3]))
+    elif damage == "incarnation":
+        _rewrite(path, lambda b: (b[0], b[1], "0" * 32, b[3]))
+    elif damage == "version":
+        _rewrite(path, lambda b: (b[0] + 1, b[1], b[2], b[3]))
+    elif damage == "ahead":
+        _rewrite(path, lambda b: (b[0], b[1], b[2], {k: (g + 1000, blob) for k, (g, blob) in b[3].items()}))
+    elif damage == "unbridged":
+        monkeypatch.setattr(TenantStore, "changes", lambda self, since, until: None)
+    # a lying file: every group claims a memory that does not exist
+    b = MemoryService(st)
+    with b._transaction():
+        assert b.peers.load(st.generation()) is None
+    got, want = listed(b)
+    assert got == want and b.peers.current.cold == len(GROUPS)
+
+
+def test_file_behind_a_schema_change_is_not_served(make_store, saving):
+    from pyoxigraph import Literal, NamedNode, Quad
+
+    from reckon.store import SCHEMA
+
+    st = make_store("acme")
+    a = MemoryService(st)
+    fill(a, "x")
+    a.peers.save(a.peers.current)
+    with st.transaction() as txn:
+        txn.add(Quad(NamedNode("https://example.org/x"), NamedNode("http://www.w3.org/2000/01/rdf-schema#comment"),
+                     Literal("a schema edit"), SCHEMA))
+    b = MemoryService(st)
+    with b._transaction():
+        assert b.peers.load(st.generation()) is None
+
+
+@pytest.mark.parametrize("where", ["before_save", "before_rename"])
+def test_sigkill_between_commit_and_file_write_loses_nothing(make_store, tmp_path, where):
+    st = make_store("acme")
+    a = MemoryService(st)
+    fill(a, "old")
+    a.peers.save(a.peers.current)
+    old = sidecar(st).read_bytes()
+    st.close()
+    hook = ("_peers.PeerCache.save = lambda self, idx: os.kill(os.getpid(), signal.SIGKILL)"
+            if where == "before_save" else
+            "_peers.os.replace = lambda a, b: os.kill(os.getpid(), signal.SIGKILL)")
+    code = textwrap.dedent(f"""
+        import os, signal, sys
+        sys.path.insert(0, {str(REPO / "engine")!r}); sys.path.insert(0, {str(REPO)!r})
+        from tests.memory.conftest import ANN, BOB, OPS, reasoner_factory
+        from tests.memory.test_peer_sidecar import pref
+        from reckon.memory import _peers
+        from reckon.memory.models import Principal
+        from reckon.memory.service import MemoryService
+        from reckon.store import TenantStore
+        _peers.SAVE_EVERY = 0.0
+        st = TenantStore({str(tmp_path / "acme")!r}, reasoner_factory=reasoner_factory(), linger=0)
+        svc = MemoryService(st)
+        m = svc.remember(principal=BOB, **pref(label="Bob killed", content="written then killed"))
+        print(m.id, flush=True)
+        # a person the file has no group of: read from the store, so the next write saves
+        svc.remember(principal=Principal(person="carol"), **pref(label="Carol acked", content="cold group"))
+        {hook}
+        svc.remember(principal=BOB, **pref(label="Bob never", content="never written"))
+    """)
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert p.returncode == -signal.SIGKILL, p.stderr
+    acked = p.stdout.split()[0]
+    assert sidecar(st).read_bytes() == old  # the file is as the parent saved it (no torn write)
+    other = TenantStore(tmp_path / "acme", reasoner_factory=reasoner_factory(), linger=0)
+    try:
+        b = MemoryService(other)
+        labels = {m.label for m in b.memories()}
+        assert {"Bob killed", "Carol acked"} <= labels and "Bob never" not in labels
+        got, want = listed(b)
+        assert got == want and acked in {m.rsplit(":", 1)[-1] for m in want[("user", "bob")]}
+        assert b.remember(principal=BOB, **pref(label="bob KILLED", content="again")).id == acked  # dedup
+    finally:
+        other.close()
+    leftovers = [x for x in os.listdir(sidecar(st).parent) if x != "index.bin"]
+    assert all(x.endswith(".tmp") for x in leftovers)  # a torn temporary is never read
