@@ -311,13 +311,30 @@ class Reasoner:
             for info in self._rules
         }
         self.stats: dict[str, Any] = {}
-        self._state = _State(FactStore(), FactStore(indexed=self._needs_base_index()), set())
+        self._index_below = self._constant_predicates_only()
+        self._state = _State(self._store(), self._store(indexed=self._needs_base_index()), set())
         self._guard = Guard(limits, self._dic)
         self._compiler = PlanCompiler(
             self._dic, self._state.full, self._mint, self._ctx, self._guard, self.generalized, self._hidden_ids,
             self._program,
         )
         self.load(())
+
+    def _constant_predicates_only(self) -> int | None:
+        """The id below which every predicate a rule body can read lies (the dictionary's
+        size once the rule constants are interned), or ``None`` when some body atom (also
+        inside NOT / AGGREGATE, over the base graph or not) has a variable predicate: a
+        plan then looks up whatever predicate the data binds. Predicates from the data
+        only (ids above) are kept out of the fact stores' indexes
+        (:attr:`FactStore.index_below <reckon.datalog._factstore.FactStore.index_below>`)."""
+        for si in self._sinfo:
+            parts = [si.reads, si.base_atom_preds, *si.closed.values(), *si.base_reads.values()]
+            if any(x is None for x in parts) or any(pid is None for _, _, pid in (*si.atoms, *si.base_atoms)):
+                return None
+        return len(self._dic)
+
+    def _store(self, facts: Iterable[Fact] = (), *, indexed: bool = True, fresh: bool = False) -> FactStore:
+        return FactStore(facts, indexed=indexed, fresh=fresh, index_below=self._index_below)
 
     def _recognized_data(self, t: Triple) -> bool:
         """A program ``DATA`` triple is kept unless it declares ``ddd rki:recognizedDatatype``
@@ -343,12 +360,12 @@ class Reasoner:
     def _load(self, base: Iterable[Triple]) -> None:
         t0 = time.perf_counter()
         dic = self._dic
-        bstore = FactStore(indexed=self._needs_base_index())
+        bstore = self._store(indexed=self._needs_base_index())
         bstore.add_all(dic.encode_all(base))
         if bstore.indexed:
             full = bstore.copy()
         else:
-            full = FactStore(bstore.facts, fresh=True)
+            full = self._store(bstore.facts, fresh=True)
         state = _State(full, bstore, set(self._data_ids))
         clock = state.clock
         for f in full.add_all(self._data_ids):
@@ -393,11 +410,16 @@ class Reasoner:
         finally:
             self._program.save()
 
-    STATE_VERSION = 2
+    STATE_VERSION = 3
     """Version of :meth:`dump_state`'s format (bumped with any change of the layout).
     2: the term dictionary in columns (one list of IRI / blank-node strings, literal
     values with datatype numbers, sparse language tags, triple-term component ids)
-    instead of one tuple per term: fewer objects to load, decoded by C-level maps."""
+    instead of one tuple per term: fewer objects to load, decoded by C-level maps.
+    3: no sets, which :mod:`marshal` sorts as it writes them (a 10k-memory state dumped
+    in 1.26 CPU s, 0.8 of them in the fact stores' sets): the fact stores as lists
+    (:meth:`FactStore.to_lists <reckon.datalog._factstore.FactStore.to_lists>`), the
+    run-once outputs and ``DATA`` facts as lists; the data's own predicates unindexed
+    (:attr:`FactStore.index_below <reckon.datalog._factstore.FactStore.index_below>`)."""
 
     def dump_state(self) -> bytes:
         """The materialization as bytes (:mod:`marshal` of ints, tuples, lists, sets,
@@ -434,8 +456,8 @@ class Reasoner:
                 triples.extend(dic.parts[i])
         payload = (
             self.STATE_VERSION, bytes(kinds), names, values, dts, list(dt_table), langs, triples,
-            st.full.to_parts(), st.base.to_parts(), st.data, dict(st.rank),
-            st.clock, st.outputs, self._memo, self._memo_rev,
+            st.full.to_lists(beside=st.base.facts), st.base.to_lists(), list(st.data), dict(st.rank),
+            st.clock, {k: list(v) for k, v in st.outputs.items()}, self._memo, self._memo_rev,
         )
         enabled = gc.isenabled()
         gc.disable()  # the index dictionaries copied above are many small containers
@@ -468,11 +490,18 @@ class Reasoner:
         import marshal
 
         try:
-            (version, kinds, names, values, dts, dt_names, langs, triples, full_parts, base_parts, data_f, rank,
-             clock, outputs, memo, memo_rev) = marshal.loads(data)
-        except (EOFError, ValueError, TypeError) as e:
+            loaded = marshal.loads(data)
+            version = loaded[0]
+        except (EOFError, ValueError, TypeError, IndexError, KeyError) as e:
             raise ValueError(f"not a reasoner state: {e}") from e
-        if version != self.STATE_VERSION or not isinstance(kinds, bytes):
+        if version != self.STATE_VERSION:
+            raise ValueError("reasoner state of another format version")
+        try:
+            (version, kinds, names, values, dts, dt_names, langs, triples, full_parts, base_parts, data_f,
+             rank, clock, outputs, memo, memo_rev) = loaded
+        except (ValueError, TypeError) as e:
+            raise ValueError(f"not a reasoner state: {e}") from e
+        if not isinstance(kinds, bytes):
             raise ValueError("reasoner state of another format version")
         dic = self._dic
         n0, n = len(dic.terms), len(kinds)
@@ -517,10 +546,16 @@ class Reasoner:
             same = (parts.get(i) == dic.parts.get(i)) if k == TRIPLE else (decoded[i] == dic.terms[i])
             if not same:
                 raise ValueError("reasoner state of another rule set (its constants differ)")
-        full = FactStore.from_parts(full_parts)
-        base = FactStore.from_parts(base_parts)
-        if base.indexed != self._needs_base_index():
-            raise ValueError("reasoner state of another rule set (base index)")
+        base = FactStore.from_lists(base_parts)
+        full = FactStore.from_lists(full_parts, beside=base.facts)
+        if base.indexed != self._needs_base_index() or not (full.index_below == base.index_below == self._index_below):
+            raise ValueError("reasoner state of another rule set (base index, indexed predicates)")
+        try:
+            ranks = _Ranks(rank)
+            outs = {k: set(v) for k, v in outputs.items()}
+            data_set = set(data_f)
+        except (TypeError, ValueError, AttributeError) as e:
+            raise ValueError(f"reasoner state does not decode: {e}") from e
         # commit: extend the dictionary in place (plans, guard and constant ids keep it);
         # an id already known (a constant, another spelling) keeps its entry
         new = decoded[n0:]
@@ -534,7 +569,7 @@ class Reasoner:
             if i >= n0:
                 dic.parts[i] = key
                 dic.triple_ids[key] = i
-        self._state = _State(full, base, set(data_f), _Ranks(rank), clock, {k: set(v) for k, v in outputs.items()})
+        self._state = _State(full, base, data_set, ranks, clock, outs)
         self._memo, self._memo_rev = memo, memo_rev
         self._hidden_ids.clear()
         self._hidden_upto = 0
