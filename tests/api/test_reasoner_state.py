@@ -274,3 +274,35 @@ def test_sigkill_while_the_state_file_is_written_loses_nothing(engine: Engine, l
     assert loads == []
     assert t3.store.inferred() == recomputed(t3.store)
     t3.store.close()
+
+
+def test_a_format_1_state_file_is_restored_then_rewritten(engine: Engine, loads: list[int]) -> None:
+    """A tenant whose state file an older engine wrote (format 1) costs its first write
+    under this engine a restore, not a recompute; the file is rewritten in the current
+    format when the process lets the tenant go, and the next process restores that."""
+    from tests.datalog.test_incremental import _dump_version_1
+
+    t = engine.create_tenant(f"rv{next(_ids)}", company_name="Acme Inc.")
+    m = cap(t, 0, "meta", 40000)
+    t.set_spend("meta", 30000)
+    r = t.store.reasoner()
+    path = t.store.path / TenantStore.STATE_FILE
+    t = fresh(engine, t)
+    meta = json.loads(path.read_bytes().partition(b"\n")[0])
+    payload = _dump_version_1(r)  # type: ignore[arg-type]
+    meta.update(state_version=1, bytes=len(payload), sha256=__import__("hashlib").sha256(payload).hexdigest())
+    path.write_bytes(json.dumps(meta, sort_keys=True).encode() + b"\n" + payload)
+    loads.clear()
+    t.set_spend("meta", 45000)  # one commit past the file: restored, then the commit applied
+    assert loads == []
+    assert t.store.inferred() == recomputed(t.store)
+    assert t.get(m.id).status["budgetStatus"] == "over_budget"
+    t = fresh(engine, t)
+    head = json.loads(path.read_bytes().partition(b"\n")[0])
+    assert head["state_version"] == Reasoner.STATE_VERSION and head["generation"] == t.store.generation()
+    loads.clear()
+    t.set_spend("meta", 1000)
+    assert loads == []
+    assert t.store.inferred() == recomputed(t.store)
+    assert t.get(m.id).status["budgetStatus"] == "within_budget"
+    t.store.close()

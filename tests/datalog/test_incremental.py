@@ -428,3 +428,66 @@ def test_unindexed_data_predicates_and_a_restore_mid_history_change_nothing(
             q_ids = {r._dic.lookup(NamedNode(EX + q)) for q in ("q0", "q1")} - {None}
             assert all(i >= below for i in q_ids)  # type: ignore[operator]
             assert {f for f in full.facts if f[1] in q_ids} == {f for f in r._state.base.facts if f[1] in q_ids}
+
+
+def _dump_version_1(r: Reasoner) -> bytes:
+    """A state as the format-1 writer wrote it (one tuple per term, fact stores as sets
+    with every predicate indexed): what a tenant last written by an older engine holds."""
+    import marshal
+    from collections import defaultdict
+
+    from reckon.datalog._factstore import BNODE, IRI, LITERAL
+
+    dic, st = r._dic, r._state
+    terms: list[tuple[object, ...]] = []
+    for i, term in enumerate(dic.terms):
+        k = dic.kinds[i]
+        if k in (IRI, BNODE):
+            terms.append((term.value,))  # type: ignore[attr-defined]
+        elif k == LITERAL:
+            d = term.direction  # type: ignore[attr-defined]
+            terms.append((term.value, term.datatype.value, term.language,  # type: ignore[attr-defined]
+                          None if d is None else str(d.value)))
+        else:
+            terms.append(dic.parts[i])
+
+    def parts(fs: object) -> tuple[object, ...]:  # every predicate indexed, as format 1 always was
+        facts = set(fs.facts)  # type: ignore[attr-defined]
+        spo: dict[int, dict[int, set[int]]] = {}
+        for s, p, o in facts:
+            spo.setdefault(p, defaultdict(set))[s].add(o)
+        indexed = fs.indexed  # type: ignore[attr-defined]
+        pos = {p: dict(d) for p, d in fs.pos.items()} if indexed else {}  # type: ignore[attr-defined]
+        return (facts, {p: dict(d) for p, d in spo.items()} if indexed else {}, pos,
+                {p: sum(map(len, d.values())) for p, d in spo.items()} if indexed else {},
+                set(fs.pos_preds), fs.pos_all, indexed)  # type: ignore[attr-defined]
+
+    return marshal.dumps((1, terms, bytes(dic.kinds), parts(st.full), parts(st.base), st.data, dict(st.rank),
+                          st.clock, st.outputs, r._memo, r._memo_rev))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(programs(), histories(), st.lists(_DATA_ONLY, max_size=6))
+def test_a_format_1_state_restores_like_the_original(program: str, history: tuple, extra: list[Triple]) -> None:
+    """If a reasoner's state was written in format 1 (an older engine's tenant), then a
+    fresh reasoner restores it -- the data's own predicates left out of its indexes --
+    and holds the original's inference graph and ranks, and every later apply() gives the
+    original's delta and equals materialize()."""
+    rs = parse_srl(program)
+    base, steps = history
+    base = base + extra
+    original = Reasoner(rs)
+    original.load(base)
+    restored = Reasoner(rs)
+    restored.restore_state(_dump_version_1(original))
+    assert restored.inferred() == original.inferred()
+    assert restored._state.rank == original._state.rank and restored._state.full.facts == original._state.full.facts
+    assert restored._state.full.spo == original._state.full.spo and restored._state.full.count == original._state.full.count
+    current = set(base)
+    for ins, dels in steps:
+        d1, d2 = original.apply(insert=ins, delete=dels), restored.apply(insert=ins, delete=dels)
+        current = (current - set(dels)) | set(ins)
+        assert (d2.added, d2.removed) == (d1.added, d1.removed)
+        assert restored.inferred() == original.inferred() == materialize(rs, current)
+    with pytest.raises(ValueError):
+        Reasoner(rs).restore_state(_dump_version_1(original)[:-7])

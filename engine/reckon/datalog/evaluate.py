@@ -421,6 +421,11 @@ class Reasoner:
     run-once outputs and ``DATA`` facts as lists; the data's own predicates unindexed
     (:attr:`FactStore.index_below <reckon.datalog._factstore.FactStore.index_below>`)."""
 
+    READ_STATE_VERSIONS = (1, STATE_VERSION)
+    """The formats :meth:`restore_state` reads: 1 (sets, one tuple per term; what a
+    tenant last written by an older engine holds) is converted on reading, so an upgrade
+    costs a restore, not a recompute."""
+
     def dump_state(self) -> bytes:
         """The materialization as bytes (:mod:`marshal` of ints, tuples, lists, sets,
         dicts and strings: no pickle, nothing executable), for :meth:`restore_state` in
@@ -494,7 +499,9 @@ class Reasoner:
             version = loaded[0]
         except (EOFError, ValueError, TypeError, IndexError, KeyError) as e:
             raise ValueError(f"not a reasoner state: {e}") from e
-        if version != self.STATE_VERSION:
+        if version == 1:
+            loaded = self._from_version_1(loaded)
+        elif version != self.STATE_VERSION:
             raise ValueError("reasoner state of another format version")
         try:
             (version, kinds, names, values, dts, dt_names, langs, triples, full_parts, base_parts, data_f,
@@ -577,6 +584,55 @@ class Reasoner:
             dic, full, self._mint, self._ctx, self._guard, self.generalized, self._hidden_ids, self._program
         )
         self._hidden()
+
+    def _from_version_1(self, loaded: Any) -> tuple[Any, ...]:
+        """A format-1 payload (one tuple per term: ``(value,)`` or ``(value, datatype,
+        language, direction)`` or a triple term's component ids; fact stores as sets with
+        every predicate indexed) in the current layout, for :meth:`_restore_state`.
+
+        :raises ValueError: when it is not of that shape."""
+        below = self._index_below
+
+        def keep(p: int) -> bool:
+            return below is None or p < below
+
+        def store(parts: Any) -> tuple[Any, ...]:
+            facts, spo, pos, count, pos_preds, pos_all, indexed = parts
+
+            def index(ix: Any) -> dict[int, tuple[list[int], list[list[int]]]]:
+                return {p: (list(d), list(map(list, d.values()))) for p, d in ix.items() if keep(p)}
+
+            return ((False, list(facts)), index(spo), index(pos), {p: c for p, c in count.items() if keep(p)},
+                    sorted(p for p in pos_preds if keep(p)), pos_all, indexed, below)
+
+        try:
+            _, terms, kinds, full_parts, base_parts, data_f, rank, clock, outputs, memo, memo_rev = loaded
+            if not isinstance(kinds, bytes) or len(kinds) != len(terms):
+                raise ValueError("terms and kinds of different lengths")
+            names: list[str] = []
+            values: list[str] = []
+            dts: list[int] = []
+            dt_table: dict[str, int] = {}
+            langs: dict[int, tuple[str, str | None]] = {}
+            triples: list[int] = []
+            for k, enc in zip(kinds, terms):
+                if k == IRI or k == BNODE:
+                    names.append(enc[0])
+                elif k == LITERAL:
+                    value, dt, lang, direction = enc
+                    if lang:
+                        langs[len(values)] = (lang, direction)
+                        dts.append(-1)
+                    else:
+                        dts.append(dt_table.setdefault(dt, len(dt_table)))
+                    values.append(value)
+                else:
+                    triples.extend(enc)
+            return (self.STATE_VERSION, kinds, names, values, dts, list(dt_table), langs, triples, store(full_parts),
+                    store(base_parts), list(data_f), rank, clock, {k: list(v) for k, v in outputs.items()}, memo,
+                    memo_rev)
+        except (TypeError, ValueError, AttributeError, IndexError) as e:
+            raise ValueError(f"not a format-1 reasoner state: {e}") from e
 
     def mints_blank_nodes(self) -> bool:
         """True when a rule minted a blank node so far (two reasoners over one base

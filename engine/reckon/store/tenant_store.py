@@ -844,7 +844,10 @@ class TenantStore:
                 return False
             r = self._factory()
             key = self._state_key(r)
-            if key is None or any(head.get(k) != v for k, v in key.items()):
+            readable: tuple[Any, ...] = getattr(r, "READ_STATE_VERSIONS", None) or ((key or {}).get("state_version"),)
+            if key is None or any(head.get(k) != v for k, v in key.items() if k != "state_version"):
+                return False
+            if head.get("state_version") not in readable:
                 return False
             gen = int(head["generation"])
             if gen > st.gen or gen < 1 or head.get("bytes") != len(payload):
@@ -862,7 +865,7 @@ class TenantStore:
         st.reasoner_gen = gen
         st.inferred_in_sync = bool(head.get("in_sync"))
         st.saved_gen = gen
-        st.save_pending = False
+        st.save_pending = head.get("state_version") != key["state_version"]  # an older format: rewrite it
         st.replay_s = 0.0
         st.dump_s = time.process_time() - t0  # a dump costs about what its restore does
         _LIVE.add(self)
