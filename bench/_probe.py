@@ -5,8 +5,10 @@ usage: python bench/_probe.py DATA_DIR TENANT OP [OP ...]
 OP: ``search`` | ``context`` | ``remember`` (through ``Tenant.*``, the public path).
 Prints one JSON object: ``import_s`` (``import reckon.api``), ``open_s``
 (``Engine(...).tenant(...)``), ``<op>_s`` for each op in order (the first one pays for
-loading the mirror, the reasoner, the recall index, the model), ``rss_mb`` (peak
-resident set size of this process), ``embedder``. The embedder is ``$RECKON_EMBEDDER``.
+loading the mirror, the reasoner, the recall index, the model), each also as this
+process's CPU seconds (``import_cpu_s``, ``open_cpu_s``, ``<op>_cpu_s``: comparable
+under load, when the wall times are not), ``rss_mb`` (peak resident set size of this
+process), ``embedder``. The embedder is ``$RECKON_EMBEDDER``.
 """
 
 from __future__ import annotations
@@ -33,16 +35,17 @@ def compile_bytecode() -> None:
 
 def main() -> None:
     data_dir, tenant_id, *ops = sys.argv[1:]
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     from reckon.api import Engine, Principal
 
-    out: dict[str, object] = {"import_s": time.perf_counter() - t0}
-    t0 = time.perf_counter()
+    out: dict[str, object] = {"import_s": time.perf_counter() - t0, "import_cpu_s": time.process_time() - c0}
+    t0, c0 = time.perf_counter(), time.process_time()
     t = Engine(data_dir).tenant(tenant_id)
     out["open_s"] = time.perf_counter() - t0
+    out["open_cpu_s"] = time.process_time() - c0
     who = Principal(person="person0", teams=["team0", "team1"])
     for op in ops:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         if op == "search":
             t.search("what did we decide about the weekly report?", principal=who)
         elif op == "context":
@@ -54,6 +57,7 @@ def main() -> None:
             raise SystemExit(f"unknown op {op}")
         key = f"{op}_s" if f"{op}_s" not in out else f"{op}_again_s"
         out[key] = time.perf_counter() - t0
+        out[key.replace("_s", "_cpu_s", 1)] = time.process_time() - c0
     out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     if t.recall.loaded:
         out["embedder"] = t.recall.index.embedder_name

@@ -1,11 +1,15 @@
 """Child process for the reasoner-state tests (run as a script).
 
-usage: python state_child.py <data_dir> <tenant> <n> [kill-before-state]
+usage: python state_child.py <data_dir> <tenant> <n> [kill-before-state | kill-before-rename | torn-state]
 
 Makes ``n`` writes through ``Tenant.*`` (budget caps and spend refreshes), printing
-``done <i> <generation>`` after each returns. With ``kill-before-state`` the process
-SIGKILLs itself at the moment it would write the reasoner state file -- after a commit
-was acknowledged by the store, before the state reaches the disk.
+``done <i> <generation>`` after each returns, then exits without closing the tenant (the
+state file is written, when it is, by the lock's idle release or at exit). With
+``kill-before-state`` the process SIGKILLs itself at the moment it would write the
+reasoner state file -- after a commit was acknowledged by the store, before the state
+reaches the disk; with ``kill-before-rename`` once the temporary file is written, before
+it is renamed into place; with ``torn-state`` after renaming a temporary file cut to half
+its length into place (what a torn write would leave).
 """
 
 from __future__ import annotations
@@ -34,6 +38,30 @@ def main() -> None:
             os.kill(os.getpid(), signal.SIGKILL)
 
         TenantStore._save_reasoner_state = die  # type: ignore[method-assign]
+    if "kill-before-rename" in flags or "torn-state" in flags:
+        import reckon.store.tenant_store as ts
+
+        real_replace = os.replace
+        torn = "torn-state" in flags
+
+        class _Os:  # the module's ``os`` with a replace that dies around the state file's rename
+            def __getattr__(self, name: str) -> object:
+                return getattr(os, name)
+
+            @staticmethod
+            def replace(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
+                if ".reasoner.state." not in str(src):
+                    real_replace(src, dst)
+                    return
+                if torn:
+                    size = os.path.getsize(src)
+                    with open(src, "r+b") as f:
+                        f.truncate(size // 2)
+                    real_replace(src, dst)
+                print("dying", flush=True)
+                os.kill(os.getpid(), signal.SIGKILL)
+
+        ts.os = _Os()  # type: ignore[assignment]
     t = Engine(data_dir).tenant(tenant_id)
     for i in range(int(n)):
         if i % 2 == 0:

@@ -234,3 +234,75 @@ def test_sigkill_between_commit_and_state_write_loses_nothing(engine: Engine, lo
     assert t2.store.inferred() == recomputed(t2.store)
     assert t2.store.rebuild_inferred() is None
     t2.store.close()
+
+
+@pytest.mark.parametrize("how", ["kill-before-rename", "torn-state"])
+def test_sigkill_while_the_state_file_is_written_loses_nothing(engine: Engine, loads: list[int], how: str) -> None:
+    """The child finds no state file, recomputes, makes three writes and is SIGKILLed while it writes the state file at exit: before
+    the rename (a complete temporary file is left beside the old state) or after a torn
+    file was renamed into place. Every acknowledged write is in the store, the torn or
+    temporary file is never used (the next process recomputes once), and what it derives
+    equals a recompute; the file it then writes is restored by the process after it."""
+    t = engine.create_tenant(f"rt{next(_ids)}", company_name="Acme Inc.")
+    state = t.store.path / TenantStore.STATE_FILE
+    t = fresh(engine, t)
+    state.unlink(missing_ok=True)
+    p = subprocess.run([sys.executable, str(CHILD), str(engine.data_dir), t.id, "3", how],
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == -9, (p.returncode, p.stdout, p.stderr)
+    assert "dying" in p.stdout
+    done = [line.split() for line in p.stdout.splitlines() if line.startswith("done")]
+    assert len(done) == 3
+    if how == "torn-state":
+        head, _, payload = state.read_bytes().partition(b"\n")
+        assert len(payload) < json.loads(head)["bytes"]  # a torn file is in place
+    else:
+        assert not state.exists()
+        assert list(t.store.path.glob(".reasoner.state.*"))  # the complete temporary file, never renamed
+    t2 = fresh(engine, t)
+    assert t2.store.generation() == int(done[-1][2])
+    labels = {m.label for m in t2.memories()}
+    assert {"child cap 0", "child cap 2"} <= labels
+    loads.clear()
+    t2.set_spend("meta", 23456)
+    assert loads == [1]  # the torn / temporary file was not used: recomputed
+    assert t2.store.inferred() == recomputed(t2.store)
+    assert t2.store.rebuild_inferred() is None
+    t3 = fresh(engine, t2)  # closing t2 wrote a good state
+    loads.clear()
+    t3.set_spend("meta", 34567)
+    assert loads == []
+    assert t3.store.inferred() == recomputed(t3.store)
+    t3.store.close()
+
+
+def test_a_format_1_state_file_is_restored_then_rewritten(engine: Engine, loads: list[int]) -> None:
+    """A tenant whose state file an older engine wrote (format 1) costs its first write
+    under this engine a restore, not a recompute; the file is rewritten in the current
+    format when the process lets the tenant go, and the next process restores that."""
+    from tests.datalog.test_incremental import _dump_version_1
+
+    t = engine.create_tenant(f"rv{next(_ids)}", company_name="Acme Inc.")
+    m = cap(t, 0, "meta", 40000)
+    t.set_spend("meta", 30000)
+    r = t.store.reasoner()
+    path = t.store.path / TenantStore.STATE_FILE
+    t = fresh(engine, t)
+    meta = json.loads(path.read_bytes().partition(b"\n")[0])
+    payload = _dump_version_1(r)  # type: ignore[arg-type]
+    meta.update(state_version=1, bytes=len(payload), sha256=__import__("hashlib").sha256(payload).hexdigest())
+    path.write_bytes(json.dumps(meta, sort_keys=True).encode() + b"\n" + payload)
+    loads.clear()
+    t.set_spend("meta", 45000)  # one commit past the file: restored, then the commit applied
+    assert loads == []
+    assert t.store.inferred() == recomputed(t.store)
+    assert t.get(m.id).status["budgetStatus"] == "over_budget"
+    t = fresh(engine, t)
+    head = json.loads(path.read_bytes().partition(b"\n")[0])
+    assert head["state_version"] == Reasoner.STATE_VERSION and head["generation"] == t.store.generation()
+    loads.clear()
+    t.set_spend("meta", 1000)
+    assert loads == []
+    assert t.store.inferred() == recomputed(t.store)
+    assert t.get(m.id).status["budgetStatus"] == "within_budget"
+    t.store.close()

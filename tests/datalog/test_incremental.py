@@ -325,3 +325,169 @@ def test_a_restored_state_maintains_like_the_original(base: list[Triple], steps:
         current = (current - set(dels)) | set(ins)
         assert (d2.added, d2.removed) == (d1.added, d1.removed)
         assert restored.inferred() == original.inferred() == materialize(rs, current)
+
+
+_TERMS = st.one_of(
+    st.builds(lambda n: NamedNode(EX + f"n{n}"), st.integers(0, 5)),
+    st.builds(lambda v: Literal(v), st.text(max_size=4)),
+    st.builds(lambda v, lang: Literal(v, language=lang), st.text(max_size=3), st.sampled_from(["en", "de-ch"])),
+    st.builds(lambda v: Literal(v), st.decimals(allow_nan=False, allow_infinity=False, places=2)),
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.integers(0, 4), st.integers(0, 2), _TERMS, st.booleans()), max_size=12),
+       st.lists(st.tuples(st.integers(0, 4), st.integers(0, 2), _TERMS, st.booleans()), max_size=4))
+def test_a_restored_state_keeps_every_kind_of_term(base_spec: list[tuple[int, int, object, bool]],
+                                                   more_spec: list[tuple[int, int, object, bool]]) -> None:
+    """If the base graph holds IRIs, blank nodes, typed and language-tagged literals and
+    triple terms (the columns of the state format), then a restored reasoner decodes
+    every term to the original's, and a later apply() gives the same delta and equals
+    materialize(); a truncated or altered state raises ValueError and leaves the
+    reasoner usable."""
+    from pyoxigraph import BlankNode
+
+    rs = parse_srl(f"PREFIX : <{EX}> RULE {{ ?x :q ?y }} WHERE {{ ?x :p0 ?y }} "
+                   f"RULE {{ ?x :card [ :value ?y ] }} WHERE {{ ?x :p1 ?y }}")
+    bnodes = [BlankNode(f"b{i}") for i in range(5)]
+
+    def triples(spec: list[tuple[int, int, object, bool]]) -> list[Triple]:
+        out = []
+        for s, p, o, nest in spec:
+            subj = bnodes[s] if s % 2 else NamedNode(EX + f"s{s}")
+            tr = Triple(subj, NamedNode(EX + f"p{p}"), o)  # type: ignore[arg-type]
+            out.append(Triple(NamedNode(EX + "t"), NamedNode(EX + "p2"), tr) if nest else tr)
+        return out
+
+    base, more = triples(base_spec), triples(more_spec)
+    original = Reasoner(rs)
+    original.load(base)
+    state = original.dump_state()
+    restored = Reasoner(rs)
+    restored.restore_state(state)
+    assert restored._dic.terms == original._dic.terms
+    assert bytes(restored._dic.kinds) == bytes(original._dic.kinds)
+    assert restored._dic.parts == original._dic.parts
+    assert restored.inferred() == original.inferred()
+    def named(ts: frozenset[Triple] | set[Triple]) -> list[str]:  # blank nodes minted by apply() differ by name
+        def n(x: object) -> str:
+            return "_:minted" if isinstance(x, BlankNode) and x not in bnodes else str(x)
+        return sorted(f"{n(t.subject)} {t.predicate} {n(t.object)}" for t in ts)
+
+    d1, d2 = original.apply(insert=more), restored.apply(insert=more)
+    assert (named(d1.added), named(d1.removed)) == (named(d2.added), named(d2.removed))
+    assert named(restored.inferred()) == named(original.inferred())
+    spare = Reasoner(rs)
+    for bad in (state[: len(state) // 2], state[:-1] + b"\x00", b"not a state"):
+        try:
+            spare.restore_state(bad)
+        except ValueError:
+            pass
+    spare.load(base)
+    assert spare.inferred() == materialize(rs, base) or original.mints_blank_nodes()
+
+
+_DATA_ONLY = st.builds(fact, st.sampled_from(IRIS), st.sampled_from(["q0", "q1"]), st.sampled_from(IRIS + NUMS))  # type: ignore[operator]
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(programs(), histories(), st.lists(_DATA_ONLY, max_size=6), st.lists(_DATA_ONLY, max_size=4),
+       st.integers(0, 4))
+def test_unindexed_data_predicates_and_a_restore_mid_history_change_nothing(
+        program: str, history: tuple, extra: list[Triple], extra_later: list[Triple], restore_at: int) -> None:
+    """If the base graph also holds predicates no rule mentions (kept out of the fact
+    stores' indexes when no body atom has a variable predicate) and the reasoner is dumped
+    and restored into a fresh one at some step of a random history, then after every later
+    apply() the restored reasoner's delta and inference graph equal those of a reasoner
+    that indexes every predicate (the independent oracle: the layout before the change)
+    and materialize() from scratch; the unindexed predicates are in no index."""
+    rs = parse_srl(program)
+    base, steps = history
+    base = base + extra
+    steps = [(ins + (extra_later if i == 0 else []), dels + (extra[:1] if i == 1 else []))
+             for i, (ins, dels) in enumerate(steps)]
+    oracle = Reasoner(rs)
+    oracle._index_below = None  # every predicate indexed, as before
+    oracle.load(base)
+    r = Reasoner(rs)
+    r.load(base)
+    current = set(base)
+    for i, (ins, dels) in enumerate(steps):
+        if i == restore_at:
+            spare = Reasoner(rs)
+            spare.restore_state(r.dump_state())
+            r = spare
+        d1, d2 = oracle.apply(insert=ins, delete=dels), r.apply(insert=ins, delete=dels)
+        current = (current - set(dels)) | set(ins)
+        assert (d2.added, d2.removed) == (d1.added, d1.removed)
+        assert r.inferred() == oracle.inferred() == materialize(rs, current)
+        below = r._index_below
+        if below is not None:
+            full = r._state.full
+            assert all(p < below for p in full.spo) and all(p < below for p in full.pos)
+            q_ids = {r._dic.lookup(NamedNode(EX + q)) for q in ("q0", "q1")} - {None}
+            assert all(i >= below for i in q_ids)  # type: ignore[operator]
+            assert {f for f in full.facts if f[1] in q_ids} == {f for f in r._state.base.facts if f[1] in q_ids}
+
+
+def _dump_version_1(r: Reasoner) -> bytes:
+    """A state as the format-1 writer wrote it (one tuple per term, fact stores as sets
+    with every predicate indexed): what a tenant last written by an older engine holds."""
+    import marshal
+    from collections import defaultdict
+
+    from reckon.datalog._factstore import BNODE, IRI, LITERAL
+
+    dic, st = r._dic, r._state
+    terms: list[tuple[object, ...]] = []
+    for i, term in enumerate(dic.terms):
+        k = dic.kinds[i]
+        if k in (IRI, BNODE):
+            terms.append((term.value,))  # type: ignore[attr-defined]
+        elif k == LITERAL:
+            d = term.direction  # type: ignore[attr-defined]
+            terms.append((term.value, term.datatype.value, term.language,  # type: ignore[attr-defined]
+                          None if d is None else str(d.value)))
+        else:
+            terms.append(dic.parts[i])
+
+    def parts(fs: object) -> tuple[object, ...]:  # every predicate indexed, as format 1 always was
+        facts = set(fs.facts)  # type: ignore[attr-defined]
+        spo: dict[int, dict[int, set[int]]] = {}
+        for s, p, o in facts:
+            spo.setdefault(p, defaultdict(set))[s].add(o)
+        indexed = fs.indexed  # type: ignore[attr-defined]
+        pos = {p: dict(d) for p, d in fs.pos.items()} if indexed else {}  # type: ignore[attr-defined]
+        return (facts, {p: dict(d) for p, d in spo.items()} if indexed else {}, pos,
+                {p: sum(map(len, d.values())) for p, d in spo.items()} if indexed else {},
+                set(fs.pos_preds), fs.pos_all, indexed)  # type: ignore[attr-defined]
+
+    return marshal.dumps((1, terms, bytes(dic.kinds), parts(st.full), parts(st.base), st.data, dict(st.rank),
+                          st.clock, st.outputs, r._memo, r._memo_rev))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(programs(), histories(), st.lists(_DATA_ONLY, max_size=6))
+def test_a_format_1_state_restores_like_the_original(program: str, history: tuple, extra: list[Triple]) -> None:
+    """If a reasoner's state was written in format 1 (an older engine's tenant), then a
+    fresh reasoner restores it -- the data's own predicates left out of its indexes --
+    and holds the original's inference graph and ranks, and every later apply() gives the
+    original's delta and equals materialize()."""
+    rs = parse_srl(program)
+    base, steps = history
+    base = base + extra
+    original = Reasoner(rs)
+    original.load(base)
+    restored = Reasoner(rs)
+    restored.restore_state(_dump_version_1(original))
+    assert restored.inferred() == original.inferred()
+    assert restored._state.rank == original._state.rank and restored._state.full.facts == original._state.full.facts
+    assert restored._state.full.spo == original._state.full.spo and restored._state.full.count == original._state.full.count
+    current = set(base)
+    for ins, dels in steps:
+        d1, d2 = original.apply(insert=ins, delete=dels), restored.apply(insert=ins, delete=dels)
+        current = (current - set(dels)) | set(ins)
+        assert (d2.added, d2.removed) == (d1.added, d1.removed)
+        assert restored.inferred() == original.inferred() == materialize(rs, current)
+    with pytest.raises(ValueError):
+        Reasoner(rs).restore_state(_dump_version_1(original)[:-7])

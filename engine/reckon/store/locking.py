@@ -86,6 +86,10 @@ class TenantLock:
         self._idle_since = 0.0
         self._reaper: threading.Thread | None = None
         self._closed = False
+        self.idle_release = False
+        """True while ``on_release`` runs for an idle release: from the background thread,
+        ``linger`` seconds after the last operation, nobody waiting (work that must not
+        sit inside an operation nor hold up a waiter can be done then)."""
 
     # ------------------------------------------------------------------ state
     @property
@@ -135,11 +139,18 @@ class TenantLock:
         when this hold ends."""
         return self._depth == 1 and self.linger <= 0
 
-    def release(self) -> None:
-        """Drop a lingering flock now (no-op inside an operation or when not held)."""
+    def release(self, *, idle: bool = False) -> None:
+        """Drop a lingering flock now (no-op inside an operation or when not held).
+
+        :param idle: release as an idle one (:attr:`idle_release` is true for
+            ``on_release``), e.g. when the process goes away."""
         with self._mutex:
             if self._depth == 0 and self._mode:
-                self._release()
+                self.idle_release = idle
+                try:
+                    self._release()
+                finally:
+                    self.idle_release = False
 
     def close(self) -> None:
         """Release and close the lock files."""
@@ -270,9 +281,15 @@ class TenantLock:
                     self._reaper = None
                     return
                 idle = time.monotonic() - self._idle_since
-                if self._depth == 0 and (idle >= self.linger or (idle >= self.poll and self._waiters())):
-                    self._release()
-                    self._reaper = None
-                    return
+                if self._depth == 0 and idle >= self.poll:
+                    waiting = self._waiters()
+                    if waiting or idle >= self.linger:
+                        self.idle_release = not waiting
+                        try:
+                            self._release()
+                        finally:
+                            self.idle_release = False
+                        self._reaper = None
+                        return
             finally:
                 self._mutex.release()

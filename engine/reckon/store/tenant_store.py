@@ -40,9 +40,16 @@ Design (DESIGN.md "The store", "Measured facts about our dependencies"):
   state-format versions, incarnation, generation, SHA-256 of the payload; then
   ``Reasoner.dump_state``): a fresh process loads it and applies the commits since from
   the journal instead of materializing from scratch; a missing, damaged or mismatched
-  file means a recompute, after whose next commit the file is written again (and when a
-  release finds it :attr:`TenantStore.STATE_LAG` generations behind). Written under the
-  tenant's flock, by rename: a crash leaves the old file or the new one.
+  file means a recompute. The file is rewritten never inside a write: when the lock is
+  released after ``linger`` idle seconds with nobody waiting (the lock's background
+  thread), at :meth:`TenantStore.close`, when the engine evicts the tenant and when the
+  process exits -- each time only if this process recomputed, or if replaying the
+  commits since the file (measured: the replay after the restore plus each commit's
+  maintenance) would cost a restoring process more than the dump (measured) costs this
+  one; and at any release once it trails :attr:`TenantStore.STATE_LAG` generations.
+  Written under the tenant's flock and this process's thread lock (the reasoner is not
+  changed while it is dumped), by rename: a crash leaves the old file or the new one,
+  and a torn file fails its length and SHA-256 checks.
 * **Journal.** After each commit the writer appends the exact update text to
   ``<tenant>/journal``; another process whose mirror is behind replays those texts
   instead of copying the whole store (copying 11k quads costs ~260 ms under load, a
@@ -75,12 +82,15 @@ process waits (``linger``, see :mod:`reckon.store.locking`), and
 
 from __future__ import annotations
 
+import atexit
 import datetime as _dt
 import json
 import os
 import secrets
 import threading
+import time
 import traceback
+import weakref
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -407,7 +417,9 @@ class _State:
     reasoner_gen: int = -1
     inferred_in_sync: bool = False
     saved_gen: int = -1  # generation of the reasoner state file this process last wrote or read
-    save_pending: bool = False  # recomputed here: write the state once it is in sync (next commit)
+    save_pending: bool = False  # recomputed here (or a new program): the file does not serve this reasoner
+    replay_s: float = 0.0  # estimated seconds a process restoring the file spends catching up to reasoner_gen
+    dump_s: float = -1.0  # estimated seconds to write the file (-1: unknown)
 
 
 class TenantStore:
@@ -684,9 +696,16 @@ class TenantStore:
         self._gone = True
 
     def _on_release(self) -> None:
-        """Called by the lock just before this process drops its flock."""
+        """Called by the lock just before this process drops its flock: an idle release
+        (the lock's background thread, nobody waiting) writes the reasoner state when
+        that pays (:meth:`_state_worth_saving`); a release at the end of an operation or
+        for a waiting process only when the file trails by :attr:`STATE_LAG` generations
+        (a process that never idles)."""
         try:
-            self._save_reasoner_state(on_release=True)
+            st = self._st
+            if self._lock.idle_release or (st.saved_gen >= 0 and st.gen - st.saved_gen >= self.STATE_LAG):
+                if self._state_worth_saving():
+                    self._save_reasoner_state()
         finally:
             self._backend.close_writer()
             self._fresh = False
@@ -696,8 +715,40 @@ class TenantStore:
     # ------------------------------------------------------------------ reasoner state file
     STATE_FILE = "reasoner.state"
     STATE_LAG = 256
-    """Generations the state file may trail the store before a release rewrites it
-    (a fresh process applies the commits in between from the journal)."""
+    """Generations the state file may trail the store before any release (also one at
+    the end of an operation) rewrites it, for a process that never idles."""
+
+    def _persist_state(self, *, wait: bool) -> None:
+        """Write the reasoner state file when :meth:`_state_worth_saving` (at
+        :meth:`close` and when the process exits), as an idle release does: through the
+        flock this process lingers on, else (``wait``) under a shared hold taken for it,
+        when the store is still at the reasoner's generation."""
+        st = self._st
+        if self._gone or st.reasoner is None or self._backend.kind != "embedded" or not self._state_worth_saving():
+            return
+        if self._lock.mode != "none":
+            self._lock.release(idle=True)  # no-op inside an operation of this thread
+            return
+        if not wait:
+            return
+        try:
+            with self._lock.hold(exclusive=False):
+                if (self._fresh or self._backend.hint() == st.gen) and self._state_worth_saving():
+                    self._save_reasoner_state()
+        except ReckonError:
+            pass
+
+    def _state_worth_saving(self) -> bool:
+        """True when this process's reasoner is current and the state file does not
+        serve it: none was read or written, it is of another program, or a process
+        restoring it would spend longer applying the commits since
+        (:attr:`_State.replay_s`, measured: the replay after a restore plus each
+        commit's maintenance) than writing it anew costs (:attr:`_State.dump_s`: the
+        last write, else the restore's time)."""
+        st = self._st
+        if st.reasoner is None or st.reasoner_gen != st.gen or st.gen < 0 or st.saved_gen == st.gen:
+            return False
+        return st.save_pending or st.saved_gen < 0 or st.dump_s < 0 or st.replay_s >= st.dump_s
 
     def _state_key(self, reasoner: Any) -> dict[str, Any] | None:
         """What a reasoner state must match to be used: the stored program's digest, the
@@ -718,21 +769,21 @@ class TenantStore:
             "reasoner": reasoner_cls,
         }
 
-    def _save_reasoner_state(self, *, on_release: bool = False) -> None:
+    def _save_reasoner_state(self) -> None:
         """Write the reasoner's state (``reasoner.state`` beside the store: one JSON
         header line -- the key of :meth:`_state_key`, the generation, whether the stored
         inferred graph equals the reasoner's, the payload's SHA-256 -- then the payload of
         ``Reasoner.dump_state``), under a unique temporary name then renamed; called
-        while this process holds the tenant's flock. ``on_release``: only when the file
-        trails the store by :attr:`STATE_LAG` generations. Failures are ignored (the
-        file is an optimisation: a missing or bad one costs a recompute)."""
+        while this process holds the tenant's flock and its thread lock (no operation
+        runs: the reasoner is not changed while it is dumped), never inside a write: at
+        an idle release (:meth:`_on_release`), at :meth:`close` and when the process
+        exits (:func:`_save_at_exit`). Failures are ignored (the file is an
+        optimisation: a missing or bad one costs a recompute)."""
         st = self._st
         r = st.reasoner
         dump = getattr(r, "dump_state", None)
         if (r is None or not callable(dump) or st.reasoner_gen != st.gen or st.gen < 0 or self._gone
                 or self._backend.kind != "embedded"):
-            return
-        if on_release and not st.save_pending and (st.saved_gen >= 0 and st.gen - st.saved_gen < self.STATE_LAG):
             return
         if st.saved_gen == st.gen:
             return
@@ -742,6 +793,7 @@ class TenantStore:
         import gc
         import hashlib
 
+        t0 = time.process_time()
         enabled = gc.isenabled()
         gc.disable()
         try:
@@ -762,6 +814,8 @@ class TenantStore:
             os.replace(tmp, path)
             st.saved_gen = st.gen
             st.save_pending = False
+            st.replay_s = 0.0
+            st.dump_s = time.process_time() - t0
         except OSError:
             try:
                 os.unlink(tmp)
@@ -790,7 +844,10 @@ class TenantStore:
                 return False
             r = self._factory()
             key = self._state_key(r)
-            if key is None or any(head.get(k) != v for k, v in key.items()):
+            readable: tuple[Any, ...] = getattr(r, "READ_STATE_VERSIONS", None) or ((key or {}).get("state_version"),)
+            if key is None or any(head.get(k) != v for k, v in key.items() if k != "state_version"):
+                return False
+            if head.get("state_version") not in readable:
                 return False
             gen = int(head["generation"])
             if gen > st.gen or gen < 1 or head.get("bytes") != len(payload):
@@ -800,6 +857,7 @@ class TenantStore:
             restore = getattr(r, "restore_state", None)
             if not callable(restore):
                 return False
+            t0 = time.process_time()
             restore(payload)
         except (ValueError, TypeError, KeyError, AttributeError):
             return False
@@ -807,6 +865,10 @@ class TenantStore:
         st.reasoner_gen = gen
         st.inferred_in_sync = bool(head.get("in_sync"))
         st.saved_gen = gen
+        st.save_pending = head.get("state_version") != key["state_version"]  # an older format: rewrite it
+        st.replay_s = 0.0
+        st.dump_s = time.process_time() - t0  # a dump costs about what its restore does
+        _LIVE.add(self)
         return True
 
     def _direct_sync(self) -> None:
@@ -936,6 +998,7 @@ class TenantStore:
         if st.reasoner is not None and st.reasoner_gen != st.gen:
             # behind (another process wrote, or the state file is older): apply the
             # commits in between as one base delta, else recompute
+            t0 = time.process_time()
             commits = self.changes(st.reasoner_gen, st.gen) if st.reasoner_gen < st.gen else None
             if commits is None:
                 self._invalidate_reasoner()
@@ -946,6 +1009,7 @@ class TenantStore:
                 except BaseException:
                     self._invalidate_reasoner()
                     raise
+                st.replay_s += time.process_time() - t0
                 # both reasoners equal the materialization of the same base graph
                 # (incremental = from scratch), so the stored inferred graph is this
                 # reasoner's -- unless rules mint blank nodes (then equal up to names)
@@ -959,6 +1023,7 @@ class TenantStore:
             st.reasoner_gen = st.gen
             st.inferred_in_sync = False
             st.save_pending = True
+            _LIVE.add(self)
         return st.reasoner
 
     def _base_delta(self, commits: Sequence[Commit]) -> tuple[set[Triple], set[Triple]]:
@@ -1065,6 +1130,8 @@ class TenantStore:
                 raise
             ins_inf, rem_inf = self._full_inferred_diff(reasoner)
             st.reasoner = reasoner
+            st.save_pending = True  # the file (if any) is of the old program
+            _LIVE.add(self)
         else:
             reasoner = self._sync_reasoner()
             base_ins = {_desk_triple(q) for q in added_sk}  # already in the base: a no-op for the reasoner
@@ -1073,11 +1140,13 @@ class TenantStore:
                 parts = (q.subject, q.predicate, q.object)
                 if not in_asserted_after(parts):
                     base_del.add(_desk_triple(q))
+            t0 = time.process_time()
             try:
                 delta = reasoner.apply(insert=base_ins, delete=base_del)
             except BaseException:
                 self._invalidate_reasoner()
                 raise
+            applied_s = time.process_time() - t0
             if st.inferred_in_sync:
                 ins_inf = set(delta.added)
                 rem_inf = set(delta.removed)
@@ -1129,6 +1198,8 @@ class TenantStore:
         st.gen = new_gen
         st.reasoner_gen = new_gen
         st.inferred_in_sync = True
+        if not txn.fresh_reasoner:
+            st.replay_s += applied_s  # what a process restoring the state file pays again for this commit
         if program is not None:
             self._factory = program[1] or _NoRules
             self._resolved = True
@@ -1137,8 +1208,6 @@ class TenantStore:
             )
             self._program_known = True
         self._remember_text(new_gen, text)
-        if st.save_pending:  # recomputed in this process and now in sync with the store: persist once
-            self._save_reasoner_state()
         commit = Commit(
             generation=new_gen,
             added=frozenset(added),
@@ -1416,6 +1485,7 @@ class TenantStore:
         it evicts). A no-op inside an operation of this thread."""
         if self._lock._depth:  # noqa: SLF001 - an operation of this thread holds it
             return
+        self._persist_state(wait=False)  # the reasoner goes: leave its state file current when that pays
         self._lock.close_files()
         self._st = _State()
         self._fresh = False
@@ -1469,19 +1539,28 @@ class TenantStore:
         return cls(path, **kwargs)
 
     def close(self) -> None:
-        """Write the reasoner state when it moved (see :meth:`_save_reasoner_state`),
-        drop the mirror and reasoner and close the lock file."""
-        if (not self._gone and self._lock.mode != "none" and self._st.reasoner is not None
-                and self._st.saved_gen != self._st.reasoner_gen):
-            try:
-                with self._lock.hold(exclusive=False):
-                    if self._st.mirror is not None and self._fresh:
-                        self._save_reasoner_state()
-            except ReckonError:
-                pass
+        """Write the reasoner state when that pays (:meth:`_persist_state`), drop the
+        mirror and reasoner and close the lock file."""
+        self._persist_state(wait=True)
         self._st = _State()
         self._lock.close()
         self._backend.close()
+
+
+_LIVE: weakref.WeakSet[TenantStore] = weakref.WeakSet()
+"""Stores of this process that hold a reasoner (restored or computed here)."""
+
+
+@atexit.register
+def _save_at_exit() -> None:
+    """A process that exits without closing its tenants (a CLI command, a script) still
+    leaves the reasoner state file current when that pays: each store this process
+    lingers on is released as an idle one (:meth:`TenantStore._persist_state`)."""
+    for store in list(_LIVE):
+        try:
+            store._persist_state(wait=False)  # noqa: SLF001
+        except Exception:  # noqa: BLE001, S110 - an optimisation must never fail an exit
+            pass
 
 
 EXPORT_VERSION = 2
