@@ -319,3 +319,26 @@ def test_a_single_write_process_leaves_a_usable_file(make_store, tmp_path):
         assert got == want
     finally:
         other.close()
+
+
+def test_prefill_lists_what_a_store_read_gives_while_another_service_writes(make_store, no_idle_save):
+    from reckon.memory.models import Principal
+
+    st = make_store("acme")
+    a = MemoryService(st)
+    fill(a, "x")
+    carol = Principal(person="carol")
+    a.remember(principal=carol, **pref(label="Carol one", content="hotel"))
+    b = MemoryService(st)
+    b.remember(principal=ANN, **pref(label="Ann fresh", content="india"))  # one group read cold
+    assert b.peers.current.cold == 1
+    fill(a, "y")  # another service's commits after b's index: brought forward by the prefill
+    assert b.peers.prefill() == 4  # bob, carol, the operator, company (ann's was listed)
+    idx = b.peers.current
+    assert idx.cold == 5 and {g[1].value.rsplit(":", 1)[-1] for g in idx.built if len(g) == 2 and not isinstance(g[1], frozenset)} == {"ann", "bob", "carol", "olga"}
+    assert b.peers.prefill() == 0
+    a.remember(principal=BOB, **pref(label="Bob z", content="juliett"))
+    got, want = listed(b)
+    assert got == want and b.peers.current.cold == 6  # only the team group (not prefilled) read cold
+    assert b.remember(principal=carol, **pref(label="carol ONE", content="again")).label == "carol ONE"
+    assert len([m for m in b.memories() if m.owner == "carol"]) == 1  # dedup through the prefilled group

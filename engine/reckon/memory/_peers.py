@@ -59,6 +59,9 @@ SAVE_EVERY = 1.0
 save encodes the groups changed since the last: ~10-20 ms at 10k memories, under
 :attr:`PeerCache.guard`, so never inside a user's write); asked for when a group was read
 cold, or when the file is half of :data:`SAVE_BEHIND` generations behind."""
+PREFILL = True
+"""Whether the idle saver lists every person's group (:meth:`PeerCache.prefill`) before
+it saves."""
 SAVE_AT_MOST = 30.0
 """Seconds after which the saver writes even though the write path never went idle."""
 SAVE_BEHIND = 64
@@ -508,6 +511,50 @@ class PeerCache:
         self._saver = threading.Thread(target=self._idle_save, name="reckon-peer-save", daemon=True)
         self._saver.start()
 
+    def prefill(self) -> int:
+        """List every person's user group and the company group not listed yet, one
+        group per store snapshot (a write of this process waits at most one group's
+        read; a write from this process in between is seen: each group is read at the
+        index's generation, brought forward first). Stops as soon as the write path is
+        used again or the cache is closed. Results are exactly a cold read's (the same
+        :meth:`group` call). Returns the number of groups listed.
+
+        Called by the idle saver, so that the file it writes next lists the tenant's
+        groups and a later process (a CLI write, a server's first request for a
+        person) lists its group from the file instead of reading it from the store.
+        """
+        store = self.svc.store
+        if getattr(store, "snapshot", None) is None or getattr(store, "generation", None) is None:
+            return 0
+        with store.snapshot() as view:
+            people = [q.subject for q in view.quads(None, R.A, R.PERSON, R.MEMORIES)]
+        keys: list[tuple[str, str | None]] = [("company", None)]
+        for iri in people:
+            if isinstance(iri, NamedNode):
+                slug = R.slug_of(iri.value)
+                if self.svc._person(slug) == iri:
+                    keys.append(("user", slug))
+        start, done = self.last_use, 0
+        for scope, owner in keys:
+            if self._closed or self.last_use != start:
+                break  # the write path is busy again: fill later
+            with store.snapshot() as view, self.guard:
+                idx = self.current
+                if idx is not None and idx.unsaved:
+                    break
+                g = (R.SCOPE_IRI[scope], self.svc._person(owner)) if owner is not None else (R.SCOPE_IRI[scope],)
+                if idx is not None and (idx.complete or g in idx.built or g in idx.saved):
+                    continue
+                self.svc._tl.txn = _ViewOnly(view)
+                try:
+                    self.group(scope, owner, [])
+                    done += 1
+                finally:
+                    self.svc._tl.txn = None
+                    self.last_use = start  # not the write path's use
+            time.sleep(0.001)  # let a waiting write in between two groups
+        return done
+
     def _idle_save(self) -> None:
         start = time.perf_counter()
         while not self._closed:
@@ -516,17 +563,18 @@ class PeerCache:
                 time.sleep(min(wait, 0.25))
                 continue
             try:
+                if wait <= 0 and PREFILL:
+                    self.prefill()
                 self.flush()
             except Exception:  # noqa: BLE001 - a cache: never let the saver break the process
                 log.warning("saving the peer index failed", exc_info=True)
             return
 
     def close(self) -> None:
-        """Save the index if :meth:`due` and stop the idle saver (``Tenant.close``)."""
-        try:
-            self.flush()
-        finally:
-            self._closed = True
+        """Stop the idle saver (a prefill stops at its next group) and save the index if
+        :meth:`due` (``Tenant.close``)."""
+        self._closed = True
+        self.flush()
 
     def record(self, commit: Any) -> None:
         """Remember a commit of the service's own (``commit.generation`` an int)."""
@@ -783,9 +831,20 @@ class PeerCache:
         return nodes
 
 
+class _ViewOnly:
+    """A read-only stand-in for the write path's transaction (its ``view``), for the
+    prefill's snapshot."""
+
+    __slots__ = ("view",)
+
+    def __init__(self, view: Any) -> None:
+        self.view = view
+
+
 def _flush_at_exit(ref: weakref.ref[PeerCache]) -> None:
     cache = ref()
     if cache is not None and not cache._closed:  # noqa: SLF001
+        cache._closed = True  # noqa: SLF001 - a prefill stops at its next group
         try:
             cache.flush()
         except Exception:  # noqa: BLE001 - at exit: a cache, never an error
