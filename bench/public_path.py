@@ -4,7 +4,9 @@ another on the same tenants, printed as ONE table (measured value, target, met o
 missed, the peer beside it as a ratio, the load average before and after each part).
 
 Rows: ``Tenant.remember`` p50/p95 at 1k and 10k memories (target p50 <= 5 ms at 10k) and
-its first call in a fresh process (target < 1 s at 10k); ``Tenant.context`` with a
+a fresh process's first ``remember`` / ``search`` / ``context`` (``import reckon.api`` +
+open + the call, all of which the user's process pays; target < 1 s at 10k);
+``Tenant.context`` with a
 conversation (target p95 <= 20 ms at 10k); ``Tenant.search`` (target p95 <= 30 ms at
 10k); a big tenant (100k memories, only with ``--big-data``: flat or logarithmic in
 tenant size); ``reckon remember`` / ``search`` / ``bundle`` wall time as fresh processes
@@ -272,11 +274,13 @@ def print_table(args: argparse.Namespace, res: dict[int, dict[str, Any]], big: d
     for n, r in res.items():
         f = r["b"]["fresh"]
         ops = ("remember", "search", "context")
-        worst = max(f[op]["open_s"] + f[op][op + "_s"] for op in ops)
-        row(f"fresh process at {n:,}: open + first call (after `import reckon.api`)",
-            ", ".join(f"{op} {f[op]['open_s']:.2f} + {f[op][op + '_s']:.2f} s" for op in ops)
-            + f"; import reckon.api {f['remember']['import_s']:.2f} s; RSS {f['remember']['rss_mb']:.0f} MB",
-            "< 1 s at 10k", worst < 1 if n >= 10_000 else None, "", r["bload"])
+        # the user's process pays all of it: `import reckon.api`, the open and the call
+        total = {op: f[op]["import_s"] + f[op]["open_s"] + f[op][op + "_s"] for op in ops}
+        row(f"fresh process at {n:,}: `import reckon.api` + open + first call",
+            ", ".join(f"{op} {f[op]['import_s']:.2f} + {f[op]['open_s']:.2f} + {f[op][op + '_s']:.2f} = "
+                      f"{total[op]:.2f} s" for op in ops)
+            + f"; RSS {f['remember']['rss_mb']:.0f} MB",
+            "< 1 s at 10k", max(total.values()) < 1 if n >= 10_000 else None, "", r["bload"])
     for n, r in res.items():
         x = r["b"]["ctx"]
         row(f"`Tenant.context` (conversation) at {n:,}",

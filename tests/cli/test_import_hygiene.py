@@ -85,3 +85,61 @@ def test_ranking_commands_load_the_torch_free_runtime(tmp_path: Path) -> None:
     assert code == 0 and out.startswith("# Memory context for dana (tenant acme)"), out  # importance 3: not preloaded
     assert not set(SERVING) & {m.split(".")[0] for m in mods} and "torch" not in mods, mods
     assert "rdflib" not in {m.split(".")[0] for m in mods}, mods
+
+
+_API = """
+import json, sys
+from reckon.api import Engine, Principal
+import reckon.memory.models as mm
+from reckon.store import query_guard
+e = Engine(sys.argv[1])
+who = Principal(person="dana")
+if sys.argv[2] == "create":
+    e.create_tenant("acme")
+else:
+    t = e.tenant("acme")
+    {{"remember": lambda: t.remember(kind="preference", scope="user", importance=3, source="agent_tool", principal=who,
+                                    label="Headline length", content="Keep ad headlines under 40 characters"),
+     "search": lambda: t.search("headline length", principal=who),
+     "context": lambda: t.context(who, "how long may a headline be?")}}[sys.argv[2]]()
+lexer = sys.modules.get("reckon.datalog._lexer")
+print(json.dumps({{
+    "modules": sorted(m for m in {lazy!r} if m in sys.modules),
+    "built": sorted(n for n in {deferred!r} if getattr(mm, n).__pydantic_complete__),
+    "patterns": sorted(query_guard._RX),
+    "lexer": lexer is not None and lexer._MASTER_RE is not None,
+}}))
+"""
+# what a fresh process's first remember / search / context never needs
+LAZY = ("reckon.business.models", "reckon.schema.loader", "rdflib", "pyshacl", "regex")
+DEFERRED = ("MemoryPatch", "Revision", "HistoryEntry", "Conflict")  # pydantic models built on first use
+
+
+def test_a_fresh_process_first_call_builds_only_what_it_needs(tmp_path: Path) -> None:
+    """``import reckon.api`` and the first ``remember`` / ``search`` / ``context`` of a
+    fresh process import no business-data model, build no pydantic model they do not
+    validate with, compile no SPARQL token pattern for prefixed names and parse no rule
+    file (the tenant's checked program comes from the cache the creating process wrote)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO / "engine"), "RECKON_EMBEDDER": "hashing",
+           "RECKON_CACHE_DIR": str(tmp_path / "cache")}
+    code = _API.format(lazy=LAZY, deferred=DEFERRED)
+
+    def run(op: str) -> dict[str, object]:
+        p = subprocess.run([sys.executable, "-c", code, str(tmp_path / "data"), op], capture_output=True, text=True,
+                           env=env, timeout=300)
+        assert p.returncode == 0, p.stderr[-3000:]
+        return json.loads(p.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+    created = run("create")
+    assert created["lexer"] is True  # a cold cache: the shipped rule files were parsed
+    for op in ("remember", "search", "context"):
+        got = run(op)
+        # the `regex` module (XPath regular expressions) only when a rule evaluates one
+        assert got["modules"] == (["regex"] if op == "remember" else []) and got["built"] == [], (op, got)
+        assert got["lexer"] is False, op
+        assert "pname" not in got["patterns"], (op, got)  # no query with a prefixed name was checked
+    # what was made lazy is still there when asked for
+    p = subprocess.run([sys.executable, "-c", "from reckon.api import KpiInput, SpendInput; "
+                        "from reckon.business import parse_model; print(KpiInput.__name__, parse_model.__name__)"],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert p.stdout.split() == ["KpiInput", "parse_model"], p.stderr[-2000:]

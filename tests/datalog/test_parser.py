@@ -169,6 +169,19 @@ def test_head_blank_nodes_and_collections() -> None:
     assert other != b  # labels are scoped per rule
 
 
+def test_blank_nodes_are_named_by_the_document_so_a_parse_is_reproducible() -> None:
+    text = P + "DATA { _:d :p [ :q 1 ] . _:d :r _:e }\nRULE { _:b :p ?c . [] :q ?c } WHERE { ?c :p ?x }\n"
+    one, again = parse_srl(text, file="a.srl"), parse_srl(text, file="a.srl")
+    assert one == again  # the same document: the same rule set, blank nodes included
+    bnodes = {t for tr in one.data for t in (tr.subject, tr.object) if isinstance(t, BlankNode)}
+    bnodes |= {t for tp in one.rules[0].head for t in (tp.s, tp.o) if isinstance(t, BlankNode)}
+    assert len(bnodes) == 5  # _:d, [ ... ], _:e in DATA; _:b, [] in the head: all distinct
+    for other in (parse_srl(text, file="b.srl"), parse_srl(text, file="a.srl", base="http://example/base/"),
+                  parse_srl(text + "# edited\n", file="a.srl")):
+        theirs = {t for tr in other.data for t in (tr.subject, tr.object) if isinstance(t, BlankNode)}
+        assert theirs and not theirs & bnodes  # another document never shares one
+
+
 # --- paths, reification ----------------------------------------------------------------
 
 

@@ -16,17 +16,6 @@ from pyoxigraph import Literal, NamedNode, Triple
 
 from reckon import vocab as V
 from reckon._errors import InvalidInput
-from reckon.api._models import (
-    AccountInput,
-    KpiInput,
-    ParticipantInput,
-    PersonInput,
-    ProjectInput,
-    SpendInput,
-    SubscriptionInput,
-    TeamInput,
-    parse_model,
-)
 from reckon.api._neighbours import NeighboursMixin
 from reckon.business import writers as B
 from reckon.memory.models import HistoryEntry, Kind, Memory, Principal, PropertyValue, Scope, Source
@@ -330,6 +319,8 @@ class Tenant(NeighboursMixin):
             not a finite decimal below 1e15 in magnitude with at most 18 fractional
             digits, or a naive ``as_of``.
         """
+        from reckon.business.models import KpiInput, parse_model
+
         k = parse_model(KpiInput, metric=metric, value=value, platform=platform, period=period, as_of=as_of)
         when = k.as_of or datetime.now().astimezone()
         with self.store.transaction() as txn:
@@ -358,6 +349,8 @@ class Tenant(NeighboursMixin):
         :raises InvalidInput: for an unknown platform / period, an amount out of that
             range, a naive ``as_of`` or a currency that is not three upper-case letters.
         """
+        from reckon.business.models import SpendInput, parse_model
+
         sp = parse_model(SpendInput, platform=platform, amount=amount, period=period,
                          period_start=period_start, currency=currency, as_of=as_of)
         with self.store.transaction() as txn:
@@ -370,6 +363,8 @@ class Tenant(NeighboursMixin):
 
         :raises InvalidInput: for an unknown platform or an empty id.
         """
+        from reckon.business.models import AccountInput, parse_model
+
         a = parse_model(AccountInput, platform=platform, account_id=account_id, name=name)
         with self.store.transaction() as txn:
             B.write_account(txn, self.id, platform=a.platform, account_id=a.account_id, name=a.name)
@@ -381,6 +376,8 @@ class Tenant(NeighboursMixin):
         :param status: an mk:SubscriptionStatus: active, trial, past_due, cancelled.
         :raises InvalidInput: for an unknown status or negative seats.
         """
+        from reckon.business.models import SubscriptionInput, parse_model
+
         s = parse_model(SubscriptionInput, plan=plan, status=status, seats=seats)
         with self.store.transaction() as txn:
             B.write_subscription(txn, self.id, plan=s.plan, status=s.status, seats=s.seats)
@@ -439,6 +436,8 @@ class Tenant(NeighboursMixin):
 
     def add_team(self, team_id: str, name: str | None = None) -> NamedNode:
         """Add (or rename) a team; returns its IRI."""
+        from reckon.business.models import TeamInput, parse_model
+
         t = parse_model(TeamInput, team_id=team_id, name=name)
         with self.store.transaction() as txn:
             node = B.write_team(txn, self.id, t.team_id, t.name)
@@ -447,6 +446,8 @@ class Tenant(NeighboursMixin):
     def add_person(self, person_id: str, name: str | None = None, teams: list[str] | None = None) -> NamedNode:
         """Add (or rename) a person, creating the named teams if needed and making the
         person a member (``team rk:member person``); returns the person's IRI."""
+        from reckon.business.models import PersonInput, parse_model
+
         p = parse_model(PersonInput, person_id=person_id, name=name, teams=list(teams or []))
         with self.store.transaction() as txn:
             node = B.write_person(txn, self.id, p.person_id, p.name, p.teams)
@@ -459,6 +460,8 @@ class Tenant(NeighboursMixin):
 
         :raises InvalidInput: for an empty id or member id.
         """
+        from reckon.business.models import ProjectInput, parse_model
+
         p = parse_model(ProjectInput, project_id=project_id, name=name, members=members if members is not None else [])
         with self.store.transaction() as txn:
             node = B.write_project(txn, self.id, p.project_id, p.name, p.members)
@@ -466,6 +469,8 @@ class Tenant(NeighboursMixin):
 
     def remove_project_member(self, project_id: str, person_id: str) -> NamedNode:
         """Remove ``person_id`` from a project's members (they no longer read its memories)."""
+        from reckon.business.models import ProjectInput, parse_model
+
         p = parse_model(ProjectInput, project_id=project_id, members=[person_id])
         with self.store.transaction() as txn:
             node = B.remove_project_member(txn, self.id, p.project_id, person_id)
@@ -479,6 +484,8 @@ class Tenant(NeighboursMixin):
 
         :raises InvalidInput: for an empty conversation or person id.
         """
+        from reckon.business.models import ParticipantInput, parse_model
+
         p = parse_model(ParticipantInput, conversation=conversation, person_id=person_id)
         with self.store.transaction() as txn:
             node = B.write_participant(txn, self.id, p.conversation, p.person_id)

@@ -4,15 +4,19 @@ and the writers that turn them into the tenant's BUSINESS triples
 ``reckon.loaders``; imports only ``reckon.store`` and ``reckon.vocab``.
 """
 
-from reckon.business.models import (
-    AccountInput,
-    KpiInput,
-    PersonInput,
-    SpendInput,
-    SubscriptionInput,
-    TeamInput,
-    parse_model,
-)
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from reckon.business.models import (
+        AccountInput,
+        KpiInput,
+        PersonInput,
+        SpendInput,
+        SubscriptionInput,
+        TeamInput,
+        parse_model,
+    )
 
 __all__ = [
     "AccountInput",
@@ -23,3 +27,13 @@ __all__ = [
     "TeamInput",
     "parse_model",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The input models, imported on first use (PEP 562): ``reckon.business.writers``
+    and a first memory write need no pydantic model of business data."""
+    if name in __all__:
+        from reckon.business import models
+
+        return getattr(models, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

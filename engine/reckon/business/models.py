@@ -73,7 +73,7 @@ def _utc(value: datetime) -> datetime:
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True, defer_build=True)
 
 
 class KpiInput(_Model):

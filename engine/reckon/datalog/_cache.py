@@ -8,6 +8,11 @@ in memory (per process) and on disk (shared by processes):
 
 * **parsed files** — ``loader`` keys a parsed rule file by a digest of its path, format
   and text; the entry is the pickled :class:`~reckon.datalog.model.RuleSet`;
+* **checked programs** — ``reckon.schema.program`` keys a tenant's merged, checked rule
+  program by a digest of everything its parse reads (module names and order, each rule
+  file's path, format, base IRI and text, and the merging code); the entry is the
+  pickled ``RuleSet``, stored only after it passed the check, so a fresh process opening
+  a tenant neither parses nor checks its stored program again;
 * **strata** — the result of :func:`~reckon.datalog.stratify.check_program`, as rule
   indices, keyed by the *program digest* (a digest of the rule set's rules, ``DATA``
   triples and base IRI, as text);
@@ -46,7 +51,10 @@ from pathlib import Path
 from types import CodeType
 from typing import Any
 
-__all__ = ["ProgramCache", "cache_dir", "fingerprint", "load_parsed", "program_cache", "store_parsed"]
+__all__ = [
+    "ProgramCache", "cache_dir", "fingerprint", "load_checked", "load_parsed", "program_cache", "store_checked",
+    "store_parsed",
+]
 
 FORMAT = 2
 """Version of the on-disk layout."""
@@ -190,6 +198,45 @@ def store_parsed(path: str, fmt: str, text: str, ruleset: Any) -> None:
     except Exception:  # noqa: BLE001 - a rule set that does not pickle is just not cached
         return
     _write(f"{key}.parsed", payload)
+
+
+# -- checked programs -------------------------------------------------------------------
+
+_checked: dict[str, Any] = {}
+
+
+def load_checked(key: str) -> Any | None:
+    """The cached checked ``RuleSet`` stored under ``key`` by :func:`store_checked`, or
+    ``None`` (not cached, disabled, or the entry is damaged: its SHA-256 does not match,
+    it does not unpickle, or it is not a ``RuleSet``)."""
+    from reckon.datalog.model import RuleSet
+
+    name = _digest("checked", key)
+    got = _checked.get(name)
+    if got is not None:
+        return got
+    data = _read(f"{name}.checked")
+    if data is None:
+        return None
+    try:
+        got = pickle.loads(data)
+    except Exception:  # noqa: BLE001 - a corrupted entry is rebuilt
+        return None
+    if not isinstance(got, RuleSet):
+        return None
+    _checked[name] = got
+    return got
+
+
+def store_checked(key: str, ruleset: Any) -> None:
+    """Remember a rule program that passed ``check_program`` under ``key`` (memory and disk)."""
+    name = _digest("checked", key)
+    _checked[name] = ruleset
+    try:
+        payload = pickle.dumps(ruleset, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # noqa: BLE001 - a rule set that does not pickle is just not cached
+        return
+    _write(f"{name}.checked", payload)
 
 
 # -- programs ---------------------------------------------------------------------------

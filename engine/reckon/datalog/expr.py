@@ -70,10 +70,20 @@ from reckon.datalog import _datatypes as _DTS
 from reckon.datalog import _xsd as X
 from reckon.datalog.model import Call, Expr, GroundTerm, TripleTermPattern
 
-try:  # the `regex` module understands \p{..} classes; plain `re` is the fallback
-    import regex as _re_engine  # type: ignore[import-untyped]
-except ImportError:  # pragma: no cover - depends on the environment
-    _re_engine = re
+_RE_ENGINE: list[Any] = []
+
+
+def _re_engine() -> Any:
+    """The regular-expression module, imported on first use (~20 ms; a process that
+    evaluates no REGEX / REPLACE / sh:pattern never pays it): the `regex` module, which
+    understands ``\\p{..}`` classes, or plain ``re`` as the fallback."""
+    if not _RE_ENGINE:
+        try:
+            import regex as engine  # type: ignore[import-untyped]
+        except ImportError:  # pragma: no cover - depends on the environment
+            engine = re
+        _RE_ENGINE.append(engine)
+    return _RE_ENGINE[0]
 
 __all__ = [
     "EvalContext",
@@ -1287,7 +1297,7 @@ def _regex(pattern: str, flags: str) -> Any:
     else:
         translated = _translate_xpath_regex(pattern, "x" in flags, "m" in flags, "s" in flags)
     try:
-        return _re_engine.compile(translated, fl)
+        return _re_engine().compile(translated, fl)
     except Exception as e:  # re.error / regex.error
         raise _err(f"invalid regular expression {pattern!r}: {e}") from None
 
@@ -1343,7 +1353,7 @@ def _translate_xpath_regex(p: str, strip_ws: bool, multiline: bool, dotall: bool
                 j = p.find("}", i)
                 if j < 0:
                     raise _err("bad \\p escape")
-                if _re_engine is re:
+                if _re_engine() is re:
                     raise _err("\\p{..} classes need the `regex` module")
                 prop = p[i + 3:j]
                 if prop.startswith("Is"):  # XPath block escape \p{IsBasicLatin}

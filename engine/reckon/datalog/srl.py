@@ -161,6 +161,8 @@ class TermParser:
         self._data_bnodes: dict[str, BlankNode] = {}
         self._anon = 0
         self._paths = 0
+        self._bnode_prefix = ""
+        self._bnodes_made = 0
         for t in self.toks:
             if t.kind == "ERROR":
                 self.diag("SRL001", f"unexpected character {t.value!r}", t)
@@ -366,12 +368,25 @@ class TermParser:
                 v = self._bnode_vars[label] = _bn_var(label)
             return v
         if label is None:
-            return BlankNode()
+            return self._new_bnode()
         table = self._head_bnodes if self.mode == "head" else self._data_bnodes
         b = table.get(label)
         if b is None:
-            b = table[label] = BlankNode()
+            b = table[label] = self._new_bnode()
         return b
+
+    def _new_bnode(self) -> BlankNode:
+        """A blank node named deterministically: a digest of the document (file, base
+        IRI, text) and a counter, so the same text always parses to the same rule set
+        (a DATA block's blank nodes are the same in every process, and a cached parse is
+        exactly a re-parse) while two documents never share one."""
+        if not self._bnode_prefix:
+            import hashlib
+
+            doc = f"{self.file}\0{self.base}\0{self.text}".encode("utf-8", "surrogatepass")
+            self._bnode_prefix = "r" + hashlib.sha256(doc).hexdigest()[:20]
+        self._bnodes_made += 1
+        return BlankNode(f"{self._bnode_prefix}b{self._bnodes_made}")
 
     def fresh_path_var(self) -> Variable:
         self._paths += 1

@@ -138,7 +138,7 @@ class Principal(BaseModel):
         or ids with U+0000 or lone surrogates.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     person: str = Field(min_length=1)
     teams: list[str] = Field(default_factory=list)
@@ -220,7 +220,7 @@ class MemoryInput(BaseModel):
     and are required for them.
     """
 
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=False)
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=False, defer_build=True)
 
     kind: Kind
     scope: Scope
@@ -295,7 +295,7 @@ class MemoryPatch(BaseModel):
         immutable, invalid, or a required field is set to ``None``.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     kind: Kind | None = None
     importance: int | None = Field(default=None, ge=1, le=5)
@@ -346,7 +346,7 @@ class Memory(BaseModel):
     binary float rounds it. Writers take a number or such a string.
     """
 
-    model_config = ConfigDict(frozen=False)
+    model_config = ConfigDict(frozen=False, defer_build=True)
 
     id: str
     iri: str
@@ -382,6 +382,8 @@ class Memory(BaseModel):
 class Revision(BaseModel):
     """The label and content a memory had before an in-place update replaced them."""
 
+    model_config = ConfigDict(defer_build=True)
+
     label: str
     content: str | None
     revised_at: datetime | None
@@ -397,6 +399,8 @@ class HistoryEntry(BaseModel):
     earlier label and content of in-place updates (edits and dedup restatements),
     oldest first; the current ones are ``label`` / ``content``.
     """
+
+    model_config = ConfigDict(defer_build=True)
 
     id: str
     label: str | None
@@ -421,6 +425,8 @@ class Conflict(BaseModel):
     ``conflict_id`` is a digest of the normalised newcomer and the candidate ids, so a
     confirmation is only accepted for the same write against the same candidates.
     """
+
+    model_config = ConfigDict(defer_build=True)
 
     conflict_id: str
     label: str

@@ -382,7 +382,22 @@ def _parse_schema(module: Module) -> tuple[frozenset[Triple], dict[NamedNode, li
 # ------------------------------------------------------------------------------------
 
 _RULESETS: dict[str, Any] = {}
+"""Checked rule programs of this process, by :meth:`Program.ruleset_key`."""
 _RULESETS_LOCK = threading.Lock()
+_SOURCE_DIGEST: list[str] = []
+
+
+def _source_digest() -> str:
+    """SHA-256 of this module's source (part of every cached rule program's key)."""
+    if not _SOURCE_DIGEST:
+        try:
+            data = Path(__file__).read_bytes()
+        except OSError:  # pragma: no cover - run from a zip: key by the version only
+            import reckon
+
+            data = reckon.__version__.encode()
+        _SOURCE_DIGEST.append(hashlib.sha256(data).hexdigest())
+    return _SOURCE_DIGEST[0]
 
 
 @dataclass(frozen=True, eq=False)
@@ -432,14 +447,32 @@ class Program:
     # -- rules -----------------------------------------------------------------------
     def ruleset(self) -> Any:
         """The merged, checked rule program (``RuleSet``), or ``None`` without rule
-        files. Cached per program digest for the life of the process.
+        files. Cached for the life of the process, and on disk for the next process
+        (``reckon.datalog._cache``: "checked programs", keyed by :meth:`ruleset_key`;
+        an entry is written only after the check passed, and a damaged one is ignored).
 
         :raises RuleError: a rule file does not parse, or the merged program is not
             well-formed or not stratifiable (every problem listed).
         """
+        key = self.ruleset_key()
         with _RULESETS_LOCK:
-            if self.digest in _RULESETS:
-                return _RULESETS[self.digest]
+            if key in _RULESETS:
+                return _RULESETS[key]
+        if not any(f.kind == "rules" for m in self.modules for f in m.files):
+            merged = None
+        else:
+            from reckon.datalog import _cache
+
+            merged = _cache.load_checked(key)
+            if merged is None:
+                merged = self._parse_rules()
+                _cache.store_checked(key, merged)
+        with _RULESETS_LOCK:
+            _RULESETS[key] = merged
+        return merged
+
+    def _parse_rules(self) -> Any:
+        """Parse, merge and check the rule files (no cache); ``None`` without rules."""
         from reckon.datalog.stratify import check_program
 
         parts = [rs for rs in (m.ruleset() for m in self.modules) if rs is not None]
@@ -449,9 +482,23 @@ class Program:
             for p in parts[1:]:
                 merged = merged + p
             check_program(merged)
-        with _RULESETS_LOCK:
-            _RULESETS[self.digest] = merged
         return merged
+
+    def ruleset_key(self) -> str:
+        """Digest of everything :meth:`ruleset` reads: the code that parses and merges
+        (this module's source; the rule parser's is in the cache's engine fingerprint),
+        the modules in program order and each rule file's path, base IRI and text.
+        Unlike :attr:`digest` it depends on the order and the base IRIs."""
+        return self._ruleset_key
+
+    @cached_property
+    def _ruleset_key(self) -> str:
+        h = hashlib.sha256(_source_digest().encode())
+        for m in self.modules:
+            rules = [[f.path, f.base, f.text] for f in m.files if f.kind == "rules"]
+            h.update(json.dumps([m.name, rules], ensure_ascii=False).encode("utf-8", "surrogatepass"))
+            h.update(b"\0")
+        return h.hexdigest()
 
     def reasoner_factory(self, *, refuse_inconsistent: bool = False) -> Any:
         """A factory of empty reasoners for the rule program, with the store's term

@@ -155,24 +155,38 @@ _PN_LOCAL = (
 )
 _VARNAME = rf"[{_PN_CHARS_U}0-9][{_PN_CHARS_U}0-9\u00b7\u0300-\u036f\u203f-\u2040]*"
 
-_RX = {
-    "ws": re.compile(r"[ \t\r\n]+"),
-    "comment": re.compile(r"#[^\r\n]*"),
-    "iri": re.compile(rf"<(?:[^<>\"{{}}|^`\\\x00-\x20]|{_UCHAR})*>"),
+_RX_SOURCES: dict[str, tuple[str, int]] = {
+    "ws": (r"[ \t\r\n]+", 0),
+    "comment": (r"#[^\r\n]*", 0),
+    "iri": (rf"<(?:[^<>\"{{}}|^`\\\x00-\x20]|{_UCHAR})*>", 0),
     # Strings: any backslash pair is taken as one escape (a superset of ECHAR / UCHAR:
     # an invalid escape makes pyoxigraph refuse the whole query, so it hides nothing).
-    "slong2": re.compile(r'"""[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*"""', re.DOTALL),
-    "slong1": re.compile(r"'''[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*'''", re.DOTALL),
-    "s2": re.compile(r'"[^"\\\n\r]*(?:\\[^\n\r][^"\\\n\r]*)*"'),
-    "s1": re.compile(r"'[^'\\\n\r]*(?:\\[^\n\r][^'\\\n\r]*)*'"),
-    "bnode": re.compile(rf"_:[{_PN_CHARS_U}0-9](?:[{_PN_CHARS}.]*[{_PN_CHARS}])?"),
-    "pname": re.compile(rf"(?:{_PN_PREFIX})?:(?:{_PN_LOCAL})?"),
-    "var": re.compile(rf"[?$]{_VARNAME}"),
-    "lang": re.compile(r"@[a-zA-Z]+(?:-[a-zA-Z0-9]+)*(?:--[a-zA-Z]+)?"),
-    "num": re.compile(r"(?:[0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)(?:[eE][+-]?[0-9]+)?"),
-    "word": re.compile(r"[A-Za-z_][A-Za-z0-9_]*"),
-    "punct": re.compile(r"<<\(|\)>>|<<|>>|\{\||\|\}|\^\^|\|\||&&|!=|<=|>=|[(){}\[\],;.=<>!+\-*/|^~?]"),
+    "slong2": (r'"""[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*"""', re.DOTALL),
+    "slong1": (r"'''[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*'''", re.DOTALL),
+    "s2": (r'"[^"\\\n\r]*(?:\\[^\n\r][^"\\\n\r]*)*"', 0),
+    "s1": (r"'[^'\\\n\r]*(?:\\[^\n\r][^'\\\n\r]*)*'", 0),
+    "bnode": (rf"_:[{_PN_CHARS_U}0-9](?:[{_PN_CHARS}.]*[{_PN_CHARS}])?", 0),
+    "pname": (rf"(?:{_PN_PREFIX})?:(?:{_PN_LOCAL})?", 0),
+    "var": (rf"[?$]{_VARNAME}", 0),
+    "lang": (r"@[a-zA-Z]+(?:-[a-zA-Z0-9]+)*(?:--[a-zA-Z]+)?", 0),
+    "num": (r"(?:[0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)(?:[eE][+-]?[0-9]+)?", 0),
+    "word": (r"[A-Za-z_][A-Za-z0-9_]*", 0),
+    "punct": (r"<<\(|\)>>|<<|>>|\{\||\|\}|\^\^|\|\||&&|!=|<=|>=|[(){}\[\],;.=<>!+\-*/|^~?]", 0),
 }
+
+
+class _Patterns(dict[str, "re.Pattern[str]"]):
+    """The token patterns by kind, each compiled on its first use (compiling them all
+    costs ~30 ms, mostly the Unicode classes of prefixed names, paid by every process
+    that imports the store even when it never checks a query)."""
+
+    def __missing__(self, kind: str) -> re.Pattern[str]:
+        rx, flags = _RX_SOURCES[kind]
+        got = self[kind] = re.compile(rx, flags)
+        return got
+
+
+_RX = _Patterns()
 #: Which token kinds may start at a character (tried in order: the first that matches
 #: wins, as the grammar's longest-match terminals require here).
 _BY_FIRST: dict[str, tuple[str, ...]] = {
