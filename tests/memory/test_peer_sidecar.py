@@ -78,6 +78,7 @@ def sidecar(store: TenantStore) -> Path:
 @pytest.fixture
 def saving(monkeypatch):
     monkeypatch.setattr(_peers, "SAVE_EVERY", 0.0)
+    monkeypatch.setattr(_peers, "PREFILL", False)  # these tests count the groups read cold
 
 
 def test_saved_index_equals_a_store_read_in_another_service_and_process(make_store, tmp_path, saving):
