@@ -42,6 +42,7 @@ def test_dedup_matches_the_oracle_across_engines_and_the_saved_index(engine: Eng
     ops_principal = Principal.operator(person="ops")
     for person, label, where in ops:
         if where == "fresh":  # a new engine: its first write for a group reads the saved index
+            tenants["same"].close()  # saves the file (a write never does)
             tenants["same"] = Engine(engine.data_dir).tenant(tid)
         t = tenants["same"] if where != "other" else tenants.setdefault("other", Engine(engine.data_dir).tenant(tid))
         content = f"w{uuid.uuid4().hex}"  # no word shared with any other memory: no conflict

@@ -78,6 +78,7 @@ def sidecar(store: TenantStore) -> Path:
 @pytest.fixture
 def saving(monkeypatch):
     monkeypatch.setattr(_peers, "SAVE_EVERY", 0.0)
+    monkeypatch.setattr(_peers, "PREFILL", False)  # these tests count the groups read cold
 
 
 def test_saved_index_equals_a_store_read_in_another_service_and_process(make_store, tmp_path, saving):
@@ -209,15 +210,15 @@ def test_sigkill_between_commit_and_file_write_loses_nothing(make_store, tmp_pat
         from reckon.memory.models import Principal
         from reckon.memory.service import MemoryService
         from reckon.store import TenantStore
-        _peers.SAVE_EVERY = 0.0
+        _peers.SAVE_EVERY = _peers.SAVE_AT_MOST = 3600.0  # no idle save: the one at exit
         st = TenantStore({str(tmp_path / "acme")!r}, reasoner_factory=reasoner_factory(), linger=0)
         svc = MemoryService(st)
         m = svc.remember(principal=BOB, **pref(label="Bob killed", content="written then killed"))
         print(m.id, flush=True)
-        # a person the file has no group of: read from the store, so the next write saves
+        # a person the file has no group of: read from the store, so the process saves at exit
         svc.remember(principal=Principal(person="carol"), **pref(label="Carol acked", content="cold group"))
+        assert svc.peers.due(svc.peers.current)
         {hook}
-        svc.remember(principal=BOB, **pref(label="Bob never", content="never written"))
     """)
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=REPO)
     assert p.returncode == -signal.SIGKILL, p.stderr
@@ -227,7 +228,7 @@ def test_sigkill_between_commit_and_file_write_loses_nothing(make_store, tmp_pat
     try:
         b = MemoryService(other)
         labels = {m.label for m in b.memories()}
-        assert {"Bob killed", "Carol acked"} <= labels and "Bob never" not in labels
+        assert {"Bob killed", "Carol acked"} <= labels
         got, want = listed(b)
         assert got == want and acked in {m.rsplit(":", 1)[-1] for m in want[("user", "bob")]}
         assert b.remember(principal=BOB, **pref(label="bob KILLED", content="again")).id == acked  # dedup
@@ -235,3 +236,110 @@ def test_sigkill_between_commit_and_file_write_loses_nothing(make_store, tmp_pat
         other.close()
     leftovers = [x for x in os.listdir(sidecar(st).parent) if x != "index.bin"]
     assert all(x.endswith(".tmp") for x in leftovers)  # a torn temporary is never read
+
+
+@pytest.fixture
+def no_idle_save(monkeypatch):
+    monkeypatch.setattr(_peers, "SAVE_EVERY", 3600.0)
+    monkeypatch.setattr(_peers, "SAVE_AT_MOST", 3600.0)
+
+
+def test_a_write_never_saves_the_file_close_does(make_store, no_idle_save):
+    st = make_store("acme")
+    a = MemoryService(st)
+    fill(a, "x")
+    assert a.peers.current is not None and a.peers.current.cold == len(GROUPS)
+    assert not sidecar(st).exists()  # five writes, four cold groups: no save inside a write
+    a.peers.close()
+    assert sidecar(st).exists()
+    b = MemoryService(st)
+    got, want = listed(b)
+    assert got == want and sum(map(len, want.values())) == 5
+    assert b.peers.current.cold == 0  # every group from the file
+
+
+def test_a_failed_batch_is_never_saved(make_store, no_idle_save):
+    import threading
+
+    st = make_store("acme")
+    a = MemoryService(st)
+    fill(a, "x")
+    saver: list[threading.Thread] = []
+
+    def boom(txn) -> None:
+        # another thread saves as soon as this transaction lets go of the index
+        saver.append(threading.Thread(target=a.peers.flush))
+        saver[0].start()
+        raise RuntimeError("the batch fails after its items were listed")
+
+    forget = a.peers.invalidate
+
+    def late_invalidate() -> None:  # the saver runs in the window before the index is forgotten
+        saver[0].join()
+        forget()
+
+    a.peers.invalidate = late_invalidate  # type: ignore[method-assign]
+    items = [pref(label="Ann batch only", content="never committed"), pref(label="Ann x one", content="golf")]
+    with pytest.raises(RuntimeError):
+        a.remember_many(items, principal=ANN, within=boom)
+    saver[0].join()
+    assert "Ann batch only" not in {m.label for m in a.memories()}
+    if sidecar(st).exists():
+        assert b"Ann batch only" not in sidecar(st).read_bytes() and b"ann batch only" not in sidecar(st).read_bytes()
+    a.peers.close()
+    b = MemoryService(st)
+    got, want = listed(b)
+    assert got == want and sum(map(len, want.values())) == 5
+
+
+def test_a_single_write_process_leaves_a_usable_file(make_store, tmp_path):
+    st = make_store("acme")
+    fill(MemoryService(st), "x")
+    st.close()
+    code = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(REPO / "engine")!r}); sys.path.insert(0, {str(REPO)!r})
+        from tests.memory.conftest import ANN, reasoner_factory
+        from tests.memory.test_peer_sidecar import pref
+        from reckon.memory.service import MemoryService
+        from reckon.store import TenantStore
+        st = TenantStore({str(tmp_path / "acme")!r}, reasoner_factory=reasoner_factory(), linger=0)
+        m = MemoryService(st).remember(principal=ANN, **pref(label="Ann single", content="one write then exit"))
+        print(m.id)
+    """)  # exits without closing anything, as `reckon remember` does
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert p.returncode == 0, p.stderr
+    assert sidecar(st).exists()
+    other = TenantStore(tmp_path / "acme", reasoner_factory=reasoner_factory(), linger=0)
+    try:
+        b = MemoryService(other)
+        again = b.remember(principal=ANN, **pref(label="ann SINGLE", content="deduplicated"))
+        assert again.id == p.stdout.split()[-1]
+        assert b.peers.current is not None and b.peers.current.cold == 0  # the group from the file
+        got, want = listed(b)
+        assert got == want
+    finally:
+        other.close()
+
+
+def test_prefill_lists_what_a_store_read_gives_while_another_service_writes(make_store, no_idle_save):
+    from reckon.memory.models import Principal
+
+    st = make_store("acme")
+    a = MemoryService(st)
+    fill(a, "x")
+    carol = Principal(person="carol")
+    a.remember(principal=carol, **pref(label="Carol one", content="hotel"))
+    b = MemoryService(st)
+    b.remember(principal=ANN, **pref(label="Ann fresh", content="india"))  # one group read cold
+    assert b.peers.current.cold == 1
+    fill(a, "y")  # another service's commits after b's index: brought forward by the prefill
+    assert b.peers.prefill() == 4  # bob, carol, the operator, company (ann's was listed)
+    idx = b.peers.current
+    assert idx.cold == 5 and {g[1].value.rsplit(":", 1)[-1] for g in idx.built if len(g) == 2 and not isinstance(g[1], frozenset)} == {"ann", "bob", "carol", "olga"}
+    assert b.peers.prefill() == 0
+    a.remember(principal=BOB, **pref(label="Bob z", content="juliett"))
+    got, want = listed(b)
+    assert got == want and b.peers.current.cold == 6  # only the team group (not prefilled) read cold
+    assert b.remember(principal=carol, **pref(label="carol ONE", content="again")).label == "carol ONE"
+    assert len([m for m in b.memories() if m.owner == "carol"]) == 1  # dedup through the prefilled group

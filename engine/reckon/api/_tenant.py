@@ -124,6 +124,8 @@ class Tenant(NeighboursMixin):
                 logging.getLogger("reckon").warning("the similarity thread did not finish", exc_info=True)
         turns, self._turn_index = self._turn_index, None
         try:
+            if self._memory is not None:
+                self._memory.peers.close()  # the peer index's file, for the next process
             if turns is not None:
                 turns.close()
             if self._recall is not None:

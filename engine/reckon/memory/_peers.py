@@ -24,6 +24,7 @@ the store decides, and losing the file loses nothing.
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import logging
 import marshal
@@ -31,6 +32,7 @@ import os
 import secrets
 import threading
 import time
+import weakref
 from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -53,9 +55,15 @@ SIDECAR = Path("peers") / "index.bin"
 MAGIC = b"RKPEERS\x01"
 _VERSION = 1  # bump when the entry layout, normalise_label or tokens change
 SAVE_EVERY = 1.0
-"""Seconds between two saves of the peer index by one process (a save encodes every
-listed group: ~10-20 ms at 10k memories), when it listed a group read cold since the
-last, or is :data:`SAVE_BEHIND` generations ahead of the saved file."""
+"""Seconds the write path must be idle before the background saver writes the index (a
+save encodes the groups changed since the last: ~10-20 ms at 10k memories, under
+:attr:`PeerCache.guard`, so never inside a user's write); asked for when a group was read
+cold, or when the file is half of :data:`SAVE_BEHIND` generations behind."""
+PREFILL = True
+"""Whether the idle saver lists every person's group (:meth:`PeerCache.prefill`) before
+it saves."""
+SAVE_AT_MOST = 30.0
+"""Seconds after which the saver writes even though the write path never went idle."""
 SAVE_BEHIND = 64
 """A saved group more generations behind the store than this is not used (read from the
 store instead): bringing it forward re-reads every memory written since (~0.3 ms each)
@@ -172,6 +180,9 @@ class _PeerIndex:
         self.cold = 0  # groups read from the store (not the saved index)
         self.dirty: set[tuple[Any, ...]] = set()  # listed groups changed since their last encoding
         self.encoded: dict[tuple[Any, ...], bytes] = {}  # listed groups as last encoded
+        # lists nodes of a batch not committed yet (remember_many): never saved until the
+        # index is brought forward past that batch's commit (a failed batch drops it)
+        self.unsaved = False
 
     def _drop(self, m: NamedNode) -> None:
         e = self.entries.pop(m, None)
@@ -365,6 +376,13 @@ class PeerCache:
         self.saved_at = float("-inf")  # perf_counter of this process's last save
         self.saved_gen = -1  # generation of the listed groups in the last file read or written
         self.saved_cold = 0  # groups read cold, as of the last save
+        # held by the write path while it reads or changes the index (inside the store's
+        # transaction: the store's lock is always taken first), and by a save
+        self.guard = threading.RLock()
+        self.last_use = time.perf_counter()  # of the write path, for the idle save
+        self._saver: threading.Thread | None = None
+        self._exit_hook = False
+        self._closed = False
 
     def sidecar(self) -> Path | None:
         """The saved index's path (``None``: a store without a tenant directory)."""
@@ -458,22 +476,105 @@ class PeerCache:
         except OSError as e:  # a cache: the write goes on without it
             log.warning("peer index %s not saved: %s", path, e)
 
-    def maybe_save(self, idx: _PeerIndex) -> None:
-        """Save when this process read a group cold since its last save or the file is 8
-        generations behind (at most every :data:`SAVE_EVERY` seconds), and whenever it is
-        half of :data:`SAVE_BEHIND` behind (so the next process can use it); a save
-        encodes only the groups changed since the last.
-        Never inside :meth:`remember_many` (the index lists the batch's pending nodes)."""
-        if getattr(self.svc._tl, "pending", None) is not None:
-            return
+    def due(self, idx: _PeerIndex) -> bool:
+        """Whether the file is worth writing: this process read a group cold since its
+        last save, or the file is 8 generations behind (or none was read or written)."""
+        if not idx.built and not idx.saved:
+            return False
         behind = idx.gen - self.saved_gen if self.saved_gen >= 0 else SAVE_BEHIND
-        if behind >= SAVE_BEHIND // 2:
-            pass  # before the file is too far behind for the next process to use
-        elif idx.cold == self.saved_cold and behind < 8:
+        return idx.cold != self.saved_cold or behind >= 8
+
+    def flush(self) -> None:
+        """Save the index now if :meth:`due` (under :attr:`guard`: never while a write of
+        this process reads or changes it; never inside :meth:`remember_many`, whose
+        index lists the batch's pending nodes). Called at :meth:`close`, from the idle
+        saver and at interpreter exit -- never from inside a write."""
+        with self.guard:
+            idx = self.current
+            if idx is None or idx.unsaved or not self.due(idx):
+                return
+            self.save(idx)
+
+    def schedule(self) -> None:
+        """Ask for a save once the write path has been idle :data:`SAVE_EVERY` seconds
+        (a daemon thread; the write that asks pays nothing), and at interpreter exit (a
+        single-write process -- the CLI -- leaves its groups for the next one)."""
+        if self._closed or self.sidecar() is None:
             return
-        elif time.perf_counter() - self.saved_at < SAVE_EVERY:
+        if not self._exit_hook:
+            self._exit_hook = True
+            ref = weakref.ref(self)
+            atexit.register(_flush_at_exit, ref)
+        saver = self._saver
+        if saver is not None and saver.is_alive():
             return
-        self.save(idx)
+        self._saver = threading.Thread(target=self._idle_save, name="reckon-peer-save", daemon=True)
+        self._saver.start()
+
+    def prefill(self) -> int:
+        """List every person's user group and the company group not listed yet, one
+        group per store snapshot (a write of this process waits at most one group's
+        read; a write from this process in between is seen: each group is read at the
+        index's generation, brought forward first). Stops as soon as the write path is
+        used again or the cache is closed. Results are exactly a cold read's (the same
+        :meth:`group` call). Returns the number of groups listed.
+
+        Called by the idle saver, so that the file it writes next lists the tenant's
+        groups and a later process (a CLI write, a server's first request for a
+        person) lists its group from the file instead of reading it from the store.
+        """
+        store = self.svc.store
+        if getattr(store, "snapshot", None) is None or getattr(store, "generation", None) is None:
+            return 0
+        with store.snapshot() as view:
+            people = [q.subject for q in view.quads(None, R.A, R.PERSON, R.MEMORIES)]
+        keys: list[tuple[str, str | None]] = [("company", None)]
+        for iri in people:
+            if isinstance(iri, NamedNode):
+                slug = R.slug_of(iri.value)
+                if self.svc._person(slug) == iri:
+                    keys.append(("user", slug))
+        start, done = self.last_use, 0
+        for scope, owner in keys:
+            if self._closed or self.last_use != start:
+                break  # the write path is busy again: fill later
+            with store.snapshot() as view, self.guard:
+                idx = self.current
+                if idx is not None and idx.unsaved:
+                    break
+                g = (R.SCOPE_IRI[scope], self.svc._person(owner)) if owner is not None else (R.SCOPE_IRI[scope],)
+                if idx is not None and (idx.complete or g in idx.built or g in idx.saved):
+                    continue
+                self.svc._tl.txn = _ViewOnly(view)
+                try:
+                    self.group(scope, owner, [])
+                    done += 1
+                finally:
+                    self.svc._tl.txn = None
+                    self.last_use = start  # not the write path's use
+            time.sleep(0.001)  # let a waiting write in between two groups
+        return done
+
+    def _idle_save(self) -> None:
+        start = time.perf_counter()
+        while not self._closed:
+            wait = self.last_use + SAVE_EVERY - time.perf_counter()
+            if wait > 0 and time.perf_counter() - start < SAVE_AT_MOST:
+                time.sleep(min(wait, 0.25))
+                continue
+            try:
+                if wait <= 0 and PREFILL:
+                    self.prefill()
+                self.flush()
+            except Exception:  # noqa: BLE001 - a cache: never let the saver break the process
+                log.warning("saving the peer index failed", exc_info=True)
+            return
+
+    def close(self) -> None:
+        """Stop the idle saver (a prefill stops at its next group) and save the index if
+        :meth:`due` (``Tenant.close``)."""
+        self._closed = True
+        self.flush()
 
     def record(self, commit: Any) -> None:
         """Remember a commit of the service's own (``commit.generation`` an int)."""
@@ -487,6 +588,7 @@ class PeerCache:
     def drop(self, m: NamedNode) -> None:
         """Unlist memory ``m`` (superseded inside a batch: no longer a peer)."""
         if self.current is not None:
+            self.current.unsaved = True
             self.current._drop(m)  # noqa: SLF001
 
     def pend(self, m: NamedNode, asserted: dict[Any, list[Any]] | None) -> None:
@@ -499,6 +601,7 @@ class PeerCache:
         idx = self.current
         if idx is None:
             return
+        idx.unsaved = True
         idx._drop(m)  # noqa: SLF001
         groups = [g for g in _groups_of(asserted) if idx.complete or g in idx.built]
         if groups and asserted.get(R.LABEL):
@@ -553,7 +656,7 @@ class PeerCache:
                     now = idx.refresh(m, view)
                     if idx.saved:
                         idx.touched[m], idx.reads[m] = gen, now
-                idx.gen = gen
+                idx.gen, idx.unsaved = gen, False
         if idx is None:
             with self.lock:
                 self.commits = {g: c for g, c in self.commits.items() if g > gen}
@@ -562,8 +665,9 @@ class PeerCache:
             # (``_PeerIndex.build`` did, ~1 s at 10k memories), from the saved index when
             # it has the group
             idx = self.load(gen) or _PeerIndex(gen)
-        else:
-            self.maybe_save(idx)
+        elif idx.gen - self.saved_gen >= SAVE_BEHIND // 2 and self.saved_gen >= 0:
+            self.schedule()  # before the file is too far behind for the next process to use
+        self.last_use = time.perf_counter()
         self.current = idx
         return idx
 
@@ -596,6 +700,7 @@ class PeerCache:
             else:
                 idx.add_group(g, self.read_group(scope, owner, teams, lean=True))
                 idx.cold += 1
+                self.schedule()
             if not idx.saved:
                 idx.touched, idx.reads = {}, {}
             self.current = idx
@@ -724,3 +829,23 @@ class PeerCache:
             want = {self.svc._team(t) for t in teams}
             nodes = {k: a for k, a in nodes.items() if set(a.get(R.P_TEAM, [])) == want}
         return nodes
+
+
+class _ViewOnly:
+    """A read-only stand-in for the write path's transaction (its ``view``), for the
+    prefill's snapshot."""
+
+    __slots__ = ("view",)
+
+    def __init__(self, view: Any) -> None:
+        self.view = view
+
+
+def _flush_at_exit(ref: weakref.ref[PeerCache]) -> None:
+    cache = ref()
+    if cache is not None and not cache._closed:  # noqa: SLF001
+        cache._closed = True  # noqa: SLF001 - a prefill stops at its next group
+        try:
+            cache.flush()
+        except Exception:  # noqa: BLE001 - at exit: a cache, never an error
+            log.warning("saving the peer index at exit failed", exc_info=True)

@@ -160,7 +160,9 @@ class MemoryService:
 
     @contextmanager
     def _transaction(self) -> Iterator[Any]:
-        with self.store.transaction() as txn:
+        # the peer index's guard inside the store's lock (that order only: no deadlock with
+        # a thread holding the store's lock first); a background save of the index waits
+        with self.store.transaction() as txn, self.peers.guard:
             self._tl.txn = txn
             try:
                 yield txn
