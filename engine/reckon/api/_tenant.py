@@ -912,7 +912,10 @@ class Tenant(NeighboursMixin):
         for name, v in (("project", project), ("conversation_id", conversation_id)):
             if v is not None and (not isinstance(v, str) or not v):
                 raise InvalidInput(f"{name}: a non-empty id string is required, got {v!r}", field=name)
-        return self.recall.context(self.principal_of(principal), conversation, budget_chars,
+        recall = self.recall
+        if conversation:
+            recall.prefetch_model()  # loads while the bundle is prepared (a fresh process's first context)
+        return recall.context(self.principal_of(principal), conversation, budget_chars,
                                    budget_tokens=budget_tokens, record_access=record_access,
                                    project=project, conversation_id=conversation_id)
 
@@ -953,7 +956,9 @@ class Tenant(NeighboursMixin):
 
         if isinstance(query, str) and len(query) > MAX_SEARCH_CHARS:
             raise InvalidInput(f"query: at most {MAX_SEARCH_CHARS} characters, got {len(query)}", field="query")
-        return self.recall.search(query, principal=self.principal_of(principal), k=k, kinds=kinds,
+        recall = self.recall
+        recall.prefetch_model()  # loads while the index opens (a fresh process's first search)
+        return recall.search(query, principal=self.principal_of(principal), k=k, kinds=kinds,
                                   scopes=scopes, subclasses=subclasses, importance=importance,
                                   explain=explain, now=now, record_access=record_access,
                                   expand=expand)

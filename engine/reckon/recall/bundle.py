@@ -193,6 +193,8 @@ def _utc(t: datetime | None) -> datetime | None:
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_PREFETCH_LOCK = threading.Lock()
+_PREFETCHING: set[int] = set()  # ids of embedders a thread is loading (TenantRecall.prefetch_model)
 
 
 class _Node:
@@ -424,6 +426,39 @@ class TenantRecall:
         """Open the index and load the embedding model now (``serve``, ``mcp``)."""
         idx = self.index
         idx.load_model()
+
+    def prefetch_model(self) -> None:
+        """Start loading the embedding model on a background thread, when it is neither
+        loaded nor loading (a search, or a bundle with a conversation, is about to rank).
+
+        A fresh process's first ranking then opens the index (snapshot + the commits
+        since, :attr:`index`) while the model loads, instead of one after the other; the
+        query encode waits for the load under the embedder's own lock. The thread is not
+        a daemon: an interpreter exiting during the load waits for it (ONNX Runtime
+        aborts a process that exits inside a session's construction). A load failure is
+        remembered by the embedder and raised by the encode that needs it, as without the
+        prefetch."""
+        from reckon.recall.embed import configured_embedder
+
+        emb = configured_embedder(self._embedder)
+        load = getattr(emb, "load", None)
+        if not callable(load) or getattr(emb, "loaded", True):
+            return
+        with _PREFETCH_LOCK:
+            if id(emb) in _PREFETCHING:
+                return
+            _PREFETCHING.add(id(emb))
+
+        def run() -> None:
+            try:
+                load()
+            except Exception:  # noqa: BLE001 - remembered by the embedder, raised by the encode
+                pass
+            finally:
+                with _PREFETCH_LOCK:
+                    _PREFETCHING.discard(id(emb))
+
+        threading.Thread(target=run, name="reckon-model-load", daemon=False).start()
 
     def check(self) -> dict[str, Any]:
         """The recall index compared with the store (``reckon tenant validate``)."""
