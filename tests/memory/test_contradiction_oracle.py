@@ -292,3 +292,33 @@ def test_bundle_conflicts_equal_the_pairwise_oracle_on_locomo_memories(engine, s
             assert (it.overridden_by is None) == (best is None)
             if best is not None:
                 assert _RANK[b.item(it.overridden_by).scope] == _RANK[b.item(best).scope]
+
+
+def test_judge_verdicts_equal_the_pairwise_oracle_on_locomo_text():
+    """The write path's judge (``ContradictionJudge.verdicts``, no encoder) names the
+    same candidates with the same reasons, in candidate order, as the oracle: same kind,
+    word-count cosine >= 0.15, then the contradiction test (texts, then contents)."""
+    rnd = random.Random(3)
+    turns = [x for x in _locomo_turns(3000) if 20 <= len(x) <= 200]
+    judge = C.ContradictionJudge()
+    named = 0
+    for k in range(300):
+        base = rnd.choice(turns)
+        new = C.Subject(id="", label=" ".join(base.split()[:5]), content=_variant(base, rnd),
+                        kind=rnd.choice(["fact", "preference", None]))
+        cands = [C.Subject(id=f"c{k}-{j}", label=" ".join(x.split()[:5]), content=x, kind=rnd.choice(["fact", "preference"]))
+                 for j, x in enumerate([base, *rnd.sample(turns, 6)])]
+        want = []
+        for c in cands:
+            if new.kind is not None and c.kind != new.kind:
+                continue
+            if cosine(new.text, c.text) < 0.15:
+                continue
+            why = old_contradiction(c.text, new.text)
+            if why is None and c.content and new.content and (c.content, new.content) != (c.text, new.text):
+                why = old_contradiction(c.content, new.content)
+            if why is not None:
+                want.append((c.id, why))
+        assert [(v.id, v.reason) for v in judge.verdicts(new, cands)] == want
+        named += len(want)
+    assert named >= 30

@@ -583,11 +583,25 @@ class ContradictionJudge:
             if (new.subclass is None) != (c.subclass is None):
                 continue
             plain.append(c)
+        new_text = new.text
+
+        def reason(c: Subject) -> str | None:
+            c_text = c.text
+            why = contradiction(c_text, new_text)
+            if why is None and c.content and new.content and (c.content, new.content) != (c_text, new_text):
+                why = contradiction(c.content, new.content)  # titles may differ ("style" / "layout")
+            return why
+
+        if self.encoder is None:
+            # both tests are pure: the (cheaper) contradiction test first, the word-count
+            # similarity only of the candidates it names -- the same verdicts in the same order
+            named = [(c, why) for c in plain if (why := reason(c)) is not None]
+            sims = self.similarities(new, [c for c, _ in named])
+            out += [Verdict(c.id, why) for (c, why), sim in zip(named, sims) if sim >= self.candidate_threshold]
+            return out
         pool = [c for c, sim in zip(plain, self.similarities(new, plain)) if sim >= self.candidate_threshold]
         for c in pool:
-            why = contradiction(c.text, new.text)
-            if why is None and c.content and new.content and (c.content, new.content) != (c.text, new.text):
-                why = contradiction(c.content, new.content)  # titles may differ ("style" / "layout")
+            why = reason(c)
             if why is not None:
                 out.append(Verdict(c.id, why))
         return out
