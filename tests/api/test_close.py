@@ -74,3 +74,43 @@ def test_a_closed_engine_reopens_its_tenants(tmp_path: Path) -> None:
     assert t2 is not t
     assert t2.memory.get(m.id).label == "reply in French"
     engine.close()
+
+
+def test_a_tenant_used_after_engine_close_raises_tenant_closed_and_the_engine_reopens_it(tmp_path: Path) -> None:
+    """A :class:`Tenant` fetched before ``Engine.close()`` (or closed itself) refuses every
+    call with :class:`reckon.TenantClosed` naming the tenant, writes nothing; the engine's
+    ``tenant()`` opens a new one that sees everything."""
+    import pytest
+
+    from reckon import ReckonError, StoreError, TenantClosed
+
+    engine = Engine(tmp_path, embedder="hashing")
+    t = engine.create_tenant("acme")
+    m = t.remember(kind="fact", scope="company", importance=3, source="operator", principal=OPS,
+                   label="Fiscal year", content="The fiscal year starts in April")
+    t.search("fiscal", principal=OPS)
+    engine.close()
+    calls = {
+        "remember": lambda: t.remember(kind="fact", scope="company", importance=3, source="operator",
+                                       principal=OPS, label="Standup", content="We meet at nine"),
+        "search": lambda: t.search("fiscal", principal=OPS),
+        "get": lambda: t.get(m.id, principal=OPS),
+        "update": lambda: t.update(m.id, principal=OPS, content="The fiscal year starts in May"),
+        "context": lambda: t.context(principal=OPS),
+        "sparql": lambda: t.sparql("SELECT * WHERE { ?s ?p ?o } LIMIT 1"),
+        "dump": lambda: t.dump(),
+        "add_team": lambda: t.add_team("growth"),
+    }
+    for name, call in calls.items():
+        with pytest.raises(TenantClosed, match=r"tenant 'acme' is closed.*engine\.tenant\('acme'\)") as ei:
+            call()
+        assert isinstance(ei.value, StoreError) and isinstance(ei.value, ReckonError), name
+    again = engine.tenant("acme")
+    assert again is not t
+    assert [x.id for x in again.memories()] == [m.id]
+    assert again.get(m.id, principal=OPS).content == "The fiscal year starts in April"
+    again.close()  # Tenant.close() too
+    with pytest.raises(TenantClosed):
+        again.get(m.id, principal=OPS)
+    assert engine.tenant("acme").get(m.id, principal=OPS).label == "Fiscal year"
+    engine.close()

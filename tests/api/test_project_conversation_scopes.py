@@ -269,3 +269,54 @@ def test_shapes_refuse_a_project_scope_memory_without_its_project(tenant: Any) -
         with tenant.store.transaction() as txn:
             for q in quads:
                 txn.add(q)
+
+
+def unclocked(dump: bytes) -> list[bytes]:
+    """A tenant dump without its in-graph clock line."""
+    return [line for line in dump.splitlines() if b"core#clock> <https://reckon.dev/ns/core#now>" not in line]
+
+
+def test_an_unknown_project_is_named_for_operators_and_members_on_every_path(tenant: Any) -> None:
+    """If a project-scope memory names a project the tenant does not have (projects are
+    made by ``Tenant.add_project``), then an operator and a member alike get InvalidInput
+    naming it (field ``project``) -- never "not authorized" for a typo -- on
+    ``remember``, ``remember_many``, the LLM tool, REST and the CLI, and the store is
+    unchanged; removing a member from an unknown project is refused the same way."""
+    from fastapi.testclient import TestClient
+
+    from reckon.server.auth import TokenStore
+    from reckon.server.http import create_app
+    from tests.cli.conftest import run_cli
+
+    before = tenant.dump()
+    for who in (OPS, ANN, BOB):
+        with pytest.raises(InvalidInput, match="no project 'nosuch'") as e:
+            tenant.remember(principal=who, scope="project", project="nosuch", **fact("typo", "a typo'd project"))
+        assert e.value.field == "project"
+        with pytest.raises(InvalidInput, match="no project 'nosuch'"):
+            tenant.remember_many([dict(scope="user", **fact("ok", "a good one")),
+                                  dict(scope="project", project="nosuch", **fact("typo", "a typo'd one"))],
+                                 principal=who)
+    r = tenant.handle_tool_call("remember", {"label": "Tool typo", "content": "typo", "kind": "fact",
+                                             "scope": "project", "project": "nosuch", "importance": 4}, ANN)
+    assert not r["ok"] and "no project 'nosuch'" in json.dumps(r), r
+    assert tenant.dump() == before
+    token = TokenStore(tenant.engine.data_dir).create(tenant.id, person="ann", teams=["growth"])[1]
+    with TestClient(create_app(tenant.engine, rate_limit=None)) as client:
+        resp = client.post(f"/tenants/{tenant.id}/memories", headers={"Authorization": f"Bearer {token}"},
+                           json={"kind": "fact", "scope": "project", "project": "nosuch", "importance": 4,
+                                 "label": "REST typo", "content": "typo"})
+        assert resp.status_code in (400, 422) and "no project 'nosuch'" in resp.text, resp.text
+    assert unclocked(tenant.dump()) == unclocked(before)  # (the server ticks the in-graph clock)
+    with pytest.raises(InvalidInput, match="no project 'nosuch'"):
+        tenant.remove_project_member("nosuch", "ann")
+    assert unclocked(tenant.dump()) == unclocked(before)
+    tenant.store.release()
+    for who in (("--as", "dana", "--operator"), ("--as", "ann"), ("--as", "bob")):
+        r = run_cli(tenant.engine.data_dir, "remember", "--tenant", tenant.id, *who, "--label", "CLI typo",
+                    "--kind", "fact", "--scope", "project", "--project", "nope")
+        assert r.code == 2 and "no project 'nope'" in r.err and "not authorized" not in r.err, (who, r.err)
+    assert unclocked(tenant.dump()) == unclocked(before)
+    # the project that exists still works, for its member and an operator
+    assert tenant.remember(principal=ANN, scope="project", project="apollo", **fact("ok", "Apollo ok")).project \
+        == "apollo"

@@ -160,9 +160,6 @@ def test_exit_1_for_an_invalid_memory_whichever_layer_found_it(onboarded: tuple[
     d, _ = onboarded
     before = sorted(p.name for p in (d / "tenants").iterdir())
     cases = {
-        "model: importance": ("remember", *T, *OP, "-k", "fact", "-s", "company", "-i", "9", "-l", "x"),
-        "model: kind": ("remember", *T, *OP, "-k", "wish", "-s", "company", "-l", "x"),
-        "model: confidence": ("remember", *T, *OP, "-k", "fact", "-s", "company", "-l", "x", "--confidence", "2"),
         "model: blank label": ("remember", *T, *OP, "-k", "fact", "-s", "company", "-l", "   "),
         "shapes: amount": ("remember", *T, *OP, "-k", "objective", "-s", "company", "-i", "4", "-l", "Neg cap",
                            "--subclass", "BudgetConstraintMemory", "-p", "platform=google", "-p", "amount=-5",
@@ -176,8 +173,8 @@ def test_exit_1_for_an_invalid_memory_whichever_layer_found_it(onboarded: tuple[
         assert r.code == 1, (name, r.err)
         assert _msg(r).startswith("invalid memory: "), (name, r.err)
     fact = onboarded[1]["fact"]
-    r = run_cli(d, "update", fact, *T, *OP, "--importance", "0")
-    assert r.code == 1 and _msg(r).startswith("invalid memory: ") and "importance" in r.err
+    r = run_cli(d, "update", fact, *T, *OP, "--label", "   ")
+    assert r.code == 1 and _msg(r).startswith("invalid memory: ") and "label" in r.err
     bad = tmp_path / "bad.yaml"
     text = (EXAMPLES / "acme.yaml").read_text().replace("tenant: acme", "tenant: bad-seed")
     bad.write_text(text.replace('amount: "40000"', 'amount: "-40000"'))
@@ -188,6 +185,58 @@ def test_exit_1_for_an_invalid_memory_whichever_layer_found_it(onboarded: tuple[
     r = run_cli(d, "onboard", str(bad))
     assert r.code == 1 and "importance" in _msg(r)
     assert sorted(p.name for p in (d / "tenants").iterdir()) == before  # nothing left behind
+
+
+def test_exit_2_for_an_option_value_outside_its_choices_or_range_in_every_verb(
+        onboarded: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+    """``reckon --help``: 2 for a bad option value -- the same for every verb and option
+    with enumerated values or a range, checked before anything is opened or written."""
+    d, ids = onboarded
+    fact = ids["fact"]
+    doc = tmp_path / "notes.md"
+    doc.write_text("# Notes\n\nThe warehouse closes at six.\n")
+    data = tmp_path / "d.ttl"
+    data.write_text("@prefix : <http://ex/> . :a :p :b .\n")
+    R = ("-k", "fact", "-s", "company", "-l", "x")
+    cases = {
+        "remember --kind": (("remember", *T, *OP, "-k", "wish", "-s", "company", "-l", "x"), "--kind"),
+        "remember --scope": (("remember", *T, *OP, "-k", "fact", "-s", "galaxy", "-l", "x"), "--scope"),
+        "remember --source": (("remember", *T, *OP, *R, "--source", "rumour"), "--source"),
+        "remember --importance": (("remember", *T, *OP, *R, "-i", "9"), "--importance"),
+        "remember --importance 0": (("remember", *T, *OP, *R, "-i", "0"), "--importance"),
+        "remember --confidence": (("remember", *T, *OP, *R, "--confidence", "2"), "--confidence"),
+        "remember --confidence nan": (("remember", *T, *OP, *R, "--confidence", "nan"), "--confidence"),
+        "remember --confidence -0.1": (("remember", *T, *OP, *R, "--confidence", "-0.1"), "--confidence"),
+        "update --kind": (("update", fact, *T, *OP, "--kind", "wish"), "--kind"),
+        "update --importance": (("update", fact, *T, *OP, "--importance", "0"), "--importance"),
+        "update --confidence": (("update", fact, *T, *OP, "--confidence", "1.5"), "--confidence"),
+        "supersede --kind": (("supersede", fact, *T, *OP, "--kind", "wish", "-l", "y"), "--kind"),
+        "supersede --source": (("supersede", fact, *T, *OP, "--source", "rumour", "-l", "y"), "--source"),
+        "memories --kind": (("memories", *T, "--kind", "wish"), "--kind"),
+        "memories --scope": (("memories", *T, "--scope", "galaxy"), "--scope"),
+        "search --kind": (("search", "budget", *T, "--as", "dana", "--kind", "wish"), "--kind"),
+        "search --scope": (("search", "budget", *T, "--as", "dana", "--scope", "galaxy"), "--scope"),
+        "index --scope": (("index", str(doc), *T, "--as", "dana", "--scope", "galaxy"), "--scope"),
+        "index --importance": (("index", str(doc), *T, "--as", "dana", "--importance", "1"), "--importance"),
+        "load --kind": (("load", str(data), *T, "--kind", "bogus"), "--kind"),
+        "experience --outcome": (("experience", "record", "a task", *T, "--as", "dana", "--outcome", "meh"),
+                                 "--outcome"),
+    }
+    before = run_cli(d, "tenant", "export", "acme").out
+    for name, (args, option) in cases.items():
+        r = run_cli(d, *args)
+        assert r.code == 2, (name, r.code, r.err)
+        assert f"Invalid value for '{option}'" in r.err, (name, r.err)
+    assert run_cli(d, "tenant", "export", "acme").out == before  # nothing was written
+
+
+def test_the_cli_choices_are_the_models(tmp_path: Path) -> None:
+    from reckon.cli._app import KIND_CHOICES, SCOPE_CHOICES, SOURCE_CHOICES
+    from reckon.memory.models import KINDS, SCOPES, SOURCES
+
+    assert sorted(KIND_CHOICES) == sorted(KINDS)
+    assert sorted(SCOPE_CHOICES) == sorted(SCOPES)
+    assert sorted(SOURCE_CHOICES) == sorted(SOURCES)
 
 
 def test_exit_1_for_rules_and_non_conformant_data(tmp_path: Path) -> None:

@@ -67,10 +67,10 @@ def test_remember_errors(acme: tuple[Path, dict[str, str]]) -> None:
                 "--subclass", "BudgetConstraintMemory", "--prop", "platform=meta", "--prop", "amount=-5",
                 "--prop", "currency=USD", "--prop", "period=monthly")
     assert r.code == 1 and "amount" in r.err
-    # an unknown kind is an invalid memory too (exit 1, as the shapes' refusal); a malformed
-    # --prop is a usage error naming the option
+    # an unknown kind is a bad option value (exit 2, as for every verb: `reckon --help`); a
+    # malformed --prop is a usage error naming the option
     r = run_cli(d, "remember", *T, *OP, "--kind", "wish", "--label", "y")
-    assert r.code == 1 and r.err.startswith("invalid memory: kind:")
+    assert r.code == 2 and "Invalid value for '--kind' / '-k': 'wish' is not one of" in r.err
     r = run_cli(d, "remember", *T, *OP, "--kind", "fact", "--label", "y", "--subclass", "BudgetConstraintMemory",
                 "--prop", "amount")
     assert r.code == 2 and "KEY=VALUE" in r.err

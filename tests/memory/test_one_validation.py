@@ -122,3 +122,35 @@ def test_a_violating_graph_is_refused_every_time(tmp_path: Path) -> None:
             t.remember(**bad)
         assert ei.value.violations[0]["constraint"] == "sh:MinInclusiveConstraintComponent"
         assert t.dump() == before
+
+
+def test_an_updated_memory_is_evaluated_once_in_the_graph_the_store_checks(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    t = Engine(tmp_path / "d").create_tenant("acme")
+    plain = t.remember(**fact())
+    team = t.remember(**fact(scope="team", teams=["growth"], label="Standup", content="Growth meets at nine"))
+    budget = t.remember(**fact(kind="objective", subclass="BudgetConstraintMemory", label="Meta cap",
+                               content="Keep Meta under $40k a month",
+                               properties={"platform": "meta", "amount": "40000.00", "currency": "USD",
+                                           "period": "monthly"}))
+    spy = Spy(monkeypatch)
+    for mid, change in ((plain.id, {"content": "The fiscal year starts in May"}),
+                        (team.id, {"teams": ["growth", "brand"]}),  # creates a team node
+                        (budget.id, {"properties": {"amount": "45000.50"}, "importance": 4})):
+        m = t.update(mid, principal=OPS, **change)
+        focus = NamedNode(m.iri)
+        calls = [g for f, g in spy.validated if f == focus]
+        # the memory layer's check, then the store's check at commit: the same graph, evaluated once
+        assert len(calls) == 2 and calls[0] == calls[1]
+        assert {x for x in calls[0] if x.subject == focus} == {
+            Triple(focus, q.predicate, q.object) for q in t.store.asserted() if q.subject == focus}
+        assert spy.evaluated.count(focus) == 1
+        spy.validated.clear()
+        spy.evaluated.clear()
+    # a patch that breaks a shape is still refused, with the same report, the store unchanged
+    before = t.dump()
+    for _ in range(2):
+        with pytest.raises(ShapeViolation) as ei:
+            t.update(budget.id, principal=OPS, properties={"amount": "-5"})
+        assert ei.value.violations[0]["constraint"] == "sh:MinInclusiveConstraintComponent"
+        assert t.dump() == before

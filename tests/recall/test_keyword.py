@@ -229,3 +229,60 @@ def test_load_refuses_arrays_that_do_not_fit_and_stays_empty() -> None:
         assert len(fresh) == 0 and fresh.scores("apple")[0] == []
     with pytest.raises(ValueError):
         kw.load(["a", "b"], arr["tokens"], arr["dl"], arr["terms"], arr["off"], arr["doc"], arr["tf"])
+
+
+def _blob(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    raw = [s.encode() for s in strings]
+    off = np.zeros(len(raw) + 1, dtype=np.int64)
+    off[1:] = np.cumsum([len(r) for r in raw])
+    return np.frombuffer(b"".join(raw), dtype=np.uint8), off
+
+
+_ANAGRAMS = "stone notes onset tones sea ase red der".split()
+_atext = st.lists(st.sampled_from(_ANAGRAMS + _WORDS), min_size=0, max_size=6).map(" ".join)
+
+
+@settings(max_examples=80, deadline=None)
+@given(docs=st.lists(_atext, min_size=1, max_size=8), pick=st.randoms(use_true_random=False))
+def test_postings_match_tokens_accepts_an_export_and_refuses_any_other_postings(docs, pick) -> None:  # type: ignore[no-untyped-def]
+    """The snapshot's consistency check (``postings_match_tokens``) holds for what
+    ``export`` writes; the oracle for any other postings: the (term, document) ->
+    frequency table they give differs from the one the tokens give."""
+    from collections import Counter
+
+    from reckon.recall.keyword import postings_match_tokens
+
+    kw = KeywordIndex()
+    ids = [f"d{i}" for i in range(len(docs))]
+    kw.add_many(zip(ids, docs, strict=True))
+    a = kw.export(ids)
+    tb, to = _blob(list(a["terms"]))
+    kb, ko = _blob(list(a["tokens"]))
+    off, doc, tf, dl = (np.asarray(a[k]).copy() for k in ("off", "doc", "tf", "dl"))
+    assert postings_match_tokens(tb, to, kb, ko, off, doc, tf, dl)
+
+    def table(terms: list[str], off: np.ndarray, doc: np.ndarray, tf: np.ndarray) -> Counter[tuple[str, int]]:
+        c: Counter[tuple[str, int]] = Counter()
+        for j, t in enumerate(terms):
+            for p in range(int(off[j]), int(off[j + 1])):
+                c[(t, int(doc[p]))] += int(tf[p])
+        return c
+
+    want = Counter({(t, d): n for d, s in enumerate(a["tokens"]) for t, n in Counter(s.split()).items()})
+    if not len(doc):
+        return
+    # one random alteration of the postings, kept in range
+    terms = list(a["terms"])
+    what = pick.choice(["doc", "tf", "term"])
+    p = pick.randrange(len(doc))
+    if what == "doc":
+        doc[p] = pick.randrange(len(docs))
+    elif what == "tf":
+        tf[p] = max(1, int(tf[p]) + pick.choice([-1, 1]))
+    else:
+        j = pick.randrange(len(terms))
+        terms[j] = "".join(pick.sample(terms[j], len(terms[j])))  # an anagram (or the same term)
+        tb, to = _blob(terms)
+    dup = len({(int(d), j) for j in range(len(terms)) for d in doc[off[j]:off[j + 1]]}) != len(doc)
+    same = table(terms, off, doc, tf) == want and not dup
+    assert postings_match_tokens(tb, to, kb, ko, off, doc, tf, dl) == same

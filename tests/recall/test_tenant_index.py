@@ -574,3 +574,81 @@ def test_sigkill_while_the_snapshot_is_written_never_serves_a_wrong_index(tmp_pa
         ids = {m.id for m in t.memories()}
         assert set(acked) <= ids and report["documents"] == len(ids)
         t.store.close()
+
+
+@pytest.mark.parametrize("damage", ["swap-docs", "move-posting", "tf", "dl", "anagram-term", "duplicate-doc"])
+def test_snapshot_whose_postings_disagree_with_its_tokens_is_rebuilt(tmp_path: Path, damage: str) -> None:
+    """Postings that fit together (every number in range) but are not those of the
+    documents' tokens -- two documents exchanged, a posting moved, a frequency or a
+    length changed, a term renamed to an anagram, a document listed twice in a term --
+    are not served: the index is rebuilt from the store and scores as one built anew."""
+    t = Engine(tmp_path, embedder="hashing").create_tenant("acme")
+    ms = [t.remember(**fact(f"Topic {w}", f"notes about {w} river stone {x}"))
+          for w, x in (("alpha", "granite"), ("bravo", "basalt basalt"), ("charlie", "granite marble"))]
+    t.search("alpha", principal=OPS)
+    assert t.recall.wait(30)
+    t.recall.index.close()
+    t.store.release()
+    path = t.store.path / "recall" / SNAPSHOT
+    with np.load(path, allow_pickle=False) as z:
+        cols = {k: z[k].copy() for k in z.files}
+    tb, to = cols["kw.terms.blob"].tobytes(), cols["kw.terms.off"].tolist()
+    terms = [tb[a:b].decode() for a, b in zip(to, to[1:])]
+    off, doc, tf = cols["kw.off"], cols["kw.doc"], cols["kw.tf"]
+
+    def postings(term: str) -> range:
+        j = terms.index(term)
+        return range(int(off[j]), int(off[j + 1]))
+
+    a, b = postings("alpha")[0], postings("bravo")[0]
+    if damage == "swap-docs":  # alpha's document and bravo's exchanged
+        doc[a], doc[b] = doc[b], doc[a]
+    elif damage == "move-posting":  # charlie's marble moved to alpha's document
+        doc[postings("marble")[0]] = doc[a]
+    elif damage == "tf":
+        tf[postings("basalt")[0]] = 1  # bravo says basalt twice
+    elif damage == "dl":
+        cols["kw.dl"][int(doc[a])] += 1
+    elif damage == "anagram-term":  # "alpha" renamed "ahpla" (same bytes, other order)
+        j = terms.index("alpha")
+        blob = bytearray(tb)
+        blob[to[j]:to[j + 1]] = b"ahpla"
+        cols["kw.terms.blob"] = np.frombuffer(bytes(blob), dtype=np.uint8)
+    else:  # granite's two postings name one document (with the other's frequency)
+        g0, g1 = postings("granite")
+        doc[g1] = doc[g0]
+    with open(path, "wb") as f:
+        np.savez(f, **cols)
+    fresh = Engine(tmp_path, embedder="hashing").tenant("acme")
+    ix = fresh.recall.index
+    assert ix.rebuilds == 1
+    for q in ("alpha river", "basalt", "granite marble", "bravo stone"):
+        assert _bm25(ix, q) == _bm25_from_scratch(ix, q), q
+    assert [h.memory.id for h in fresh.search("alpha", principal=OPS)][0] == ms[0].id
+    assert fresh.recall.check()["conforms"]
+
+
+def test_close_waits_for_the_idle_snapshot_in_progress(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The embedding thread, idle, writes a snapshot on its way out: ``Tenant.close(wait=...)``
+    waits for that write (a slow disk simulated by a slow write), as for a batch in progress."""
+    from reckon.recall import tenant_index as TI
+
+    monkeypatch.setattr(TI, "_IDLE_S", 0.1)
+    started, log = threading.Event(), []
+    original = TI.TenantIndex._maybe_snapshot
+
+    def slow(self, *, idle: bool = False) -> None:  # type: ignore[no-untyped-def]
+        if idle:
+            started.set()
+            time.sleep(1.0)  # a slow disk
+        original(self, idle=idle)
+        if idle:
+            log.append("idle snapshot written")
+
+    monkeypatch.setattr(TI.TenantIndex, "_maybe_snapshot", slow)
+    t = Engine(tmp_path, embedder="hashing").create_tenant("acme")
+    t.search("warm", principal=OPS)  # this process ranks: the queue is embedded in the background
+    t.remember(**fact("Warehouse closing time", "the warehouse closes at six pm"))
+    assert started.wait(60), "the embedding thread never went idle"
+    t.close(wait=30)
+    assert log == ["idle snapshot written"]

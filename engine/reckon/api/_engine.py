@@ -367,6 +367,9 @@ class Engine:
                 # on a SPARQL server and new to this node: build its local directory
                 self._make_data_dir()
                 TenantStore.attach(path, tenant_id, shards.endpoint(where), program_resolver=self._resolve).close()
+            if t is not None and t.closed:  # closed by Tenant.close(): a new object
+                self._tenants.pop(tenant_id, None)
+                t = None
             if t is not None and not t.store.is_current():
                 # deleted (and maybe re-created) by another process: never serve the dead one
                 self._tenants.pop(tenant_id, None)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 from typing import Literal as TLiteral
 
-from pyoxigraph import Literal, NamedNode, Triple
+from pyoxigraph import Literal, NamedNode, Quad, Triple
 
 from reckon import vocab as V
 from reckon._errors import InvalidInput
@@ -99,6 +99,8 @@ class Tenant(NeighboursMixin):
         self._transcripts: Any = None
         self._turn_index: Any = None
         self._mlock = threading.Lock()
+        #: True once :meth:`close` ran (its calls then raise :class:`~reckon.TenantClosed`)
+        self.closed = False
         # every asserted write of this tenant meets its shapes (issue 10: one validator)
         store.validator = self._check_write
 
@@ -112,6 +114,7 @@ class Tenant(NeighboursMixin):
 
         :param wait: seconds each background thread is given to stop.
         """
+        self.closed = True  # every later call raises TenantClosed; engine.tenant() opens a new object
         events = getattr(self, "_events", None)
         similarity = getattr(events, "similarity", None)
         if similarity is not None:
@@ -466,11 +469,17 @@ class Tenant(NeighboursMixin):
         return node
 
     def remove_project_member(self, project_id: str, person_id: str) -> NamedNode:
-        """Remove ``person_id`` from a project's members (they no longer read its memories)."""
+        """Remove ``person_id`` from a project's members (they no longer read its memories).
+
+        :raises InvalidInput: (field ``project_id``) when the tenant has no such project.
+        """
         from reckon.business.models import ProjectInput, parse_model
 
         p = parse_model(ProjectInput, project_id=project_id, members=[person_id])
         with self.store.transaction() as txn:
+            if not txn.view.contains(Quad(V.project_iri(self.id, p.project_id), V.A, V.rk("Project"), V.MEMORIES)):
+                raise InvalidInput(f"project_id: no project {p.project_id!r} in tenant {self.id!r} "
+                                   "(add it with Tenant.add_project)", field="project_id")
             node = B.remove_project_member(txn, self.id, p.project_id, person_id)
         return node
 

@@ -36,10 +36,11 @@ console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
 
 EXIT_CODES_HELP = (
-    "Exit codes: 0 ok; 1 validation failed (an invalid memory, whether its fields or its SHACL shapes "
-    "refused it; a rule file; data that does not conform); 2 usage or input error (bad option, unknown "
-    "tenant or memory, unreadable file, not authorized, a conflict to confirm, a refused query); "
-    "3 internal error or store failure."
+    "Exit codes: 0 ok; 1 validation failed (a memory its model or SHACL shapes refuse, e.g. a blank label "
+    "or a negative budget amount; a rule file; data that does not conform); 2 usage or input error (an "
+    "unknown or missing option, an option value outside its type, choices or range, e.g. --kind bogus or "
+    "--importance 9; unknown tenant, project, team or memory; unreadable file; not authorized; a conflict "
+    "to confirm; a refused query); 3 internal error or store failure."
 )
 
 app = typer.Typer(
@@ -404,3 +405,63 @@ def strict_int(text: str | int) -> int:
     if not isinstance(text, str) or not re.fullmatch(r"[+-]?\d+", text):
         raise typer.BadParameter(f"an integer is required, got {text!r}")
     return int(text)
+
+
+#: The choices of the memory options ``--kind`` / ``--scope`` / ``--source``: those of
+#: :mod:`reckon.memory.models` (``KINDS``, ``SCOPES``, ``SOURCES``; ``tests/cli`` holds them
+#: equal), spelled here so that parsing a command line imports no model.
+KIND_CHOICES = ("objective", "fact", "preference", "context")
+SCOPE_CHOICES = ("user", "conversation", "project", "team", "company")
+SOURCE_CHOICES = ("agent_tool", "extraction", "operator", "onboarding", "import")
+
+
+def one_of(*choices: str) -> Any:
+    """The parser of an option with enumerated values: any other value is a usage error
+    (exit 2, "Invalid value for '--kind': 'bogus' is not one of ..."), the same for every
+    verb (the value is checked before anything is opened)."""
+    import typer
+
+    def parse(text: str) -> str:
+        if text not in choices:
+            raise typer.BadParameter(f"{text!r} is not one of {', '.join(map(repr, choices))}")
+        return text
+
+    return parse
+
+
+def int_in(low: int, high: int) -> Any:
+    """The parser of an integer option in ``low..high``: :func:`strict_int`, and a value
+    outside the range is a usage error (exit 2)."""
+    import typer
+
+    def parse(text: str | int) -> int:
+        value = strict_int(text)
+        if not low <= value <= high:
+            raise typer.BadParameter(f"{value} is not in the range {low}..{high}")
+        return value
+
+    return parse
+
+
+def float_in(low: float, high: float) -> Any:
+    """The parser of a number option in ``low..high`` (a finite decimal number: ``nan``,
+    ``inf`` and trailing text are refused); outside it, a usage error (exit 2)."""
+    import math
+
+    import typer
+
+    def parse(text: str | float) -> float:
+        if isinstance(text, (int, float)) and not isinstance(text, bool):
+            value = float(text)
+        else:
+            try:
+                value = float(str(text).strip())
+            except ValueError:
+                raise typer.BadParameter(f"a number is required, got {text!r}") from None
+        if not math.isfinite(value):
+            raise typer.BadParameter(f"a finite number is required, got {text!r}")
+        if not low <= value <= high:
+            raise typer.BadParameter(f"{text} is not in the range {low:g}..{high:g}")
+        return value
+
+    return parse

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import typer
 
-from reckon.cli._app import app, err_console, fail
+from reckon.cli._app import app, err_console, fail, one_of
 from reckon.cli._tenant import TENANT_OPT, open_tenant, say
 
 kpi_app = typer.Typer(help="Set current KPI values.", no_args_is_help=True)
@@ -97,7 +97,8 @@ def load(
     tenant: str = TENANT_OPT,
     mapping: str = typer.Option(None, "--map", "-m", help="FIELD=COLUMN,... (fields: date, platform, amount/spend, "
                                 "conversions, revenue, clicks, impressions; metric, value for --kind kpi)."),
-    kind: str = typer.Option("spend", "--kind", help="spend (daily ad-platform data) | kpi (one KPI per row)."),
+    kind: str = typer.Option("spend", "--kind", parser=one_of("spend", "kpi"),
+                             help="spend (daily ad-platform data) | kpi (one KPI per row)."),
     aggregate: str = typer.Option("daily", "--aggregate", help="daily: sum rows per date and platform."),
     platform: str = typer.Option(None, "--platform", help="Platform of every row (file without a platform column)."),
     kpis: str = typer.Option("CPA,ROAS", "--kpis", help="KPIs to derive month to date (CPA, ROAS; '' for none)."),

@@ -15,7 +15,7 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
-from reckon.cli._app import app, strict_int
+from reckon.cli._app import app, int_in, one_of
 from reckon.cli._tenant import AS_OPT, OPERATOR_OPT, TENANT_OPT, open_tenant, principal, print_json, say
 
 
@@ -68,9 +68,10 @@ def index_cmd(
     tenant: str = TENANT_OPT,
     as_person: str = AS_OPT,
     operator: bool = OPERATOR_OPT,
-    scope: str = typer.Option("user", "--scope", help="user (yours), team or company (operators)."),
+    scope: str = typer.Option("user", "--scope", parser=one_of("user", "team", "company"),
+                              help="user (yours), team or company (operators)."),
     title: str = typer.Option(None, "--title", help="Title (default: the file name)."),
-    importance: int = typer.Option(3, "--importance", parser=strict_int, help="Of the chunks, 2-5 (3: searched, not preloaded)."),
+    importance: int = typer.Option(3, "--importance", parser=int_in(2, 5), help="Of the chunks, 2-5 (3: searched, not preloaded)."),
     as_json: bool = typer.Option(False, "--json", help="Print the document and its chunks as JSON."),
 ) -> None:
     """Index a document: chunks of ~1,400 characters (180 overlap) become searchable memories

@@ -4,11 +4,12 @@ The principal is built from `--as PERSON` (required, or `$RECKON_AS`), `--member
 (repeatable) and `--operator`. Subclass properties are given as repeated
 `--prop key=value` (a key given twice makes a list value).
 
-Exit codes: 0 ok; 1 an invalid memory (a field its model refuses, e.g. importance 9 or an
-unknown kind, or a SHACL shape violation, e.g. a negative budget amount: the same code
-whichever layer found it); 2 input error (bad option, unknown memory, not authorized, a
-conflict needing `--replace --conflict-id ID` or `--keep-both --conflict-id ID`, restore
-refused); 3 internal error.
+Exit codes: 0 ok; 1 an invalid memory (a field its model refuses, e.g. a blank label, or a
+SHACL shape violation, e.g. a negative budget amount: the same code whichever layer found
+it); 2 input error (an unknown option, a value outside the option's choices or range --
+`--kind wish`, `--scope bogus`, `--importance 9`, `--confidence 2` -- the same for every
+verb; an unknown memory, project or team; not authorized; a conflict needing `--replace
+--conflict-id ID` or `--keep-both --conflict-id ID`; restore refused); 3 internal error.
 """
 
 from __future__ import annotations
@@ -19,7 +20,17 @@ from typing import Any
 
 import typer
 
-from reckon.cli._app import app, fail, memory_write, strict_int
+from reckon.cli._app import (
+    KIND_CHOICES,
+    SCOPE_CHOICES,
+    SOURCE_CHOICES,
+    app,
+    fail,
+    float_in,
+    int_in,
+    memory_write,
+    one_of,
+)
 from reckon.cli._tenant import (
     AS_OPT,
     MEMBER_OF_OPT,
@@ -142,14 +153,17 @@ def remember(
     tenant: str = TENANT_OPT,
     label: str = typer.Option(..., "--label", "-l", help="Short label (dedup key within a scope)."),
     content: str = typer.Option(None, "--content", "-c", help="The memory text (default: the label)."),
-    kind: str = typer.Option(..., "--kind", "-k", help="objective | fact | preference | context."),
-    scope: str = typer.Option("user", "--scope", "-s", help="user | conversation | project | team | company."),
-    importance: int = typer.Option(3, "--importance", "-i", parser=strict_int, help="1 Disabled .. 5 Critical."),
-    source: str = typer.Option(None, "--source", help="agent_tool | extraction | operator | onboarding | import "
+    kind: str = typer.Option(..., "--kind", "-k", parser=one_of(*KIND_CHOICES),
+                             help="objective | fact | preference | context."),
+    scope: str = typer.Option("user", "--scope", "-s", parser=one_of(*SCOPE_CHOICES),
+                              help="user | conversation | project | team | company."),
+    importance: int = typer.Option(3, "--importance", "-i", parser=int_in(1, 5), help="1 Disabled .. 5 Critical."),
+    source: str = typer.Option(None, "--source", parser=one_of(*SOURCE_CHOICES),
+                               help="agent_tool | extraction | operator | onboarding | import "
                                "(default: operator with --operator, else agent_tool)."),
     subclass: str = typer.Option(None, "--subclass", help="Memory subclass, e.g. BudgetConstraintMemory."),
     props: list[str] = PROP_OPT,
-    confidence: float = typer.Option(None, "--confidence", help="0..1 (default by source)."),
+    confidence: float = typer.Option(None, "--confidence", parser=float_in(0, 1), help="0..1 (default by source)."),
     expires: str = typer.Option(None, "--expires", help="Expiry, ISO 8601: a date (midnight UTC) or a date-time "
                                 "with an offset (Z, +02:00)."),
     teams: list[str] = typer.Option([], "--team", help="Team of a team-scope memory; repeat."),
@@ -185,10 +199,10 @@ def update(
     tenant: str = TENANT_OPT,
     label: str = typer.Option(None, "--label", "-l"),
     content: str = typer.Option(None, "--content", "-c"),
-    kind: str = typer.Option(None, "--kind", "-k"),
-    importance: int = typer.Option(None, "--importance", "-i", parser=strict_int,
+    kind: str = typer.Option(None, "--kind", "-k", parser=one_of(*KIND_CHOICES)),
+    importance: int = typer.Option(None, "--importance", "-i", parser=int_in(1, 5),
                                     help="1 Disabled .. 5 Critical (an integer)."),
-    confidence: float = typer.Option(None, "--confidence"),
+    confidence: float = typer.Option(None, "--confidence", parser=float_in(0, 1), help="0..1."),
     expires: str = typer.Option(None, "--expires", help="Set the expiry (ISO 8601)."),
     props: list[str] = PROP_OPT,
     unset_props: list[str] = typer.Option([], "--unset-prop", help="Remove a subclass property; repeat."),
@@ -234,12 +248,12 @@ def supersede(
     by: str = typer.Option(None, "--by", help="An existing memory that replaces it (else a new one is written)."),
     label: str = typer.Option(None, "--label", "-l"),
     content: str = typer.Option(None, "--content", "-c"),
-    kind: str = typer.Option(None, "--kind", "-k"),
-    importance: int = typer.Option(None, "--importance", "-i", parser=strict_int,
+    kind: str = typer.Option(None, "--kind", "-k", parser=one_of(*KIND_CHOICES)),
+    importance: int = typer.Option(None, "--importance", "-i", parser=int_in(1, 5),
                                     help="1 Disabled .. 5 Critical (an integer)."),
-    source: str = typer.Option(None, "--source"),
+    source: str = typer.Option(None, "--source", parser=one_of(*SOURCE_CHOICES)),
     props: list[str] = PROP_OPT,
-    confidence: float = typer.Option(None, "--confidence"),
+    confidence: float = typer.Option(None, "--confidence", parser=float_in(0, 1), help="0..1."),
     expires: str = typer.Option(None, "--expires"),
     as_person: str = AS_OPT,
     operator: bool = OPERATOR_OPT,
@@ -319,8 +333,10 @@ def get(memory_id: str = typer.Argument(...), tenant: str = TENANT_OPT, as_json:
 def memories(
     tenant: str = TENANT_OPT,
     all_: bool = typer.Option(False, "--all", help="Include superseded and expired memories."),
-    kind: str = typer.Option(None, "--kind", "-k", help="objective | fact | preference | context."),
-    scope: str = typer.Option(None, "--scope", "-s", help="user | team | company."),
+    kind: str = typer.Option(None, "--kind", "-k", parser=one_of(*KIND_CHOICES),
+                             help="objective | fact | preference | context."),
+    scope: str = typer.Option(None, "--scope", "-s", parser=one_of(*SCOPE_CHOICES),
+                              help="user | conversation | project | team | company."),
     subclass: str = typer.Option(None, "--subclass", help="A memory class (its subclasses match too)."),
     label: str = typer.Option(None, "--label", "-l", help="Only memories with this label (case and spacing ignored)."),
     ids: bool = typer.Option(False, "--ids", help="Print only the ids, one per line (for scripts: "

@@ -17,7 +17,7 @@ from typing import Any
 import typer
 from rich.markup import escape
 
-from reckon.cli._app import EXIT_INPUT, EXIT_INVALID, app, fail
+from reckon.cli._app import EXIT_INPUT, EXIT_INVALID, app, fail, one_of
 from reckon.cli._tenant import (
     AS_OPT,
     TENANT_OPT,
@@ -237,7 +237,8 @@ app.add_typer(xp_app, name="experience")
 
 @xp_app.command("record")
 def xp_record(task: str = typer.Argument(..., help="The task as given."),
-              outcome: str = typer.Option(..., "--outcome", help="success, partial or failure."),
+              outcome: str = typer.Option(..., "--outcome", parser=one_of("success", "partial", "failure"),
+                                          help="success, partial or failure."),
               tenant: str = TENANT_OPT, person: str = AS_OPT,
               worked: str = typer.Option(None, "--worked", help="What worked."),
               failed: str = typer.Option(None, "--failed", help="What failed."),

@@ -23,7 +23,7 @@ from typing import Any
 
 import typer
 
-from reckon.cli._app import app, console, fail, read_text_arg
+from reckon.cli._app import KIND_CHOICES, SCOPE_CHOICES, app, console, fail, one_of, read_text_arg
 from reckon.cli._tenant import (
     AS_OPT,
     MEMBER_OF_OPT,
@@ -78,8 +78,10 @@ def search(
     query: str = typer.Argument(..., help="Free text."),
     tenant: str = TENANT_OPT,
     k: int = typer.Option(10, "-k", help="Number of hits (1-100)."),
-    kinds: list[str] = typer.Option([], "--kind", help="Restrict to a kind; repeat."),
-    scopes: list[str] = typer.Option([], "--scope", help="Restrict to a scope; repeat."),
+    kinds: list[str] = typer.Option([], "--kind", parser=one_of(*KIND_CHOICES),
+                                    help="Restrict to a kind; repeat."),
+    scopes: list[str] = typer.Option([], "--scope", parser=one_of(*SCOPE_CHOICES),
+                                     help="Restrict to a scope; repeat."),
     importance: str = typer.Option("2-3", "--importance", help="LO-HI, a single tier, or 'all' (2-5)."),
     explain: bool = typer.Option(False, "--explain", help="Show the score components."),
     expand: str | None = typer.Option(None, "--expand", help="'graph': add the hits' directly linked memories "

@@ -211,6 +211,24 @@ def audience(asserted: dict[Any, list[Any]]) -> dict[str, Any]:
     }
 
 
+def check_project(svc: MemoryService, data: MemoryInput) -> None:
+    """A project-scope memory names a project of the tenant (``<project> a rk:Project``,
+    made by :meth:`reckon.api.Tenant.add_project`): checked before authorization, so an
+    operator and a member both learn that the project does not exist (a member is not
+    told "not authorized" for a typo), and nothing is written.
+
+    :raises InvalidInput: (field ``project``) naming the unknown project.
+    """
+    if data.project is None:
+        return
+    if not svc._exists(R.project_iri(svc.tenant, data.project), R.PROJECT):
+        raise InvalidInput(
+            f"project: no project {data.project!r} in tenant {svc.tenant!r} "
+            "(an operator creates it with Tenant.add_project)",
+            field="project",
+        )
+
+
 def stakeholders(data: MemoryInput, principal: Principal) -> tuple[str | None, list[str]]:
     """Owner and teams of a new memory: a user-scope memory is the writer's unless it
     names an owner; a team-scope memory is the writer's teams' unless it names teams.

@@ -6,6 +6,7 @@ delete (tombstones) — seed 003 §5, §9. Called by
 from __future__ import annotations
 
 import uuid
+from collections import defaultdict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -80,9 +81,8 @@ def apply_patch(
     new[R.P_AUTHOR] = [svc._person(principal.person)]
     old_set = {Triple(m, p, o) for p, objs in asserted.items() for o in objs}
     new_set = {Triple(m, p, o) for p, objs in new.items() for o in objs}
-    validate_set = [t for t in new_set if t.predicate != R.P_SUPERSEDED_BY]
     ctx, create = C.linked_types(svc, new_set)
-    svc._validate(m, sorted(validate_set, key=str) + ctx)
+    _validate_patched(svc, txn, m, old_set, new_set, ctx, create)
     for q in create:
         txn.add(q)
     if new.get(R.LABEL) != asserted.get(R.LABEL) or new.get(R.P_CONTENT) != asserted.get(R.P_CONTENT):
@@ -101,6 +101,32 @@ def apply_patch(
     for t in new_set - old_set:
         txn.add(Quad(t.subject, t.predicate, t.object, R.MEMORIES))
     return {p: v for p, v in new.items() if v}
+
+
+def _validate_patched(svc: MemoryService, txn: Any, m: NamedNode, old_set: set[Triple], new_set: set[Triple],
+                      ctx: list[Triple], create: list[Quad]) -> None:
+    """Validate the patched node ``m`` once: with the tenant's shapes, in the very graph
+    the store's write check builds for it at commit (:meth:`reckon.schema.TenantSchema.node_graph`
+    over the transaction's view, less what the patch removes, plus what it adds and the
+    person / team nodes it creates), so that check finds the graph validated already;
+    with a custom ``validator``, in the node's new triples plus the types of what it links to.
+
+    :raises ShapeViolation: the patched node does not conform; nothing is written.
+    """
+    view = getattr(txn, "view", None)
+    if svc._validator is None and view is not None:
+        added: dict[Any, list[Quad]] = defaultdict(list)
+        for t in new_set - old_set:
+            added[m].append(Quad(t.subject, t.predicate, t.object, R.MEMORIES))
+        for q in create:
+            added[q.subject].append(q)
+        gone = {Quad(t.subject, t.predicate, t.object, R.MEMORIES) for t in old_set - new_set}
+        graph = svc.schema.node_graph(m, view, added, gone)
+        if graph is not None:
+            svc.schema.validate(m, graph)
+        return
+    validate_set = [t for t in new_set if t.predicate != R.P_SUPERSEDED_BY]  # derived, never validated
+    svc._validate(m, sorted(validate_set, key=str) + ctx)
 
 
 def supersede(svc: MemoryService, old_id: str, new: dict[str, Any] | str, *, principal: Principal) -> Memory:

@@ -440,6 +440,7 @@ class MemoryService:
                 field="conflict_resolution",
             )
         owner, teams = C.stakeholders(data, principal)
+        C.check_project(self, data)
         authz.check_create(principal, scope=data.scope, source=data.source, owner=owner, label=data.label,
                            project=data.project, conversation=data.conversation)
         klass = self.schema.resolve_class(data.subclass) if data.subclass else R.MEMORY
@@ -501,6 +502,7 @@ class MemoryService:
                 supersedes = fields.pop("supersedes", None)
                 data = parse_input(fields)
                 owner, teams = C.stakeholders(data, principal)
+                C.check_project(self, data)
                 authz.check_create(principal, scope=data.scope, source=data.source, owner=owner, label=data.label,
                                    project=data.project, conversation=data.conversation)
                 klass = self.schema.resolve_class(data.subclass) if data.subclass else R.MEMORY

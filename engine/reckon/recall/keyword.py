@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-__all__ = ["STOPWORDS", "KeywordIndex", "tokenize"]
+__all__ = ["STOPWORDS", "KeywordIndex", "postings_match_tokens", "tokenize"]
 
 _TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
@@ -55,6 +55,90 @@ def tokenize(text: str) -> list[str]:
         if w and w not in STOPWORDS:
             out.append(w)
     return out
+
+
+_FP_MOD = (1 << 31) - 1  # a prime: fingerprints are sums mod it (int64 products never overflow)
+_FP_POS = 16  # byte positions in a token told apart (later ones share the last)
+_FP_TABLES = np.random.default_rng(0x5EC0).integers(1, _FP_MOD, size=(2, 256, _FP_POS), dtype=np.int64).astype(np.int32)
+_FP_TABLES[:, 32, :] = 0  # the space between tokens counts for nothing
+
+
+def _fp_positions(blob: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """int32 ``(len(blob),)``: per byte, its row in a fingerprint table -- by its value and
+    its position in its token (``starts`` marks each token's first byte)."""
+    idx = np.arange(len(blob), dtype=np.int32)  # a snapshot's blobs stay below 2**31 bytes
+    first = np.where(starts, idx, 0)
+    np.maximum.accumulate(first, out=first)
+    np.subtract(idx, first, out=idx)
+    np.minimum(idx, _FP_POS - 1, out=idx)
+    idx += blob.astype(np.int32) * _FP_POS
+    return idx
+
+
+def _fp_segments(values: np.ndarray, off: np.ndarray) -> np.ndarray:
+    """int64: the sums of ``values`` (each < 2**31) over ``off[i]:off[i+1]`` (``off[0] == 0``,
+    ``off[-1] == len(values)``, non-decreasing), mod the prime."""
+    out = np.zeros(len(off) - 1, dtype=np.int64)
+    full = off[1:] > off[:-1]
+    if full.any():  # the non-empty segments tile ``values``: reduce at their starts
+        out[full] = np.add.reduceat(values, off[:-1][full], dtype=np.int64)
+    res: np.ndarray = out % _FP_MOD
+    return res
+
+
+def postings_match_tokens(terms_blob: np.ndarray, terms_off: np.ndarray, tokens_blob: np.ndarray,
+                          tokens_off: np.ndarray, off: np.ndarray, doc: np.ndarray, tf: np.ndarray,
+                          dl: np.ndarray) -> bool:
+    """Whether the BM25 postings of a persisted index (the arrays of
+    :meth:`KeywordIndex.export`) are those of its documents' tokens: per document, the
+    multiset of (term, frequency) the postings give equals the document's tokens, and
+    its length is their number (at least 1). O(bytes + postings) in numpy, no token is
+    split or looked up: each side's per-document fingerprint is a sum, mod a prime, of
+    random values per (byte, position in the token) -- two independent ones, so a
+    mismatch passes with probability ~2**-62.
+
+    :param terms_blob: uint8, the sorted terms concatenated (UTF-8); ``terms_off`` int
+        ``(terms + 1,)`` their offsets.
+    :param tokens_blob: uint8, per document its tokens joined by single spaces,
+        concatenated; ``tokens_off`` int ``(documents + 1,)`` their offsets.
+    :param off: int ``(terms + 1,)``; ``doc``, ``tf`` ``(postings,)``; ``dl``
+        ``(documents,)``: as :meth:`KeywordIndex.load` takes them, already checked to
+        fit together (offsets in range, document numbers below the document count).
+    """
+    terms_off = np.asarray(terms_off, dtype=np.int64)
+    tokens_off = np.asarray(tokens_off, dtype=np.int64)
+    off = np.asarray(off, dtype=np.int64)
+    n = len(tokens_off) - 1
+    for o, blob in ((terms_off, terms_blob), (tokens_off, tokens_blob)):
+        if len(o) == 0 or o[0] != 0 or o[-1] != len(blob) or np.any(np.diff(o) < 0):
+            return False
+    starts = np.zeros(len(terms_blob), dtype=bool)
+    starts[terms_off[:-1][terms_off[:-1] < len(terms_blob)]] = True
+    term_rows = _fp_positions(terms_blob, starts)
+    starts = np.zeros(len(tokens_blob), dtype=bool)
+    starts[1:] = tokens_blob[:-1] == 32
+    starts[tokens_off[:-1][tokens_off[:-1] < len(tokens_blob)]] = True
+    token_rows = _fp_positions(tokens_blob, starts)
+    counts = _fp_segments(starts.view(np.uint8), tokens_off)  # tokens per document
+    tf64 = np.asarray(tf, dtype=np.int64)
+    doc = np.asarray(doc, dtype=np.int64)
+    if not np.array_equal(np.bincount(doc, weights=tf64, minlength=n).astype(np.int64), counts):
+        return False
+    if not np.array_equal(np.asarray(dl, dtype=np.int64), np.maximum(counts, 1)):
+        return False
+    reps = np.diff(off)
+    keys = np.repeat(np.arange(len(reps), dtype=np.int64), reps) * max(n, 1) + doc
+    keys.sort()
+    if np.any(keys[1:] == keys[:-1]):
+        return False  # a document twice in one term's postings
+    for k in range(len(_FP_TABLES)):
+        table = _FP_TABLES[k].ravel()
+        per_term = _fp_segments(np.take(table, term_rows), terms_off)
+        w = (np.repeat(per_term, reps) * tf64) % _FP_MOD  # < 2**31 each: float64 sums stay exact
+        got = np.bincount(doc, weights=w.astype(np.float64), minlength=n).astype(np.int64) % _FP_MOD
+        if not np.array_equal(got, _fp_segments(np.take(table, token_rows), tokens_off)):
+            return False
+    return True
 
 
 class KeywordIndex:

@@ -37,7 +37,9 @@ What it holds, and where each part comes from:
   nothing and builds no posting list: its cost is reading the columns plus one record
   per document. Written under a unique temporary name and renamed (a process killed
   mid-write leaves the previous snapshot); unreadable (torn, a bad zip CRC), malformed
-  (arrays that do not fit together), of another tenant or ahead of the store = ignored
+  (arrays that do not fit together, or BM25 postings that are not those of the
+  ``tokens`` column: :func:`reckon.recall.keyword.postings_match_tokens`, numpy over the
+  blobs, ~1.5x the cost of reading them), of another tenant or ahead of the store = ignored
   (rebuilt from the store); behind the store = caught up from the commits since
   (:meth:`TenantStore.changes <reckon.store.TenantStore.changes>`). A version 2
   snapshot (no BM25 arrays) is still read and then rewritten; so is the version 1
@@ -71,6 +73,7 @@ import numpy as np
 
 from reckon.recall.embed import Embedder, EmbeddingUnavailable, QueryCache
 from reckon.recall.index import DocRecord, RecallIndex
+from reckon.recall.keyword import postings_match_tokens
 from reckon.recall.rank import Hit, RankConfig
 from reckon.recall.vectors import MemoryVectors, VectorFile
 
@@ -84,6 +87,7 @@ _SNAPSHOT_VERSION = 3
 _SEP = "\x1f"  # between the teams of a document in the snapshot
 _EPOCH_UTC = datetime(1970, 1, 1, tzinfo=UTC)
 _SNAPSHOT_EVERY = 200  # generations between background snapshots
+_IDLE_S = 5.0  # seconds with an empty queue before the embedding thread writes a snapshot and ends
 _DRAIN_SHARE = 64
 """A drained queue writes a snapshot at once only when the vectors attached since the
 last one are at least 1/64 of the documents (a snapshot costs O(documents): at 100k,
@@ -210,6 +214,7 @@ class TenantIndex:
         self._busy = False
         self._last_enqueue = 0.0
         self._worker: threading.Thread | None = None
+        self._idle_writer: threading.Thread | None = None  # a finished worker writing its idle snapshot
         self._background = background
         self._closed = False
         self._ranking = False  # embedding starts once this process ranks (not in `tenant validate`)
@@ -424,6 +429,14 @@ class TenantIndex:
                 terms = [tblob[a:b].decode("utf-8") for a, b in zip(toff, toff[1:])]
                 keyword = {"terms": terms, "off": cols["kw.off"], "doc": cols["kw.doc"], "tf": cols["kw.tf"],
                            "dl": cols["kw.dl"], "tokens": [t or "" for t in tokens]}
+                kw_off, kw_doc = np.asarray(cols["kw.off"]), np.asarray(cols["kw.doc"])
+                if (kw_off.shape != (len(terms) + 1,) or kw_doc.shape != cols["kw.tf"].shape
+                        or cols["kw.dl"].shape != (n,) or (len(kw_off) and int(kw_off[-1]) != len(kw_doc))
+                        or (len(kw_doc) and (int(kw_doc.min()) < 0 or int(kw_doc.max()) >= n))):
+                    raise ValueError("keyword index arrays do not fit together")
+                if not postings_match_tokens(cols["kw.terms.blob"], cols["kw.terms.off"], cols["tokens.blob"],
+                                             cols["tokens.off"], kw_off, kw_doc, cols["kw.tf"], cols["kw.dl"]):
+                    raise ValueError("the BM25 postings disagree with the documents' tokens")
             else:
                 toks = [t.split(" ") if t else [] for t in tokens]
             recs: list[DocRecord] = []
@@ -673,8 +686,11 @@ class TenantIndex:
                     self._cv.notify_all()
                     self._cv.wait(timeout=1.0)
                     if not self._pending:
-                        if time.monotonic() - idle_since > 5.0:
-                            self._worker = None  # restarted by the next enqueue
+                        if time.monotonic() - idle_since > _IDLE_S:
+                            # restarted by the next enqueue; close() still waits for the
+                            # idle snapshot this thread writes on its way out
+                            self._worker = None
+                            self._idle_writer = threading.current_thread()
                             idle = True
                             break
                         continue
@@ -692,8 +708,14 @@ class TenantIndex:
                     self._cv.notify_all()
             idle_since = time.monotonic()
             self._maybe_snapshot()
-        if idle and not self._closed:
-            self._maybe_snapshot(idle=True)  # quiet for 5 s: write what the drains left
+        if idle:
+            try:
+                if not self._closed:
+                    self._maybe_snapshot(idle=True)  # quiet for _IDLE_S: write what the drains left
+            finally:
+                with self._cv:
+                    if self._idle_writer is threading.current_thread():
+                        self._idle_writer = None
 
     def _embed_batch(self, batch: list[tuple[bytes, tuple[str, set[str]]]]) -> None:
         vf = self._vector_file()
@@ -1007,8 +1029,11 @@ class TenantIndex:
         self._closed = True
         with self._cv:
             self._cv.notify_all()
-            worker = self._worker
-        if wait > 0 and worker is not None and worker is not threading.current_thread():
-            worker.join(timeout=wait)  # its batch's vectors go into the snapshot below
+            threads = [w for w in (self._worker, self._idle_writer) if w is not None]
+        if wait > 0:
+            until = time.monotonic() + wait
+            for w in threads:  # a batch in progress (its vectors go into the snapshot below), an idle snapshot
+                if w is not threading.current_thread():
+                    w.join(timeout=max(0.0, until - time.monotonic()))
         if save:
             self.save_snapshot()

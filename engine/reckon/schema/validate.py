@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 import pyoxigraph as ox
@@ -270,12 +271,77 @@ def _results(schema: Schema, report: rdflib.Graph) -> list[dict[str, Any]]:
                 "field": str(own_name) if own_name is not None else names.get(path_s, _local(path_s)) if path_s else None,
                 "constraint": "sh:" + str(comp).rsplit("#", 1)[-1] if comp is not None else "sh:Unknown",
                 "value": None if value is None or (node_level and value == focus) else str(value),
-                "message": "; ".join(sorted(msgs)) or f"does not conform to {_short(str(shape))}",
+                "message": _message(schema, shape, comp, value, msgs,
+                                    str(own_name) if own_name is not None
+                                    else names.get(path_s, _local(path_s)) if path_s else None),
                 "severity": str(severity).rsplit("#", 1)[-1] if severity is not None else "Violation",
                 "shape": str(shape) if isinstance(shape, rdflib.URIRef) else None,
             }
         )
     return out
+
+
+#: Value-range and length constraint components -> (the shape's parameter, what the value must be).
+_BOUNDS: dict[str, tuple[str, str]] = {
+    "MinInclusiveConstraintComponent": ("minInclusive", "at least"),
+    "MinExclusiveConstraintComponent": ("minExclusive", "above"),
+    "MaxInclusiveConstraintComponent": ("maxInclusive", "at most"),
+    "MaxExclusiveConstraintComponent": ("maxExclusive", "below"),
+    "MinLengthConstraintComponent": ("minLength", "at least this many characters long:"),
+    "MaxLengthConstraintComponent": ("maxLength", "at most this many characters long:"),
+}
+
+
+def _message(schema: Schema, shape: Any, comp: Any, value: Any, msgs: list[str], field: str | None) -> str:
+    """A violation's message: what was wrong with the value -- derived from the
+    constraint component and the shape's parameter (``amount -5 is negative: it must be
+    at least 0``, ``... is not a decimal``) -- then the shape's own ``sh:message`` (the
+    rule, as its author wrote it: often "X is required: exactly one ..."), so a value
+    that is present but out of range is never reported only as "required"."""
+    import rdflib
+    from rdflib.namespace import SH
+
+    authored = "; ".join(sorted(msgs)) or f"does not conform to {_short(str(shape))}"
+    name = str(comp).rsplit("#", 1)[-1] if comp is not None else ""
+    what = field or "the value"
+    numeric = isinstance(value, rdflib.Literal) and isinstance(value.toPython(), (int, float, Decimal)) \
+        and not isinstance(value.toPython(), bool)
+    shown = None if value is None else repr(str(value)) if isinstance(value, rdflib.Literal) and not numeric \
+        else str(value)
+    lead: str | None = None
+    if name in _BOUNDS and shape is not None:
+        param, must = _BOUNDS[name]
+        bound = schema.shapes.value(shape, SH[param])
+        if bound is not None and shown is not None:
+            b = str(bound)
+            negative = name == "MinInclusiveConstraintComponent" and _is_zero(b) and str(value).startswith("-")
+            lead = (f"{what} {shown} is negative: it must be at least 0" if negative
+                    else f"{what} {shown} is out of range: it must be {must} {b}")
+    elif name == "DatatypeConstraintComponent" and shape is not None and shown is not None:
+        dt = schema.shapes.value(shape, SH.datatype)
+        lead = f"{what} {shown} is not of datatype {_short(str(dt))}" if dt is not None else None
+    elif name == "MaxCountConstraintComponent" and shape is not None:
+        n = schema.shapes.value(shape, SH.maxCount)
+        lead = f"{what} has more than {n} value{'s' if str(n) != '1' else ''}" if n is not None else None
+    elif name == "MinCountConstraintComponent":
+        lead = f"{what} is missing"
+    elif name == "InConstraintComponent" and shown is not None:
+        lead = f"{what} {shown} is not one of the allowed values"
+    elif name == "PatternConstraintComponent" and shown is not None:
+        lead = f"{what} {shown} does not have the required form"
+    elif name == "ClassConstraintComponent" and shown is not None:
+        lead = f"{what} {shown} is not a known {_short(str(schema.shapes.value(shape, SH['class'])))}" \
+            if shape is not None and schema.shapes.value(shape, SH["class"]) is not None else None
+    if lead is None or lead in authored:
+        return authored
+    return f"{lead} ({authored})"
+
+
+def _is_zero(text: str) -> bool:
+    try:
+        return float(text) == 0.0
+    except ValueError:
+        return False
 
 
 def _field_names(schema: Schema) -> dict[str, str]:

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from reckon._errors import StoreError
+from reckon._errors import StoreError, TenantClosed
 
 __all__ = ["TenantLock"]
 
@@ -103,7 +103,9 @@ class TenantLock:
         """
         with self._mutex:
             if self._closed:
-                raise StoreError(f"tenant lock {self.path} is closed")
+                name = self.path.parent.name
+                raise TenantClosed(f"tenant {name!r} is closed: this Tenant object was closed (Tenant.close() or "
+                                   f"Engine.close()); engine.tenant({name!r}) opens it again")
             want = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
             if self._depth > 0:
                 if want == fcntl.LOCK_EX and self._mode != fcntl.LOCK_EX:
