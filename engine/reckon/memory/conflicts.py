@@ -402,50 +402,41 @@ def contradiction(old: str, new: str) -> str | None:
     :returns: the reason, or ``None`` when the texts do not contradict (related, similar,
         refining, about another subject).
     """
-    from reckon.memory._lexicon import (
-        ADDITIVE,
-        CHANGE_MARKERS,
-        FRAME_VERBS,
-        NEGATORS,
-        VALUE_CLASSES,
-        antonyms_of,
-    )
-
-    a, b = _content_tokens(old), _content_tokens(new)
-    sa, sb = set(a), set(b)
-    shared = (sa & sb) - NEGATORS
+    lex = _lexicon()
+    fa, fb = _facts(old), _facts(new)
+    sa, sb = fa.tokens, fb.tokens
+    shared = (sa & sb) - lex.negators
     if not shared:
         return None
-    if any(t.startswith("@") for t in sa - sb) and any(t.startswith("@") for t in sb - sa):
+    if (fa.ids - sb) and (fb.ids - sa):
         return None  # each names a thing the other does not ("order 4f3a" / "order 9b1c"): two subjects
-    only_a, only_b = sa - sb - NEGATORS - ADDITIVE, sb - sa - NEGATORS - ADDITIVE
-    additive = bool((sb - sa) & ADDITIVE)
+    only_a, only_b = sa - sb - lex.negators - lex.additive, sb - sa - lex.negators - lex.additive
+    additive = bool((sb - sa) & lex.additive)
 
-    def one_subject(xa: set[str], xb: set[str]) -> bool:
+    def one_subject(xa: set[str] | frozenset[str], xb: set[str] | frozenset[str]) -> bool:
         # beyond the changed value, at most one side may bring other content words
         # (light verbs aside): both doing so is another subject ("Dana" / "Lee", "search"
         # / "display", "growth team" / "design team")
-        return not ((only_a - xa - FRAME_VERBS) and (only_b - xb - FRAME_VERBS))
+        return not ((only_a - xa - lex.frame_verbs) and (only_b - xb - lex.frame_verbs))
 
     if not additive:
-        # antonyms across the differences
-        for x in sorted(only_a):
-            ys = antonyms_of(x) & only_b
+        # antonyms across the differences (only tokens that have antonyms can pair)
+        for x in sorted(only_a & fa.opposable):
+            ys = lex.antonyms_of(x) & only_b
             if ys:
                 y = min(ys)
                 if len(only_a - {x}) + len(only_b - {y}) <= 3 and one_subject({x}, {y}):
                     return f"antonym {x}/{y}"
         # flipped polarity over the same frame (an even number of negators cancels: "don't quit")
-        neg_a = sum(t in NEGATORS for t in a) % 2 == 1
-        neg_b = sum(t in NEGATORS for t in b) % 2 == 1
-        rest = (only_a | only_b) - CHANGE_MARKERS
-        if neg_a != neg_b and len(shared) >= 2 and len(rest) <= 1:
+        rest = (only_a | only_b) - lex.change_markers
+        if fa.negated != fb.negated and len(shared) >= 2 and len(rest) <= 1:
             return "polarity"
-        # a different value of one attribute
-        num_a = {t for t in only_a if t.startswith("#")}
-        num_b = {t for t in only_b if t.startswith("#")}
-        pairs: list[tuple[set[str], set[str]]] = [(num_a, num_b)]
-        pairs += [(only_a & members, only_b & members) for members in VALUE_CLASSES.values()]
+        # a different value of one attribute: a number, then each closed value class
+        # both texts hold a member of (in the order of VALUE_CLASSES)
+        pairs: list[tuple[set[str] | frozenset[str], set[str] | frozenset[str]]] = [
+            (only_a & fa.numbers, only_b & fb.numbers)]
+        pairs += [(only_a & members, only_b & members) for name, members in lex.value_classes
+                  if name in fa.classes and name in fb.classes]
         for va, vb in pairs:
             # two shared tokens, or one when the value is the only difference ("the budget is $40k")
             frame = len(shared) >= 2 or not (rest - va - vb)
@@ -456,9 +447,59 @@ def contradiction(old: str, new: str) -> str | None:
         return None
     words, phrase = _marked_words(new)
     old_words, _ = _marked_words(old)
-    if phrase or (words & CHANGE_MARKERS) - old_words:
+    if phrase or (words & lex.change_markers) - old_words:
         return "change marker"
     return None
+
+
+class _Lexicon:
+    """The word lists of :mod:`reckon.memory._lexicon` the contradiction test uses, read
+    once (on the first judgement, not at import)."""
+
+    __slots__ = ("additive", "antonyms_of", "change_markers", "frame_verbs", "negators", "value_classes")
+
+    def __init__(self) -> None:
+        from reckon.memory import _lexicon as L
+
+        self.additive, self.change_markers, self.frame_verbs = L.ADDITIVE, L.CHANGE_MARKERS, L.FRAME_VERBS
+        self.negators = L.NEGATORS
+        self.value_classes: tuple[tuple[str, frozenset[str]], ...] = tuple(L.VALUE_CLASSES.items())
+        self.antonyms_of = L.antonyms_of
+
+
+@functools.cache
+def _lexicon() -> _Lexicon:
+    return _Lexicon()
+
+
+@dataclass(frozen=True, slots=True)
+class _Facts:
+    """What :func:`contradiction` needs of one text, computed once per text: its
+    :func:`content_tokens` as a set, the identifiers (``@``) and values (``#``) among
+    them, the tokens that have an antonym, the value classes it holds a member of, and
+    whether it is negated (an odd number of negators)."""
+
+    tokens: frozenset[str]
+    ids: frozenset[str]
+    numbers: frozenset[str]
+    opposable: frozenset[str]
+    classes: frozenset[str]
+    negated: bool
+
+
+@functools.lru_cache(maxsize=65_536)
+def _facts(text: str) -> _Facts:
+    lex = _lexicon()
+    seq = _content_tokens(text)
+    toks = frozenset(seq)
+    return _Facts(
+        tokens=toks,
+        ids=frozenset(t for t in toks if t.startswith("@")),
+        numbers=frozenset(t for t in toks if t.startswith("#")),
+        opposable=frozenset(t for t in toks if lex.antonyms_of(t)),
+        classes=frozenset(name for name, members in lex.value_classes if toks & members),
+        negated=sum(t in lex.negators for t in seq) % 2 == 1,
+    )
 
 
 #: ``encoder(texts) -> float array (n, d)`` of L2-normalised sentence embeddings.
@@ -542,11 +583,25 @@ class ContradictionJudge:
             if (new.subclass is None) != (c.subclass is None):
                 continue
             plain.append(c)
+        new_text = new.text
+
+        def reason(c: Subject) -> str | None:
+            c_text = c.text
+            why = contradiction(c_text, new_text)
+            if why is None and c.content and new.content and (c.content, new.content) != (c_text, new_text):
+                why = contradiction(c.content, new.content)  # titles may differ ("style" / "layout")
+            return why
+
+        if self.encoder is None:
+            # both tests are pure: the (cheaper) contradiction test first, the word-count
+            # similarity only of the candidates it names -- the same verdicts in the same order
+            named = [(c, why) for c in plain if (why := reason(c)) is not None]
+            sims = self.similarities(new, [c for c, _ in named])
+            out += [Verdict(c.id, why) for (c, why), sim in zip(named, sims) if sim >= self.candidate_threshold]
+            return out
         pool = [c for c, sim in zip(plain, self.similarities(new, plain)) if sim >= self.candidate_threshold]
         for c in pool:
-            why = contradiction(c.text, new.text)
-            if why is None and c.content and new.content and (c.content, new.content) != (c.text, new.text):
-                why = contradiction(c.content, new.content)  # titles may differ ("style" / "layout")
+            why = reason(c)
             if why is not None:
                 out.append(Verdict(c.id, why))
         return out
