@@ -355,12 +355,14 @@ def make_session(model: Path | bytes, intra_op: int = 1, spinning: bool = False)
 
 
 _LIVE: weakref.WeakSet[OrtMiniLM] = weakref.WeakSet()
-_EXIT_WAIT_S = 60.0
+_EXIT_WAIT_S = 10.0
+"""Seconds an exiting process waits for the encodes in flight (a background batch of
+the recall layer is at most 256 texts, ~2-4 s), before it refuses their next runs."""
 
 
 @atexit.register
 def _close_all() -> None:
-    """At interpreter exit, let the runs in flight finish and refuse new ones: ONNX
+    """At interpreter exit, let the encodes in flight finish and refuse new ones: ONNX
     Runtime aborts the process ("terminate called without an active exception", exit
     134) when a daemon thread (the recall layer's background embedder) is inside
     ``InferenceSession.run`` while the library's static objects are destroyed. Exit
@@ -408,8 +410,10 @@ class OrtMiniLM:
         # spinning on a shared machine cost Tenant.context ~12 ms CPU per call)
         limit_blas_threads()
         self._state = threading.Condition()
-        self._running = 0
-        self._closed = False
+        self._running = 0  # session runs in flight
+        self._encoding = 0  # encode calls in flight
+        self._closing = False  # new encodes refused
+        self._closed = False  # new runs refused
         _LIVE.add(self)
         tok = Tokenizer.from_file(str(path / "tokenizer.json"))
         tok.no_padding()  # padded here, to the longest of each batch
@@ -417,11 +421,16 @@ class OrtMiniLM:
         self._tok = tok
 
     def close(self, timeout: float | None = None) -> bool:
-        """Refuse new encodes (they raise ``RuntimeError``) and wait up to ``timeout``
-        seconds (None: no limit) for the runs in flight; True when none is left."""
+        """Refuse new encodes (they raise ``RuntimeError``), wait up to ``timeout``
+        seconds (None: no limit) for the encodes in flight to finish all their batches
+        (an exiting process keeps the vectors its embedding thread was computing), then
+        refuse new runs and wait for the run in flight; True when every encode finished."""
         with self._state:
+            self._closing = True
+            done = self._state.wait_for(lambda: self._encoding == 0, timeout)
             self._closed = True
-            return self._state.wait_for(lambda: self._running == 0, timeout)
+            self._state.wait_for(lambda: self._running == 0, None if timeout is None else max(timeout, 5.0))
+            return done
 
     def _forward(self, ids: np.ndarray, lengths: np.ndarray) -> np.ndarray:
         """Mean-pooled last hidden states ``float32 (batch, hidden)`` of word-piece ids
@@ -454,6 +463,18 @@ class OrtMiniLM:
         mean); with more than one batch they run on ``threads`` threads (default
         :attr:`threads`). One batch runs on the calling thread.
         """
+        with self._state:
+            if self._closing:
+                raise RuntimeError("the ONNX Runtime session is closed (the process is exiting)")
+            self._encoding += 1
+        try:
+            return self._encode(texts, batch_size, threads)
+        finally:
+            with self._state:
+                self._encoding -= 1
+                self._state.notify_all()
+
+    def _encode(self, texts: list[str], batch_size: int, threads: int | None) -> np.ndarray:
         out = np.zeros((len(texts), self.hidden), dtype=np.float32)
         if not texts:
             return out
