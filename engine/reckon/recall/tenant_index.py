@@ -217,7 +217,8 @@ class TenantIndex:
         self._last_enqueue = 0.0
         self._worker: threading.Thread | None = None
         self._exit_hook = False  # _close_at_exit registered (once the embedding thread first starts)
-        self._idle_writer: threading.Thread | None = None  # a finished worker writing its idle snapshot
+        self._idle_writers: set[threading.Thread] = set()  # finished workers writing their idle snapshot
+        # (a set: a new worker started by the next write can go idle while an older one still writes)
         self._background = background
         self._closed = False
         self._ranking = False  # embedding starts once this process ranks (not in `tenant validate`)
@@ -696,7 +697,7 @@ class TenantIndex:
                             # restarted by the next enqueue; close() still waits for the
                             # idle snapshot this thread writes on its way out
                             self._worker = None
-                            self._idle_writer = threading.current_thread()
+                            self._idle_writers.add(threading.current_thread())
                             idle = True
                             break
                         continue
@@ -720,8 +721,7 @@ class TenantIndex:
                     self._maybe_snapshot(idle=True)  # quiet for _IDLE_S: write what the drains left
             finally:
                 with self._cv:
-                    if self._idle_writer is threading.current_thread():
-                        self._idle_writer = None
+                    self._idle_writers.discard(threading.current_thread())
 
     def _embed_batch(self, batch: list[tuple[bytes, tuple[str, set[str]]]]) -> None:
         vf = self._vector_file()
@@ -1035,7 +1035,7 @@ class TenantIndex:
         self._closed = True
         with self._cv:
             self._cv.notify_all()
-            threads = [w for w in (self._worker, self._idle_writer) if w is not None]
+            threads = [w for w in (self._worker, *self._idle_writers) if w is not None]
         if wait > 0:
             until = time.monotonic() + wait
             for w in threads:  # a batch in progress (its vectors go into the snapshot below), an idle snapshot
