@@ -56,9 +56,10 @@ def test_close_stops_the_embedding_thread_and_keeps_its_vectors(tmp_path: Path) 
     # reopened: every memory is found, and nothing is re-embedded that the closed thread embedded
     with Engine(tmp_path, embedder=emb) as again:
         t2 = again.tenant("closing")
-        t2.recall.wait(timeout=30)
-        assert t2.recall.index.pending() == 0
         opened = emb.calls
+        assert t2.recall.wait(timeout=30)
+        assert t2.recall.index.pending() == 0
+        assert emb.calls == opened, "the batch in progress at close lost its vectors: embedded again"
         hits = {h.memory.id for h in t2.search("table", principal=OPS, k=10)}
         assert set(ids) <= hits
         assert emb.calls - opened == 1  # the query; no document re-embedded
@@ -114,3 +115,44 @@ def test_a_tenant_used_after_engine_close_raises_tenant_closed_and_the_engine_re
         again.get(m.id, principal=OPS)
     assert engine.tenant("acme").get(m.id, principal=OPS).label == "Fiscal year"
     engine.close()
+
+
+_EXIT_CHILD = """
+import sys
+from reckon.api import Engine, Principal
+from tests.api.test_close import SlowHashing
+ops = Principal.operator(person="ops")
+emb = SlowHashing()
+t = Engine(sys.argv[1], embedder=emb).create_tenant("exiting", company_name="Acme Inc.")
+import uuid
+t.remember_many([dict(kind="fact", scope="company", importance=3, source="agent_tool",
+                      label=f"u{uuid.uuid4().hex} table", content=f"x{uuid.uuid4().hex} y{uuid.uuid4().hex} table")
+                 for i in range(100)], principal=ops)  # unrelated memories (no conflict between them)
+t.search("table", principal=ops)  # starts the background embedding (100 pending: more than a first search waits for)
+assert emb.documents.wait(timeout=60), "no batch started"
+print("exiting mid-batch", flush=True)
+sys.exit(0)  # no close()
+"""
+
+
+def test_a_process_exiting_without_close_keeps_the_vectors_it_computed(tmp_path: Path) -> None:
+    """If a process (``reckon search``, a script) exits without closing its tenant while
+    its embedding thread is mid-batch, then the batch finishes and its vectors are in the
+    tenant's vector file the next process opens: nothing is embedded again. Before, the work was
+    thrown away, so a CLI-only tenant with a backlog above the first search's wait
+    never got vectors."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root / "engine"), str(root)]))
+    r = subprocess.run([sys.executable, "-c", _EXIT_CHILD, str(tmp_path)], cwd=root, env=env,
+                       capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0 and "exiting mid-batch" in r.stdout, r.stderr
+    emb = SlowHashing()
+    with Engine(tmp_path, embedder=emb) as again:
+        recall = again.tenant("exiting").recall
+        assert recall.wait(timeout=60)
+        assert len(recall.index) == 100 and recall.index.index.embedded_count() == 100
+        assert emb.calls == 0, "the exiting process's vectors were lost: they were embedded again"

@@ -164,7 +164,7 @@ def test_second_construction_reuses_the_cached_graph(tmp_path: Path, ort_emb) ->
     assert np.allclose(v, ort_emb.encode(SENTENCES), atol=1e-6)
 
 
-@pytest.mark.parametrize("damage", ["truncated", "altered", "foreign builder", "other weights", "garbage", "empty",
+@pytest.mark.parametrize("damage", ["truncated", "altered", "altered in place, times restored", "foreign builder", "other weights", "garbage", "empty",
                                     "record missing", "record garbage"])
 def test_a_damaged_or_foreign_cache_file_is_rebuilt_never_used(tmp_path: Path, damage: str, ort_emb, caplog) -> None:  # type: ignore[no-untyped-def]
     from reckon.recall import _minilm_ort as mo
@@ -179,6 +179,14 @@ def test_a_damaged_or_foreign_cache_file_is_rebuilt_never_used(tmp_path: Path, d
     elif damage == "altered":  # one weight changed, the length kept
         i = len(raw) * 2 // 3
         file.write_bytes(raw[:i] + bytes([raw[i] ^ 0x40]) + raw[i + 1:])
+    elif damage == "altered in place, times restored":  # same inode, size and mtime (bit rot, a tool keeping times)
+        st = file.stat()
+        with open(file, "r+b") as f:
+            f.seek(len(raw) // 2)
+            f.write(bytes(b ^ 0xFF for b in raw[len(raw) // 2: len(raw) // 2 + 16]))
+        os.utime(file, ns=(st.st_atime_ns, st.st_mtime_ns))
+        after = file.stat()
+        assert (after.st_size, after.st_mtime_ns, after.st_ino) == (st.st_size, st.st_mtime_ns, st.st_ino)
     elif damage == "foreign builder":
         side.write_text(json.dumps(dict(meta, builder=mo.BUILDER_VERSION + 1)))
     elif damage == "other weights":
@@ -216,7 +224,8 @@ def test_a_cache_file_rewritten_with_the_same_bytes_is_verified_not_rebuilt(tmp_
     m = mo.OrtMiniLM(_model_path(), cache=tmp_path)
     assert mo.builds == before
     st = file.stat()
-    assert json.loads(file.with_suffix(".json").read_text())["stat"] == [st.st_size, st.st_mtime_ns, st.st_ino]
+    assert json.loads(file.with_suffix(".json").read_text())["stat"] == [st.st_size, st.st_mtime_ns, st.st_ino,
+                                                                          st.st_ctime_ns]
     assert np.allclose(m.encode(SENTENCES[:3]), ort_emb.encode(SENTENCES[:3]), atol=1e-6)
 
 
@@ -301,6 +310,10 @@ def test_cache_directory_setting(monkeypatch, tmp_path: Path) -> None:  # type: 
     assert cache_dir() == tmp_path / "xdg" / "reckon"
     monkeypatch.delenv("XDG_CACHE_HOME")
     assert cache_dir() == Path.home() / ".cache" / "reckon"
+    for off in ("off", "OFF", "0", "none", "", "  "):  # the setting the rule-program cache reads
+        monkeypatch.setenv("RECKON_CACHE_DIR", off)
+        assert cache_dir() is None, off
+    monkeypatch.delenv("RECKON_CACHE_DIR")
     monkeypatch.setenv("RECKON_BLAS_THREADS", "2")
     assert intra_op_threads() == 2
     for bad in ("0", "-1", "two"):
@@ -385,3 +398,20 @@ def test_exiting_while_a_daemon_thread_encodes_exits_cleanly(ort_emb, cache: Pat
                            capture_output=True, text=True, env=env, timeout=300)
         assert (p.returncode, p.stdout.strip()) == (0, "done"), p.stderr[-2000:]
         assert "terminate called" not in p.stderr
+
+
+def test_the_cache_turned_off_builds_in_memory_and_writes_nothing(monkeypatch, tmp_path: Path, ort_emb) -> None:  # type: ignore[no-untyped-def]
+    """``RECKON_CACHE_DIR=off`` turns the disk cache off: the graph is built in memory on
+    every load, no file is written anywhere (not a directory named ``off``), and the
+    vectors are those of the cached model."""
+    from reckon.recall import _minilm_ort as mo
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("RECKON_CACHE_DIR", "off")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    before = mo.builds
+    m = mo.OrtMiniLM(_model_path())
+    assert m.cache_file is None and mo.builds == before + 1
+    assert list(tmp_path.iterdir()) == []
+    assert np.allclose(m.encode(SENTENCES[:4]), ort_emb.encode(SENTENCES[:4]), atol=1e-6)

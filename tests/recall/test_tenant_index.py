@@ -630,25 +630,42 @@ def test_snapshot_whose_postings_disagree_with_its_tokens_is_rebuilt(tmp_path: P
 
 def test_close_waits_for_the_idle_snapshot_in_progress(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The embedding thread, idle, writes a snapshot on its way out: ``Tenant.close(wait=...)``
-    waits for that write (a slow disk simulated by a slow write), as for a batch in progress."""
+    waits for that write (a slow disk simulated by a slow write), as for a batch in progress --
+    for every such write, including an older thread's still writing when a newer one (started
+    by the next write) goes idle too (CI caught close waiting only for the newest)."""
     from reckon.recall import tenant_index as TI
 
     monkeypatch.setattr(TI, "_IDLE_S", 0.1)
-    started, log = threading.Event(), []
+    started: list[int] = []
+    log: list[str] = []
+    active: list[int] = []  # idle writes in progress
     original = TI.TenantIndex._maybe_snapshot
 
     def slow(self, *, idle: bool = False) -> None:  # type: ignore[no-untyped-def]
-        if idle:
-            started.set()
-            time.sleep(1.0)  # a slow disk
-        original(self, idle=idle)
-        if idle:
+        if not idle:
+            original(self, idle=idle)
+            return
+        active.append(1)
+        started.append(1)
+        try:
+            time.sleep(3.0 if len(started) == 1 else 0.3)  # a slow disk; the first write slowest
+            original(self, idle=idle)
+        finally:
+            active.pop()
             log.append("idle snapshot written")
 
     monkeypatch.setattr(TI.TenantIndex, "_maybe_snapshot", slow)
     t = Engine(tmp_path, embedder="hashing").create_tenant("acme")
     t.search("warm", principal=OPS)  # this process ranks: the queue is embedded in the background
     t.remember(**fact("Warehouse closing time", "the warehouse closes at six pm"))
-    assert started.wait(60), "the embedding thread never went idle"
+    deadline = time.monotonic() + 60
+    while not started and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert started, "the embedding thread never went idle"
+    t.remember(**fact("Loading dock hours", "the loading dock opens at seven am"))  # a new thread
+    while len(started) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(started) >= 2, "the second embedding thread never went idle"
     t.close(wait=30)
-    assert log == ["idle snapshot written"]
+    assert active == [], "close returned while an idle snapshot was being written"
+    assert len(log) >= 2 and set(log) == {"idle snapshot written"}

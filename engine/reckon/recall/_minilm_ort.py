@@ -22,7 +22,7 @@ model is written once to :func:`cache_dir` (``$RECKON_CACHE_DIR``, else
 ``$XDG_CACHE_HOME/reckon``, else ``~/.cache/reckon``) as
 ``minilm-ort-<sha256 of model.safetensors>-b<BUILDER_VERSION>.onnx``, with a ``.json``
 beside it holding the builder version, the weights' SHA-256, the model's length and
-SHA-256, and the model file's size, modification time and inode when it was last verified
+SHA-256, and the model file's size, modification time, inode and change time when it was last verified
 (:func:`cached_model`). A later load opens the model file directly when its stat is
 unchanged; a changed one is hashed again, and a file whose length or hash does not match
 (truncated, altered, written by another builder or for other weights) is never used: it
@@ -92,12 +92,17 @@ _IR_VERSION = 8
 builds = 0
 
 
-def cache_dir() -> Path:
+def cache_dir() -> Path | None:
     """Where the built model is cached: ``$RECKON_CACHE_DIR``, else
-    ``$XDG_CACHE_HOME/reckon``, else ``~/.cache/reckon`` (created on first write)."""
-    explicit = os.environ.get("RECKON_CACHE_DIR", "").strip()
-    if explicit:
-        return Path(explicit).expanduser()
+    ``$XDG_CACHE_HOME/reckon``, else ``~/.cache/reckon`` (created on first write);
+    ``None`` when ``$RECKON_CACHE_DIR`` is set to ``off``, ``0``, ``none`` or an empty
+    value (no disk cache: every load builds the graph in memory, as the rule-program
+    cache of :mod:`reckon.datalog._cache` reads the same setting)."""
+    env = os.environ.get("RECKON_CACHE_DIR")
+    if env is not None:
+        if env.strip().lower() in ("", "off", "0", "none"):
+            return None
+        return Path(env.strip()).expanduser()
     xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
     if xdg:
         return Path(xdg).expanduser() / "reckon"
@@ -221,26 +226,29 @@ def build_model_bytes(path: str | Path) -> bytes:
 
 
 def _stat_key(st: os.stat_result) -> list[int]:
-    return [st.st_size, st.st_mtime_ns, st.st_ino]
+    """What a verified file's stat must still be for it to be trusted unhashed: size,
+    modification time, inode and change time (``st_ctime_ns``: no ``utime`` can set it
+    back, so an edit in place that restores the size and modification time is still
+    seen)."""
+    return [st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns]
 
 
 def _write_atomic(file: Path, data: bytes) -> os.stat_result:
     """Write ``data`` under a unique temporary name beside ``file``, then rename it over
-    ``file``; returns the stat of the written file (size, mtime and inode survive the
-    rename)."""
+    ``file``; returns the stat of ``file`` after the rename (which changes its change
+    time)."""
     fd, tmp = tempfile.mkstemp(prefix=file.name + ".", suffix=".tmp", dir=file.parent)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
-            st = os.fstat(f.fileno())
         os.replace(tmp, file)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    return st
+    return os.stat(file)
 
 
 def _read_json(file: Path) -> dict[str, Any] | None:
@@ -270,7 +278,7 @@ def weights_sha256(weights: Path, directory: Path) -> str:
     return sha
 
 
-def cached_model(path: str | Path, directory: Path | None = None) -> tuple[Path | bytes, Path]:
+def cached_model(path: str | Path, directory: Path | None = None) -> tuple[Path | bytes, Path | None]:
     """The ONNX model for the weights in ``path``: the cache file when it is valid, else
     built by :func:`build_model_bytes` and written to the cache.
 
@@ -283,10 +291,12 @@ def cached_model(path: str | Path, directory: Path | None = None) -> tuple[Path 
 
     :param directory: the cache directory (default :func:`cache_dir`).
     :returns: ``(the model file, or its bytes when it could not be cached; the cache
-        file path)``.
+        file path, None when the cache is turned off)``.
     """
     path = Path(path)
     directory = cache_dir() if directory is None else directory
+    if directory is None:  # RECKON_CACHE_DIR=off: nothing read or written
+        return build_model_bytes(path), None
     weights_sha = weights_sha256(path / "model.safetensors", directory)
     file = directory / f"minilm-ort-{weights_sha}-b{BUILDER_VERSION}.onnx"
     side = file.with_suffix(".json")
@@ -345,12 +355,14 @@ def make_session(model: Path | bytes, intra_op: int = 1, spinning: bool = False)
 
 
 _LIVE: weakref.WeakSet[OrtMiniLM] = weakref.WeakSet()
-_EXIT_WAIT_S = 60.0
+_EXIT_WAIT_S = 10.0
+"""Seconds an exiting process waits for the encodes in flight (a background batch of
+the recall layer is at most 256 texts, ~2-4 s), before it refuses their next runs."""
 
 
 @atexit.register
 def _close_all() -> None:
-    """At interpreter exit, let the runs in flight finish and refuse new ones: ONNX
+    """At interpreter exit, let the encodes in flight finish and refuse new ones: ONNX
     Runtime aborts the process ("terminate called without an active exception", exit
     134) when a daemon thread (the recall layer's background embedder) is inside
     ``InferenceSession.run`` while the library's static objects are destroyed. Exit
@@ -398,8 +410,10 @@ class OrtMiniLM:
         # spinning on a shared machine cost Tenant.context ~12 ms CPU per call)
         limit_blas_threads()
         self._state = threading.Condition()
-        self._running = 0
-        self._closed = False
+        self._running = 0  # session runs in flight
+        self._encoding = 0  # encode calls in flight
+        self._closing = False  # new encodes refused
+        self._closed = False  # new runs refused
         _LIVE.add(self)
         tok = Tokenizer.from_file(str(path / "tokenizer.json"))
         tok.no_padding()  # padded here, to the longest of each batch
@@ -407,11 +421,16 @@ class OrtMiniLM:
         self._tok = tok
 
     def close(self, timeout: float | None = None) -> bool:
-        """Refuse new encodes (they raise ``RuntimeError``) and wait up to ``timeout``
-        seconds (None: no limit) for the runs in flight; True when none is left."""
+        """Refuse new encodes (they raise ``RuntimeError``), wait up to ``timeout``
+        seconds (None: no limit) for the encodes in flight to finish all their batches
+        (an exiting process keeps the vectors its embedding thread was computing), then
+        refuse new runs and wait for the run in flight; True when every encode finished."""
         with self._state:
+            self._closing = True
+            done = self._state.wait_for(lambda: self._encoding == 0, timeout)
             self._closed = True
-            return self._state.wait_for(lambda: self._running == 0, timeout)
+            self._state.wait_for(lambda: self._running == 0, None if timeout is None else max(timeout, 5.0))
+            return done
 
     def _forward(self, ids: np.ndarray, lengths: np.ndarray) -> np.ndarray:
         """Mean-pooled last hidden states ``float32 (batch, hidden)`` of word-piece ids
@@ -444,6 +463,18 @@ class OrtMiniLM:
         mean); with more than one batch they run on ``threads`` threads (default
         :attr:`threads`). One batch runs on the calling thread.
         """
+        with self._state:
+            if self._closing:
+                raise RuntimeError("the ONNX Runtime session is closed (the process is exiting)")
+            self._encoding += 1
+        try:
+            return self._encode(texts, batch_size, threads)
+        finally:
+            with self._state:
+                self._encoding -= 1
+                self._state.notify_all()
+
+    def _encode(self, texts: list[str], batch_size: int, threads: int | None) -> np.ndarray:
         out = np.zeros((len(texts), self.hidden), dtype=np.float32)
         if not texts:
             return out

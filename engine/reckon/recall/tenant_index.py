@@ -56,6 +56,7 @@ Query embeddings are cached (LRU, 1024 texts).
 
 from __future__ import annotations
 
+import atexit
 import itertools
 import json
 import logging
@@ -63,6 +64,7 @@ import os
 import threading
 import time
 import uuid
+import weakref
 import zipfile
 from collections.abc import Callable, Collection, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
@@ -214,7 +216,9 @@ class TenantIndex:
         self._busy = False
         self._last_enqueue = 0.0
         self._worker: threading.Thread | None = None
-        self._idle_writer: threading.Thread | None = None  # a finished worker writing its idle snapshot
+        self._exit_hook = False  # _close_at_exit registered (once the embedding thread first starts)
+        self._idle_writers: set[threading.Thread] = set()  # finished workers writing their idle snapshot
+        # (a set: a new worker started by the next write can go idle while an older one still writes)
         self._background = background
         self._closed = False
         self._ranking = False  # embedding starts once this process ranks (not in `tenant validate`)
@@ -666,6 +670,9 @@ class TenantIndex:
                 self._start_worker()
 
     def _start_worker(self) -> None:
+        if not self._exit_hook:
+            self._exit_hook = True
+            atexit.register(_close_at_exit, weakref.ref(self))
         with self._cv:
             if self._worker is not None and self._worker.is_alive():
                 return
@@ -690,7 +697,7 @@ class TenantIndex:
                             # restarted by the next enqueue; close() still waits for the
                             # idle snapshot this thread writes on its way out
                             self._worker = None
-                            self._idle_writer = threading.current_thread()
+                            self._idle_writers.add(threading.current_thread())
                             idle = True
                             break
                         continue
@@ -714,8 +721,7 @@ class TenantIndex:
                     self._maybe_snapshot(idle=True)  # quiet for _IDLE_S: write what the drains left
             finally:
                 with self._cv:
-                    if self._idle_writer is threading.current_thread():
-                        self._idle_writer = None
+                    self._idle_writers.discard(threading.current_thread())
 
     def _embed_batch(self, batch: list[tuple[bytes, tuple[str, set[str]]]]) -> None:
         vf = self._vector_file()
@@ -769,9 +775,9 @@ class TenantIndex:
 
     def _current(self) -> bool:
         """False once the tenant this index was opened on was deleted (its folder may hold
-        a new tenant of the same id by now)."""
-        if self._closed:
-            return False
+        a new tenant of the same id by now). A closed index is still current: the
+        batch in progress at :meth:`close` keeps its vectors and close writes the
+        snapshot (both were silently dropped when this also tested ``_closed``)."""
         check = getattr(self.store, "is_current", None)
         return bool(check()) if callable(check) else True
 
@@ -1029,7 +1035,7 @@ class TenantIndex:
         self._closed = True
         with self._cv:
             self._cv.notify_all()
-            threads = [w for w in (self._worker, self._idle_writer) if w is not None]
+            threads = [w for w in (self._worker, *self._idle_writers) if w is not None]
         if wait > 0:
             until = time.monotonic() + wait
             for w in threads:  # a batch in progress (its vectors go into the snapshot below), an idle snapshot
@@ -1037,3 +1043,24 @@ class TenantIndex:
                     w.join(timeout=max(0.0, until - time.monotonic()))
         if save:
             self.save_snapshot()
+
+
+_EXIT_WAIT_S = 5.0
+"""Seconds an exiting process waits for a batch in progress (:func:`_close_at_exit`)."""
+
+
+def _close_at_exit(ref: weakref.ref[TenantIndex]) -> None:
+    """A process that exits without closing its tenant (``reckon search``, a script)
+    keeps the vectors its embedding thread computed: the index is closed as
+    :meth:`TenantIndex.close` does: the batch in progress finishes (up to
+    :data:`_EXIT_WAIT_S` seconds) and its vectors go to the tenant's vector file, and the
+    snapshot is written when it changed. Without
+    this, a CLI-only tenant whose backlog exceeds :data:`_FIRST_RANK_BACKLOG` never got
+    vectors: every process embedded part of it and threw the work away. Never raises."""
+    idx = ref()
+    if idx is None or idx._closed:  # noqa: SLF001
+        return
+    try:
+        idx.close(save=True, wait=_EXIT_WAIT_S)
+    except Exception:  # noqa: BLE001 - an optimisation must never fail an exit
+        log.debug("recall index close at exit failed", exc_info=True)
