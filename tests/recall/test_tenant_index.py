@@ -641,8 +641,11 @@ def test_close_waits_for_the_idle_snapshot_in_progress(tmp_path: Path, monkeypat
     active: list[int] = []  # idle writes in progress
     original = TI.TenantIndex._maybe_snapshot
 
+    mine: list[object] = []  # this test's index: another test's index left open in this
+    # process (its daemon thread still running) also goes idle under the patched _IDLE_S
+
     def slow(self, *, idle: bool = False) -> None:  # type: ignore[no-untyped-def]
-        if not idle:
+        if not idle or self not in mine:
             original(self, idle=idle)
             return
         active.append(1)
@@ -657,6 +660,7 @@ def test_close_waits_for_the_idle_snapshot_in_progress(tmp_path: Path, monkeypat
     monkeypatch.setattr(TI.TenantIndex, "_maybe_snapshot", slow)
     t = Engine(tmp_path, embedder="hashing").create_tenant("acme")
     t.search("warm", principal=OPS)  # this process ranks: the queue is embedded in the background
+    mine.append(t._recall.index)  # noqa: SLF001
     t.remember(**fact("Warehouse closing time", "the warehouse closes at six pm"))
     deadline = time.monotonic() + 60
     while not started and time.monotonic() < deadline:
