@@ -48,7 +48,7 @@ from typing import Any, cast
 from pyoxigraph import BlankNode, Literal, Triple, Variable
 
 from reckon.datalog import expr as _expr
-from reckon.datalog._factstore import BNODE, IRI, FactStore, TermDictionary
+from reckon.datalog._factstore import BNODE, IRI, FactStore, TermDictionary, index_width
 from reckon.datalog.model import (
     Aggregate,
     Assignment,
@@ -356,9 +356,8 @@ class PlanCompiler:
                 ds = do = max(1.0, n / 10.0)
             else:
                 n = float(full.count.get(pid, 0))
-                ds = float(max(1, len(full.spo.get(pid, _ED))))
-                ps = full.pos.get(pid)
-                do = float(max(1, len(ps))) if ps is not None else ds
+                ds = float(max(1, index_width(full.spo, pid)))  # a restored entry is not built for this
+                do = float(max(1, index_width(full.pos, pid))) if pid in full.pos else ds
         if sk and ok:
             return 0.1
         if sk:
