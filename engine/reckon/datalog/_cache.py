@@ -172,32 +172,45 @@ def _parsed_key(path: str, fmt: str, text: str) -> str:
     return _digest("parsed", path, fmt, text)
 
 
-def load_parsed(path: str, fmt: str, text: str) -> Any | None:
-    """The cached RuleSet parsed from ``text`` (file ``path``, format ``fmt``), or ``None``."""
-    key = _parsed_key(path, fmt, text)
-    got = _parsed.get(key)
+def _load_entry(memo: dict[str, Any], name: str, suffix: str, kind: type | None = None) -> Any | None:
+    """The entry ``name`` of the in-memory ``memo``, else unpickled from the disk file
+    ``<name>.<suffix>`` (and remembered); ``None`` when it is in neither, or the file is
+    damaged (its SHA-256 does not match, it does not unpickle, or it is not a ``kind``)."""
+    got = memo.get(name)
     if got is not None:
         return got
-    data = _read(f"{key}.parsed")
+    data = _read(f"{name}.{suffix}")
     if data is None:
         return None
     try:
         got = pickle.loads(data)
     except Exception:  # noqa: BLE001 - a corrupted entry is rebuilt
         return None
-    _parsed[key] = got
+    if kind is not None and not isinstance(got, kind):
+        return None
+    memo[name] = got
     return got
+
+
+def _store_entry(memo: dict[str, Any], name: str, suffix: str, value: Any) -> None:
+    """Remember ``value`` as entry ``name`` in ``memo`` and on disk (``<name>.<suffix>``);
+    a value that does not pickle is kept in memory only."""
+    memo[name] = value
+    try:
+        payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # noqa: BLE001 - a rule set that does not pickle is just not cached
+        return
+    _write(f"{name}.{suffix}", payload)
+
+
+def load_parsed(path: str, fmt: str, text: str) -> Any | None:
+    """The cached RuleSet parsed from ``text`` (file ``path``, format ``fmt``), or ``None``."""
+    return _load_entry(_parsed, _parsed_key(path, fmt, text), "parsed")
 
 
 def store_parsed(path: str, fmt: str, text: str, ruleset: Any) -> None:
     """Remember a parsed rule file (memory and disk)."""
-    key = _parsed_key(path, fmt, text)
-    _parsed[key] = ruleset
-    try:
-        payload = pickle.dumps(ruleset, protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception:  # noqa: BLE001 - a rule set that does not pickle is just not cached
-        return
-    _write(f"{key}.parsed", payload)
+    _store_entry(_parsed, _parsed_key(path, fmt, text), "parsed", ruleset)
 
 
 # -- checked programs -------------------------------------------------------------------
@@ -211,32 +224,12 @@ def load_checked(key: str) -> Any | None:
     it does not unpickle, or it is not a ``RuleSet``)."""
     from reckon.datalog.model import RuleSet
 
-    name = _digest("checked", key)
-    got = _checked.get(name)
-    if got is not None:
-        return got
-    data = _read(f"{name}.checked")
-    if data is None:
-        return None
-    try:
-        got = pickle.loads(data)
-    except Exception:  # noqa: BLE001 - a corrupted entry is rebuilt
-        return None
-    if not isinstance(got, RuleSet):
-        return None
-    _checked[name] = got
-    return got
+    return _load_entry(_checked, _digest("checked", key), "checked", RuleSet)
 
 
 def store_checked(key: str, ruleset: Any) -> None:
     """Remember a rule program that passed ``check_program`` under ``key`` (memory and disk)."""
-    name = _digest("checked", key)
-    _checked[name] = ruleset
-    try:
-        payload = pickle.dumps(ruleset, protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception:  # noqa: BLE001 - a rule set that does not pickle is just not cached
-        return
-    _write(f"{name}.checked", payload)
+    _store_entry(_checked, _digest("checked", key), "checked", ruleset)
 
 
 # -- programs ---------------------------------------------------------------------------
