@@ -13,6 +13,7 @@ state write loses nothing.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -241,8 +242,9 @@ def test_sigkill_while_the_state_file_is_written_loses_nothing(engine: Engine, l
     """The child finds no state file, recomputes, makes three writes and is SIGKILLed while it writes the state file at exit: before
     the rename (a complete temporary file is left beside the old state) or after a torn
     file was renamed into place. Every acknowledged write is in the store, the torn or
-    temporary file is never used (the next process recomputes once), and what it derives
-    equals a recompute; the file it then writes is restored by the process after it."""
+    temporary file is never used (the next process recomputes once) and is deleted when
+    the tenant is next opened (its writer is dead), and what it derives equals a
+    recompute; the file it then writes is restored by the process after it."""
     t = engine.create_tenant(f"rt{next(_ids)}", company_name="Acme Inc.")
     state = t.store.path / TenantStore.STATE_FILE
     t = fresh(engine, t)
@@ -259,7 +261,12 @@ def test_sigkill_while_the_state_file_is_written_loses_nothing(engine: Engine, l
     else:
         assert not state.exists()
         assert list(t.store.path.glob(".reasoner.state.*"))  # the complete temporary file, never renamed
+    live = t.store.path / f".{TenantStore.STATE_FILE}.{os.getpid()}.1"  # a writer still alive: kept
+    live.write_bytes(b"in progress")
     t2 = fresh(engine, t)
+    # opening the tenant removed the dead child's temporary file, not the live one's
+    assert sorted(t2.store.path.glob(".reasoner.state.*")) == [live]
+    live.unlink()
     assert t2.store.generation() == int(done[-1][2])
     labels = {m.label for m in t2.memories()}
     assert {"child cap 0", "child cap 2"} <= labels

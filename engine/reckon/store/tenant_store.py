@@ -422,6 +422,20 @@ class _State:
     dump_s: float = -1.0  # estimated seconds to write the file (-1: unknown)
 
 
+def _pid_alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists on this machine (signal 0: nothing is sent; a
+    process of another user counts as alive)."""
+    if pid <= 0:
+        return True  # not a process id: keep the file
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (OSError, OverflowError):  # PermissionError: another user's process
+        return True
+    return True
+
+
 class TenantStore:
     """One tenant's store (see the module docstring for the design).
 
@@ -494,6 +508,28 @@ class TenantStore:
         """Run on every write's net asserted changes before anything is written (the
         facade installs the tenant schema's check, ``reckon.schema.TenantSchema.check_delta``);
         raise to abort the write."""
+        self._remove_stale_state_temps()
+
+    def _remove_stale_state_temps(self) -> None:
+        """Delete the temporaries ``.reasoner.state.<pid>.<thread>`` that
+        :meth:`_save_reasoner_state` left behind when its process died mid-write (a
+        SIGKILL, a power cut: each is as large as the state file) -- only those whose
+        process no longer exists on this machine; a live one may still be writing it.
+        Errors are ignored (another process may remove the same file)."""
+        prefix = f".{self.STATE_FILE}."
+        try:
+            with os.scandir(self.path) as it:
+                names = [e.name for e in it if e.name.startswith(prefix)]
+        except OSError:
+            return
+        for name in names:
+            pid_s, _, tid = name[len(prefix):].partition(".")
+            if not (pid_s.isdigit() and tid.isdigit()) or _pid_alive(int(pid_s)):
+                continue
+            try:
+                os.unlink(self.path / name)
+            except OSError:
+                pass
 
     # ------------------------------------------------------------------ creation
     @classmethod
