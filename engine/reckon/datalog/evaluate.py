@@ -530,7 +530,7 @@ class Reasoner:
             name_it = iter(names)
             nodes: list[object] = [
                 NamedNode(v) if k == IRI else BlankNode(v)
-                for k, v in zip(bytes(k for k in kinds if k <= BNODE), name_it)
+                for k, v in zip(kinds.translate(None, bytes((LITERAL, TRIPLE))), name_it)
             ] if kinds.count(BNODE) else list(map(NamedNode, names))
             columns = [iter(nodes), iter(nodes), iter(lits), iter([None] * n_triples)]
             columns[BNODE] = columns[IRI]
