@@ -33,6 +33,7 @@ from __future__ import annotations
 import csv
 import functools
 import json
+import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -42,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from reckon._errors import InvalidInput
+from reckon.store.terms import _DECIMAL_LEXICAL, XSD_WHITESPACE
 
 __all__ = [
     "DEFAULT_COLUMNS",
@@ -166,8 +168,17 @@ def _number(value: Any, name: str, where: str) -> Decimal:
         return Decimal(0)
     if isinstance(value, bool):
         raise InvalidInput(f"{where}: {name}: a boolean is not a number", field=name)
+    if isinstance(value, str):
+        text = value.strip(XSD_WHITESPACE)
+        if _GROUPED.fullmatch(text):
+            text = text.replace(",", "")  # thousands separators, in groups of three only
+        if not _DECIMAL_LEXICAL.fullmatch(text):
+            hint = (" (',' only separates thousands, 1,234.5; the decimal point is '.')" if "," in text
+                    else " (ASCII digits with an optional sign and point, no exponent)")
+            raise InvalidInput(f"{where}: {name}: not a decimal number: {value!r}{hint}", field=name)
+        value = text
     try:
-        d = Decimal(repr(value)) if isinstance(value, float) else Decimal(str(value).strip().replace(",", ""))
+        d = Decimal(repr(value)) if isinstance(value, float) else Decimal(str(value))
     except InvalidOperation:
         raise InvalidInput(f"{where}: {name}: not a number: {value!r}", field=name) from None
     if not d.is_finite() or abs(d) >= _MAX_MAGNITUDE:
@@ -177,6 +188,10 @@ def _number(value: Any, name: str, where: str) -> Decimal:
     return d
 
 
+_GROUPED = re.compile(r"[+-]?[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]*)?")
+"""A number written with thousands separators (``1,234,567.89``): its commas are dropped.
+Any other comma is refused, never dropped: ``1,5`` (a decimal comma) would otherwise
+read as 15 and ``1.234,56`` as 1.23456."""
 _MAX_MAGNITUDE = Decimal("1e15")
 """Amounts and counts at or above this are refused (they overflow binary floats' exact
 range and are never real ad-platform values)."""

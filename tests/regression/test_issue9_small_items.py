@@ -94,8 +94,10 @@ def test_principal_errors_are_reckon_errors() -> None:
 @pytest.mark.parametrize("amount", ["1e400", 10**400, "1e15", -(10**16)])
 def test_huge_amounts_are_refused(tenant, amount) -> None:
     before = tenant.dump()
-    with pytest.raises(InvalidInput, match="below 1e15"):
+    # exponent text ("1e400") is refused before its size: it is not an xsd:decimal
+    why = "no exponent" if isinstance(amount, str) else "below 1e15"
+    with pytest.raises(InvalidInput, match=why):
         tenant.set_spend("meta", amount)
-    with pytest.raises(InvalidInput, match="below 1e15"):
+    with pytest.raises(InvalidInput, match=why):
         tenant.set_kpi("ROAS", amount)
     assert tenant.dump() == before

@@ -42,8 +42,16 @@ def _decimal(value: Any) -> Decimal:
 
     if isinstance(value, bool):
         raise ValueError("a boolean is not a number")
+    if isinstance(value, str):
+        # Text takes the one rule every entry point applies (Tenant.remember, the tools):
+        # the xsd:decimal lexical space, so "1e3", "1_000" or Unicode digits are refused
+        # here too instead of being read by Python's looser Decimal().
+        try:
+            value = Decimal(decimal_literal(value).value)
+        except ValueError as e:
+            raise ValueError(f"not a decimal number: {value!r} ({e})") from None
     try:
-        d = value if isinstance(value, Decimal) else Decimal(repr(value) if isinstance(value, float) else str(value).strip())
+        d = value if isinstance(value, Decimal) else Decimal(repr(value) if isinstance(value, float) else str(value))
     except (InvalidOperation, ValueError) as e:
         raise ValueError(f"not a decimal number: {value!r}") from e
     if not d.is_finite():
