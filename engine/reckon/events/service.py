@@ -45,6 +45,7 @@ from reckon import vocab as V
 from reckon._errors import InvalidInput, UnknownMemory
 from reckon.events.similarity import DEFAULT_THRESHOLD, P_SIMILAR, Similarity
 from reckon.memory import _rdf as R
+from reckon.store.terms import parse_datetime_text
 from reckon.vocab import EV, EVENTS, INFERRED, ev
 
 __all__ = [
@@ -661,9 +662,10 @@ def _seq(value: Any, field: str) -> builtins.list[Any]:
 def _when(value: Any, field: str) -> datetime:
     if isinstance(value, str):
         try:
-            value = datetime.fromisoformat(value)
-        except ValueError:
-            raise InvalidInput(f"{field}: not an ISO 8601 date-time: {value!r}", field=field) from None
+            value = parse_datetime_text(value)
+        except ValueError as exc:
+            why = f": {exc}" if "fractional" in str(exc) else ""
+            raise InvalidInput(f"{field}: not an ISO 8601 date-time: {value!r}{why}", field=field) from None
     if not isinstance(value, datetime):
         raise InvalidInput(f"{field}: a date-time with a time zone is required", field=field)
     if value.tzinfo is None or value.utcoffset() is None:

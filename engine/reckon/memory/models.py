@@ -170,6 +170,16 @@ class Principal(BaseModel):
         return self.role == "operator"
 
 
+def _whole_text(value: Any) -> Any:
+    """A date-time given as text keeps every digit it has (pydantic cut a seventh
+    fractional-second digit silently): see :func:`reckon.store.terms.check_datetime_text`."""
+    if isinstance(value, str):
+        from reckon.store.terms import check_datetime_text
+
+        check_datetime_text(value)
+    return value
+
+
 def _aware(value: datetime | None) -> datetime | None:
     """Aware date-times are returned in UTC; a naive one (no time zone) is refused:
     Reckon never guesses a zone (an expiry written in local time but read as UTC is
@@ -243,6 +253,7 @@ class MemoryInput(BaseModel):
     _not_blank = field_validator("label", "content")(classmethod(lambda cls, v: _check_not_blank(v)))
     _strict_int = field_validator("importance", mode="before")(classmethod(lambda cls, v: _check_strict_int(v)))
     _utc = field_validator("expires_at")(classmethod(lambda cls, v: _aware(v)))
+    _digits = field_validator("expires_at", mode="before")(classmethod(lambda cls, v: _whole_text(v)))
     _teams = field_validator("teams")(classmethod(lambda cls, v: _check_teams(v)))
 
     @field_validator("owner")
@@ -309,6 +320,7 @@ class MemoryPatch(BaseModel):
     _not_blank = field_validator("label", "content")(classmethod(lambda cls, v: _check_not_blank(v)))
     _strict_int = field_validator("importance", mode="before")(classmethod(lambda cls, v: _check_strict_int(v)))
     _utc = field_validator("expires_at")(classmethod(lambda cls, v: _aware(v)))
+    _digits = field_validator("expires_at", mode="before")(classmethod(lambda cls, v: _whole_text(v)))
     _teams = field_validator("teams")(classmethod(lambda cls, v: _check_teams(v)))
 
     @model_validator(mode="before")

@@ -37,7 +37,7 @@ from reckon._errors import InvalidInput
 from reckon.schema._fastshacl import FastShapes
 from reckon.schema._shacl import read_schema, restrict, schema_digest
 from reckon.schema.catalogue import Catalogue, PropertySpec
-from reckon.store.terms import canonical_term, datetime_literal, decimal_literal
+from reckon.store.terms import canonical_term, datetime_literal, decimal_literal, parse_datetime_text
 from reckon.vocab import (
     ASSERTED,
     BASE_PROPERTIES,
@@ -516,9 +516,10 @@ class TenantSchema:
         if dt == XSD + "dateTime":
             if isinstance(v, str):
                 try:
-                    v = datetime.fromisoformat(v.replace("Z", "+00:00"))
-                except ValueError:
-                    raise bad("is not an ISO 8601 date-time") from None
+                    v = parse_datetime_text(v)
+                except ValueError as exc:
+                    raise bad("has more than 6 fractional-second digits (date-times are kept to the microsecond)"
+                              if "fractional" in str(exc) else "is not an ISO 8601 date-time") from None
             if not isinstance(v, datetime):
                 raise bad("must be a date-time")
             if v.tzinfo is None or v.utcoffset() is None:

@@ -208,6 +208,39 @@ def decimal_literal(value: Any) -> Literal:
     return canonical_term(Literal("0" if text == "-0" else text, datatype=_X_DECIMAL))
 
 
+_SECOND_FRACTION = re.compile(r"\d:\d\d[.,](\d+)")
+
+
+def check_datetime_text(text: str) -> str:
+    """``text`` unchanged when it can be read as a ``datetime`` without losing a digit.
+
+    ``xsd:dateTime`` allows any number of fractional-second digits (XML Schema 1.1
+    Part 2, section 3.3.7); Python's ``datetime`` (and so the store's canonical
+    literal) keeps six. ``datetime.fromisoformat`` and pydantic cut the rest silently
+    (``12:00:00.1234567`` became ``.123456``): a seventh non-zero digit is refused
+    instead (zeros after the sixth change nothing and are accepted).
+
+    :raises ValueError: naming the digits that would be lost.
+    """
+    m = _SECOND_FRACTION.search(text)
+    if m is not None and len(m.group(1)) > 6 and m.group(1)[6:].strip("0"):
+        raise ValueError(
+            f"{text!r} has {len(m.group(1))} fractional-second digits; date-times are kept "
+            "to the microsecond (at most 6 digits)"
+        )
+    return text
+
+
+def parse_datetime_text(text: str) -> datetime:
+    """An ISO 8601 date-time text (``Z`` or an offset, any microsecond) as a ``datetime``
+    (naive when ``text`` has no offset: the caller refuses that).
+
+    :raises ValueError: when ``text`` is not ISO 8601 or would lose digits
+        (:func:`check_datetime_text`).
+    """
+    return datetime.fromisoformat(check_datetime_text(text.strip()).replace("Z", "+00:00"))
+
+
 def datetime_literal(value: datetime, field: str = "datetime") -> Literal:
     """An ``xsd:dateTime`` in UTC, canonical (``"2026-03-01T10:00:34.82904Z"``).
 

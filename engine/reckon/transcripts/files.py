@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from reckon._errors import InvalidInput
+from reckon.store.terms import parse_datetime_text
 
 __all__ = ["read_conversation_file"]
 
@@ -40,10 +41,11 @@ def _session_time(s: str, where: str) -> datetime:
         except ValueError:
             continue
     try:
-        t = datetime.fromisoformat(s.strip().replace("Z", "+00:00"))
+        t = parse_datetime_text(s)
         return t if t.tzinfo else t.replace(tzinfo=UTC)
-    except ValueError:
-        raise InvalidInput(f"{where}: cannot read the session time {s!r}", field="date_time") from None
+    except ValueError as exc:
+        why = f": {exc}" if "fractional" in str(exc) else ""
+        raise InvalidInput(f"{where}: cannot read the session time {s!r}{why}", field="date_time") from None
 
 
 def _locomo(obj: dict[str, Any], default_id: str, where: str) -> list[dict[str, Any]]:
@@ -95,9 +97,10 @@ def _jsonl(lines: list[str], default_id: str, path: Path) -> list[dict[str, Any]
         at = obj.get("at") or obj.get("time") or obj.get("timestamp")
         if at:
             try:
-                t = datetime.fromisoformat(str(at).replace("Z", "+00:00"))
-            except ValueError:
-                raise InvalidInput(f"{path}:{i}: not an ISO 8601 time: {at!r}", field="at") from None
+                t = parse_datetime_text(str(at))
+            except ValueError as exc:
+                why = f": {exc}" if "fractional" in str(exc) else ""
+                raise InvalidInput(f"{path}:{i}: not an ISO 8601 time: {at!r}{why}", field="at") from None
             turn["at"] = t if t.tzinfo else t.replace(tzinfo=UTC)
         if obj.get("id") is not None:
             turn["external_id"] = str(obj["id"])
