@@ -36,6 +36,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +93,60 @@ _C_TANH = np.float32(np.sqrt(2.0 / np.pi))
 _K_TANH = np.float32(0.044715)
 
 
+
+def read_config(path: Path, max_seq_length: int | None) -> tuple[dict[str, Any], int]:
+    """The model's ``config.json`` and its input limit in word pieces: ``max_seq_length``
+    when given, else ``sentence_bert_config.json``'s (256 when that file is missing or
+    has none). :raises OSError: without ``config.json``."""
+    cfg: dict[str, Any] = json.loads((path / "config.json").read_text())
+    if max_seq_length is None:
+        try:
+            max_seq_length = int(json.loads((path / "sentence_bert_config.json").read_text())["max_seq_length"])
+        except (OSError, KeyError, ValueError):
+            max_seq_length = 256
+    return cfg, max_seq_length
+
+
+def encode_batched(tok: Any, texts: Sequence[str], hidden: int,
+                   forward: Callable[[np.ndarray, np.ndarray], np.ndarray], batch_size: int, threads: int,
+                   thread_name_prefix: str) -> np.ndarray:
+    """The batching both MiniLM runtimes share: word pieces of ``texts`` by ``tok`` (a
+    ``tokenizers.Tokenizer`` without padding), sorted by count and cut into batches of
+    ``batch_size``, each padded with id 0 to its longest and run through ``forward(ids
+    int64 (batch, n), lengths int64 (batch,))`` -> mean-pooled ``float32 (batch,
+    hidden)``; more than one batch runs on up to ``threads`` Python threads, one batch on
+    the calling thread. Returns ``float32 (len(texts), hidden)`` in the order of
+    ``texts``, rows L2-normalised as sentence-transformers' ``Normalize`` does
+    (``x / max(||x||, 1e-12)``)."""
+    out = np.zeros((len(texts), hidden), dtype=np.float32)
+    if not texts:
+        return out
+    encs = tok.encode_batch(list(texts))
+    lengths = np.fromiter((len(e.ids) for e in encs), dtype=np.int64, count=len(encs))
+    order = np.argsort(lengths, kind="stable")
+    batches = [order[k:k + batch_size] for k in range(0, len(order), batch_size)]
+
+    def run(idx: np.ndarray) -> None:
+        ln = lengths[idx]
+        ids = np.zeros((len(idx), int(ln.max())), dtype=np.int64)
+        for r, i in enumerate(idx):
+            e = encs[int(i)].ids
+            ids[r, :len(e)] = e
+        out[idx] = forward(ids, ln)
+
+    workers = min(max(1, threads), len(batches))
+    if workers <= 1:
+        for idx in batches:
+            run(idx)
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix=thread_name_prefix) as pool:
+            for _ in pool.map(run, batches):
+                pass
+    norms = np.maximum(np.linalg.norm(out, axis=1, keepdims=True), np.float32(1e-12))
+    return out / norms  # type: ignore[no-any-return]
+
 def _gelu(x: np.ndarray) -> np.ndarray:
     """GELU, tanh form ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`` (Hendrycks &
     Gimpel 2016, section 2), in place on ``x``.
@@ -144,13 +199,7 @@ class NumpyMiniLM:
         from tokenizers import Tokenizer
 
         path = Path(path)
-        cfg = json.loads((path / "config.json").read_text())
-        if max_seq_length is None:
-            try:
-                max_seq_length = int(json.loads((path / "sentence_bert_config.json").read_text())["max_seq_length"])
-            except (OSError, KeyError, ValueError):
-                max_seq_length = 256
-        self.max_seq_length = max_seq_length
+        cfg, self.max_seq_length = read_config(path, max_seq_length)
         self.heads = int(cfg["num_attention_heads"])
         self.hidden = int(cfg["hidden_size"])
         self.eps = float(cfg.get("layer_norm_eps", 1e-12))
@@ -187,7 +236,7 @@ class NumpyMiniLM:
         limit_blas_threads()
         tok = Tokenizer.from_file(str(path / "tokenizer.json"))
         tok.no_padding()
-        tok.enable_truncation(max_length=max_seq_length)
+        tok.enable_truncation(max_length=self.max_seq_length)
         self._tok = tok
 
     def _forward(self, ids: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -259,32 +308,5 @@ class NumpyMiniLM:
         a multi-threaded GEMM (see the module docstring). One batch (a query) runs on
         the calling thread.
         """
-        out = np.zeros((len(texts), self.hidden), dtype=np.float32)
-        if not texts:
-            return out
-        encs = self._tok.encode_batch(list(texts))
-        lengths = np.fromiter((len(e.ids) for e in encs), dtype=np.int64, count=len(encs))
-        order = np.argsort(lengths, kind="stable")
-        batches = [order[k:k + batch_size] for k in range(0, len(order), batch_size)]
-
-        def run(idx: np.ndarray) -> None:
-            ln = lengths[idx]
-            ids = np.zeros((len(idx), int(ln.max())), dtype=np.int64)
-            for r, i in enumerate(idx):
-                e = encs[int(i)].ids
-                ids[r, :len(e)] = e
-            out[idx] = self._forward(ids, ln)
-
-        workers = min(self.threads if threads is None else max(1, threads), len(batches))
-        if workers <= 1:
-            for idx in batches:
-                run(idx)
-        else:
-            from concurrent.futures import ThreadPoolExecutor
-
-            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="reckon-minilm") as pool:
-                for _ in pool.map(run, batches):
-                    pass
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        norms[norms == 0] = 1.0
-        return out / norms  # type: ignore[no-any-return]
+        return encode_batched(self._tok, texts, self.hidden, self._forward, batch_size,
+                              self.threads if threads is None else max(1, threads), "reckon-minilm")

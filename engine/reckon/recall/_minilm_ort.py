@@ -391,16 +391,10 @@ class OrtMiniLM:
                  intra_op: int | None = None, cache: Path | None = None) -> None:
         from tokenizers import Tokenizer
 
-        from reckon.recall._minilm import encode_threads, limit_blas_threads
+        from reckon.recall._minilm import encode_threads, limit_blas_threads, read_config
 
         path = Path(path)
-        cfg = json.loads((path / "config.json").read_text())
-        if max_seq_length is None:
-            try:
-                max_seq_length = int(json.loads((path / "sentence_bert_config.json").read_text())["max_seq_length"])
-            except (OSError, KeyError, ValueError):
-                max_seq_length = 256
-        self.max_seq_length = max_seq_length
+        cfg, self.max_seq_length = read_config(path, max_seq_length)
         self.hidden = int(cfg["hidden_size"])
         self.threads = encode_threads() if threads is None else max(1, int(threads))
         model, self.cache_file = cached_model(path, cache)
@@ -417,7 +411,7 @@ class OrtMiniLM:
         _LIVE.add(self)
         tok = Tokenizer.from_file(str(path / "tokenizer.json"))
         tok.no_padding()  # padded here, to the longest of each batch
-        tok.enable_truncation(max_length=max_seq_length)
+        tok.enable_truncation(max_length=self.max_seq_length)
         self._tok = tok
 
     def close(self, timeout: float | None = None) -> bool:
@@ -475,32 +469,7 @@ class OrtMiniLM:
                 self._state.notify_all()
 
     def _encode(self, texts: list[str], batch_size: int, threads: int | None) -> np.ndarray:
-        out = np.zeros((len(texts), self.hidden), dtype=np.float32)
-        if not texts:
-            return out
-        encs = self._tok.encode_batch(list(texts))
-        lengths = np.fromiter((len(e.ids) for e in encs), dtype=np.int64, count=len(encs))
-        order = np.argsort(lengths, kind="stable")
-        batches = [order[k:k + batch_size] for k in range(0, len(order), batch_size)]
+        from reckon.recall._minilm import encode_batched
 
-        def run(idx: np.ndarray) -> None:
-            ln = lengths[idx]
-            ids = np.zeros((len(idx), int(ln.max())), dtype=np.int64)
-            for r, i in enumerate(idx):
-                e = encs[int(i)].ids
-                ids[r, :len(e)] = e
-            out[idx] = self._forward(ids, ln)
-
-        workers = min(self.threads if threads is None else max(1, threads), len(batches))
-        if workers <= 1:
-            for idx in batches:
-                run(idx)
-        else:
-            from concurrent.futures import ThreadPoolExecutor
-
-            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="reckon-minilm-ort") as pool:
-                for _ in pool.map(run, batches):
-                    pass
-        # sentence-transformers' Normalize: x / max(||x||, 1e-12)
-        norms = np.maximum(np.linalg.norm(out, axis=1, keepdims=True), np.float32(1e-12))
-        return out / norms  # type: ignore[no-any-return]
+        return encode_batched(self._tok, texts, self.hidden, self._forward, batch_size,
+                              self.threads if threads is None else max(1, threads), "reckon-minilm-ort")
