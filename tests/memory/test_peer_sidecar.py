@@ -343,3 +343,41 @@ def test_prefill_lists_what_a_store_read_gives_while_another_service_writes(make
     assert got == want and b.peers.current.cold == 6  # only the team group (not prefilled) read cold
     assert b.remember(principal=carol, **pref(label="carol ONE", content="again")).label == "carol ONE"
     assert len([m for m in b.memories() if m.owner == "carol"]) == 1  # dedup through the prefilled group
+
+
+@pytest.mark.parametrize("how", ["deleted", "deleted_while_saving"])
+def test_exit_after_the_tenant_directory_was_deleted_says_nothing(make_store, tmp_path, how):
+    """The exit hook of a process whose tenant directory is gone (deleted by another
+    process or by ``Engine.delete_tenant``) saves nothing and logs nothing: no "peer
+    index ... not saved: [Errno 2]" warning, no directory created again."""
+    st = make_store("acme")
+    fill(MemoryService(st), "x")
+    st.close()
+    gone = ("_real = _peers.os.replace\n"
+            "def _replace(a, b):\n"
+            "    shutil.rmtree(tenant)\n"
+            "    return _real(a, b)\n"
+            "_peers.os.replace = _replace\n") if how == "deleted_while_saving" else "shutil.rmtree(tenant)\n"
+    code = textwrap.dedent(f"""
+        import logging, shutil, sys
+        sys.path.insert(0, {str(REPO / "engine")!r}); sys.path.insert(0, {str(REPO)!r})
+        from tests.memory.conftest import ANN, reasoner_factory
+        from tests.memory.test_peer_sidecar import pref
+        from reckon.memory import _peers
+        from reckon.memory.models import Principal
+        from reckon.memory.service import MemoryService
+        from reckon.store import TenantStore
+        logging.basicConfig(level=logging.WARNING)
+        _peers.SAVE_EVERY = _peers.SAVE_AT_MOST = 3600.0  # no idle save: the one at exit
+        tenant = {str(tmp_path / "acme")!r}
+        st = TenantStore(tenant, reasoner_factory=reasoner_factory(), linger=0)
+        svc = MemoryService(st)
+        svc.remember(principal=Principal(person="dora"), **pref(label="Dora", content="a cold group"))
+        assert svc.peers.due(svc.peers.current)
+        st.close()
+    """) + textwrap.indent(gone, "") + "print('exiting', flush=True)\n"
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["exiting"]
+    assert "not saved" not in p.stderr and "peer index" not in p.stderr, p.stderr
+    assert not (tmp_path / "acme").exists()  # not re-created by the save

@@ -445,8 +445,8 @@ class PeerCache:
         """Write the index (listed groups at ``idx.gen``, saved ones not listed yet at
         their own generation) under a unique temporary name, then rename it."""
         path = self.sidecar()
-        if path is None:
-            return
+        if path is None or not path.parent.parent.is_dir():
+            return  # no tenant directory (deleted, e.g. before the exit hook ran): nothing to keep
         self.saved_at = time.perf_counter()
         self.saved_cold = idx.cold
         try:
@@ -474,7 +474,8 @@ class PeerCache:
                 tmp.unlink(missing_ok=True)
             self.saved_gen = idx.gen
         except OSError as e:  # a cache: the write goes on without it
-            log.warning("peer index %s not saved: %s", path, e)
+            if path.parent.parent.is_dir():  # else the tenant was deleted meanwhile: nothing lost
+                log.warning("peer index %s not saved: %s", path, e)
 
     def due(self, idx: _PeerIndex) -> bool:
         """Whether the file is worth writing: this process read a group cold since its
