@@ -480,3 +480,64 @@ def test_decisions_through_the_saved_index_equal_the_cold_path(make_store):
             assert got_l == want_l
 
     run()
+
+
+def test_prefill_reads_a_few_members_per_snapshot_never_under_the_write_lock(make_store, no_idle_save, monkeypatch):
+    """A write of this process never waits behind the prefill for more than a chunk's
+    reads: the prefill reads :data:`PREFILL_CHUNK` members per store snapshot, and never
+    while it holds the index's guard (the lock the write path takes inside its
+    transaction); what it lists equals a read from the store."""
+    from contextlib import contextmanager
+
+    from reckon.memory.models import Principal
+
+    monkeypatch.setattr(_peers, "PREFILL_CHUNK", 2, raising=False)
+    st = make_store("acme")
+    a = MemoryService(st)
+    dora = Principal(person="dora")
+    for i in range(7):
+        a.remember(principal=dora, **pref(label=f"Dora {i}", content=f"kilo{i} lima"))
+    b = MemoryService(st)
+    b.remember(principal=ANN, **pref(label="Ann fresh", content="india"))  # b's index, one group cold
+    with st.snapshot() as v, b.peers.guard:  # bring b's index past its own commit (reads under the guard)
+        b._tl.txn = _peers._ViewOnly(v)
+        try:
+            b.peers.index()
+        finally:
+            b._tl.txn = None
+    reads: list[tuple[int, bool]] = []  # per snapshot of the prefill: members read, guard held
+    real = TenantStore.snapshot
+
+    @contextmanager
+    def counting(self):
+        with real(self) as view:
+            seen = [0, False]
+
+            class Counted:
+                def __getattr__(self, name):
+                    return getattr(view, name)
+
+                def contains(self, q):
+                    if q.predicate == _peers.R.A and q.object == _peers.R.ACTIVE:
+                        seen[0] += 1
+                        seen[1] = seen[1] or b.peers.guard._is_owned()
+                    return view.contains(q)
+
+            yield Counted()
+            reads.append((seen[0], seen[1]))
+
+    monkeypatch.setattr(TenantStore, "snapshot", counting)
+    assert b.peers.prefill() >= 1
+    monkeypatch.setattr(TenantStore, "snapshot", real)
+    assert sum(n for n, _ in reads) >= 7  # dora's seven memories were read ...
+    assert max(n for n, _ in reads) <= 2  # ... two per snapshot at most
+    assert not any(held for _, held in reads)  # never under the write path's lock
+    idx = b.peers.current
+    g = (_peers.R.SCOPE_IRI["user"], b._person("dora"))
+    assert g in idx.built
+    want = b.peers.read_group("user", "dora", [], lean=True)
+    assert set(idx.groups[g]) == set(want) and len(want) == 7
+    assert {k: set(v) for k, v in idx.by_label[g].items()} == {
+        normalise_label(x[_peers.R.LABEL][0].value): {m} for m, x in want.items()}
+    assert b.remember(principal=dora, **pref(label="dora 3", content="again")).label == "dora 3"
+    assert len([m for m in b.memories() if m.owner == "dora"]) == 7  # dedup through the prefilled group

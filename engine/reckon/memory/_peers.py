@@ -67,6 +67,9 @@ cold, or when the file is half of :data:`SAVE_BEHIND` generations behind."""
 PREFILL = True
 """Whether the idle saver lists every person's group (:meth:`PeerCache.prefill`) before
 it saves."""
+PREFILL_CHUNK = 16
+"""Members the prefill reads per store snapshot: a write of this process waits at most
+that many members' reads (~0.1 ms each) behind it."""
 SAVE_AT_MOST = 30.0
 """Seconds after which the saver writes even though the write path never went idle."""
 SAVE_BEHIND = 64
@@ -160,6 +163,85 @@ def _groups_of(a: dict[Any, list[Any]]) -> list[tuple[Any, ...]]:
         else:
             out.append((s,))
     return out
+
+
+class _SavedSets(dict[str, set[NamedNode]]):
+    """A saved group's label or token map (key -> member indices, as saved), each key's
+    set of members made on its first lookup: a write looks up one label and its own
+    tokens, not every key of the group. Behaves as the dict of sets it stands for
+    (``get``, ``[]``, ``in``, assignment, ``del``, ``len``, iteration)."""
+
+    __slots__ = ("_nodes", "_raw", "_skip")
+
+    def __init__(self, raw: dict[str, tuple[int, ...]], nodes: list[NamedNode], skip: set[int]) -> None:
+        super().__init__()
+        self._raw = dict(raw)
+        self._nodes = nodes
+        self._skip = skip  # members changed since the group was saved: not listed from it
+
+    def _load(self, key: str) -> set[NamedNode] | None:
+        ix = self._raw.pop(key, None)
+        if ix is None:
+            return None
+        nodes, skip = self._nodes, self._skip
+        members = {nodes[i] for i in ix if i not in skip} if skip else set(map(nodes.__getitem__, ix))
+        if not members:
+            return None
+        dict.__setitem__(self, key, members)
+        return members
+
+    def _all(self) -> None:
+        for key in list(self._raw):
+            self._load(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        members = dict.get(self, key)
+        if members is None and self._raw:
+            members = self._load(key)
+        return default if members is None else members
+
+    def __missing__(self, key: str) -> set[NamedNode]:
+        members = self._load(key)
+        if members is None:
+            raise KeyError(key)
+        return members
+
+    def __contains__(self, key: object) -> bool:
+        return dict.__contains__(self, key) or (type(key) is str and self._load(key) is not None)
+
+    def __setitem__(self, key: str, value: set[NamedNode]) -> None:
+        self._raw.pop(key, None)
+        dict.__setitem__(self, key, value)
+
+    def __delitem__(self, key: str) -> None:
+        self._raw.pop(key, None)
+        dict.pop(self, key, None)
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        members = self.get(key)
+        if members is None:
+            dict.__setitem__(self, key, default)
+            return default
+        return members
+
+    def __len__(self) -> int:
+        return dict.__len__(self) + len(self._raw)
+
+    def __iter__(self) -> Any:
+        self._all()
+        return dict.__iter__(self)
+
+    def keys(self) -> Any:
+        self._all()
+        return dict.keys(self)
+
+    def values(self) -> Any:
+        self._all()
+        return dict.values(self)
+
+    def items(self) -> Any:
+        self._all()
+        return dict.items(self)
 
 
 class _PeerIndex:
@@ -291,21 +373,14 @@ class _PeerIndex:
                 e.enc = (iris[i], types[k], label_keys[i], toks_of[i])  # as it would encode again
             if g not in e.groups:
                 e.groups.append(g)
-        if stale:
-            keep = [m for i, m in enumerate(nodes) if i not in stale]
-            by_label = {key: {nodes[i] for i in ix if i not in stale} for key, ix in labelmap.items()}
-            by_token = {key: {nodes[i] for i in ix if i not in stale} for key, ix in tokmap.items()}
-        else:
-            keep = nodes
-            by_label = {key: set(map(nodes.__getitem__, ix)) for key, ix in labelmap.items()}
-            by_token = {key: set(map(nodes.__getitem__, ix)) for key, ix in tokmap.items()}
-        # the group was not listed: nothing of it is in the maps yet (join what is, to be sure)
-        for d, sub in ((self.by_label, by_label), (self.by_token, by_token)):
+        keep = [m for i, m in enumerate(nodes) if i not in stale] if stale else nodes
+        for d, saved in ((self.by_label, labelmap), (self.by_token, tokmap)):
             have = d.get(g)
-            if have:
+            lazy = _SavedSets(saved, nodes, stale)
+            if have:  # the group was not listed: nothing of it is in the maps (join what is, to be sure)
                 for key, members in have.items():
-                    sub.setdefault(key, set()).update(members)
-            d[g] = {key: v for key, v in sub.items() if v}
+                    lazy.setdefault(key, set()).update(members)
+            d[g] = lazy
         self.groups[g].update(keep)
         for m, when in touched.items():
             if when <= g0:
@@ -588,12 +663,15 @@ class PeerCache:
         self._saver.start()
 
     def prefill(self) -> int:
-        """List every person's user group and the company group not listed yet, one
-        group per store snapshot (a write of this process waits at most one group's
-        read; a write from this process in between is seen: each group is read at the
-        index's generation, brought forward first). Stops as soon as the write path is
-        used again or the cache is closed. Results are exactly a cold read's (the same
-        :meth:`group` call). Returns the number of groups listed.
+        """List every person's user group and the company group not listed yet. A write of
+        this process never waits behind it for more than one chunk's read: each group is
+        read :data:`PREFILL_CHUNK` members per store snapshot, outside :attr:`guard`
+        (the write path's lock on the index), and listed under the guard only when the
+        index is still at the generation every chunk was read at (else dropped: read
+        again on need). The index is brought forward first (another service's or
+        process's commits). Stops as soon as the write path is used again or the cache is
+        closed. Results are exactly a cold read's (the same reads, at one generation).
+        Returns the number of groups listed.
 
         Called by the idle saver, so that the file it writes next lists the tenant's
         groups and a later process (a CLI write, a server's first request for a
@@ -614,22 +692,56 @@ class PeerCache:
         for scope, owner in keys:
             if self._closed or self.last_use != start:
                 break  # the write path is busy again: fill later
-            with store.snapshot() as view, self.guard:
-                idx = self.current
-                if idx is not None and idx.unsaved:
-                    break
-                g = (R.SCOPE_IRI[scope], self.svc._person(owner)) if owner is not None else (R.SCOPE_IRI[scope],)
-                if idx is not None and (idx.complete or g in idx.built or g in idx.saved):
-                    continue
+            g = (R.SCOPE_IRI[scope], self.svc._person(owner)) if owner is not None else (R.SCOPE_IRI[scope],)
+            with store.snapshot() as view, self.guard:  # bring the index forward (a few reads)
                 self.svc._tl.txn = _ViewOnly(view)
                 try:
-                    self.group(scope, owner, [])
-                    done += 1
+                    idx = self.index()
                 finally:
                     self.svc._tl.txn = None
                     self.last_use = start  # not the write path's use
+                if idx is None or idx.unsaved:
+                    break
+                if idx.complete or g in idx.built or g in idx.saved:
+                    continue
+                gen = idx.gen
+            nodes = self._read_chunked(scope, owner, gen, start)
+            if nodes is None:
+                break  # a write came (or a commit between two chunks): fill later
+            with self.guard:
+                idx = self.current
+                if idx is None or idx.unsaved or idx.gen != gen or idx.complete or g in idx.built:
+                    continue  # the index moved on meanwhile: this group is read on need
+                idx.saved.pop(g, None)
+                idx.add_group(g, nodes)
+                idx.cold += 1
+                done += 1
             time.sleep(0.001)  # let a waiting write in between two groups
         return done
+
+    def _read_chunked(self, scope: str, owner: str | None, gen: int,
+                      start: float) -> dict[NamedNode, dict[Any, list[Any]]] | None:
+        """:meth:`read_group` (lean) of a user or the company group, :data:`PREFILL_CHUNK`
+        members per snapshot, every snapshot at generation ``gen``; ``None`` when the
+        store moved on, the write path was used or the cache closed in between."""
+        store = self.svc.store
+        with store.snapshot() as view:
+            if view.generation != gen:
+                return None
+            if scope == "user" and owner is not None:
+                members = list(view.subjects(R.P_OWNER, self.svc._person(owner), R.MEMORIES))
+            else:
+                members = list(view.subjects(R.P_SCOPE, R.SCOPE_IRI[scope], R.MEMORIES))
+        nodes: dict[NamedNode, dict[Any, list[Any]]] = {}
+        for i in range(0, len(members), PREFILL_CHUNK):
+            if self._closed or self.last_use != start:
+                return None
+            with store.snapshot() as view:
+                if view.generation != gen:
+                    return None
+                nodes.update(_read_lean(view, members[i:i + PREFILL_CHUNK], R.SCOPE_IRI[scope], scope == "team"))
+            time.sleep(0)  # the GIL to a waiting write
+        return nodes
 
     def _idle_save(self) -> None:
         start = time.perf_counter()
@@ -885,20 +997,14 @@ class PeerCache:
                 members = v.subjects(pred, iri_of(self.svc.tenant, teams[0]), R.MEMORIES)
             else:
                 members = v.subjects(R.P_SCOPE, scope_iri, R.MEMORIES)
-            for m in members:
+            if lean:
+                nodes = _read_lean(v, members, scope_iri, scope == "team")
+            for m in members if not lean else ():
                 if not isinstance(m, NamedNode) or not v.contains(Quad(m, R.A, R.ACTIVE, R.INFERRED)):
                     continue
                 a: dict[Any, list[Any]] = defaultdict(list)
-                if lean:
-                    if not v.contains(Quad(m, R.P_SCOPE, scope_iri, R.MEMORIES)):
-                        continue
-                    for pred in (R.A, R.LABEL, R.P_CONTENT) + ((R.P_TEAM,) if scope == "team" else ()):
-                        for q in v.quads(m, pred, None, R.MEMORIES):
-                            a[pred].append(q.object)
-                    a[R.P_SCOPE] = [scope_iri]
-                else:
-                    for q in v.quads(m, None, None, R.MEMORIES):
-                        a[q.predicate].append(q.object)
+                for q in v.quads(m, None, None, R.MEMORIES):
+                    a[q.predicate].append(q.object)
                 if scope_iri not in a.get(R.P_SCOPE, ()) or not a.get(R.A) or not a.get(R.LABEL):
                     continue
                 nodes[m] = dict(a)
@@ -906,6 +1012,26 @@ class PeerCache:
             want = {self.svc._team(t) for t in teams}
             nodes = {k: a for k, a in nodes.items() if set(a.get(R.P_TEAM, [])) == want}
         return nodes
+
+
+def _read_lean(v: Any, members: Any, scope_iri: NamedNode, team: bool) -> dict[NamedNode, dict[Any, list[Any]]]:
+    """Type, label and content (and team, for a team group) of those of ``members`` that
+    are active memories of scope ``scope_iri`` with a type and a label, read from view ``v``."""
+    nodes: dict[NamedNode, dict[Any, list[Any]]] = {}
+    for m in members:
+        if not isinstance(m, NamedNode) or not v.contains(Quad(m, R.A, R.ACTIVE, R.INFERRED)):
+            continue
+        if not v.contains(Quad(m, R.P_SCOPE, scope_iri, R.MEMORIES)):
+            continue
+        a: dict[Any, list[Any]] = defaultdict(list)
+        for pred in (R.A, R.LABEL, R.P_CONTENT) + ((R.P_TEAM,) if team else ()):
+            for q in v.quads(m, pred, None, R.MEMORIES):
+                a[pred].append(q.object)
+        a[R.P_SCOPE] = [scope_iri]
+        if not a.get(R.A) or not a.get(R.LABEL):
+            continue
+        nodes[m] = dict(a)
+    return nodes
 
 
 class _ViewOnly:
