@@ -66,8 +66,8 @@ def listed(svc: MemoryService) -> tuple[dict, dict]:
             # dedup / token maps agree with the entries
             for m in idx.groups.get(g, ()):
                 e = idx.entries[m]
-                assert m in idx.by_label[(g, e.label_key)]
-                assert all(m in idx.by_token[(g, t)] for t in e.toks)
+                assert m in idx.by_label[g][e.label_key]
+                assert all(m in idx.by_token[g][t] for t in e.toks)
     return got, want
 
 
@@ -139,14 +139,36 @@ def _rewrite(path: Path, fn) -> None:
     path.write_bytes(_peers.MAGIC + hashlib.sha256(payload).digest() + payload)
 
 
+def _rewrite_groups(path: Path, fn) -> None:
+    """Rewrite every saved group's blob with ``fn(decoded group)`` (checksum made valid)."""
+    _rewrite(path, lambda b: (b[0], b[1], b[2], {k: (g, marshal.dumps(fn(marshal.loads(blob))))
+                                                 for k, (g, blob) in b[3].items()}))
+
+
+def _out_of_range(grp):
+    iris, types, type_idx, labels, toks, labelmap, tokmap = grp
+    return iris, types, type_idx, labels, toks, labelmap, {k: ix + (len(iris),) for k, ix in tokmap.items()}
+
+
+GROUP_DAMAGE = {
+    # format 2's per-group layout, each with a valid file checksum (a writer's bug, not a torn file)
+    "group_index": _out_of_range,  # a token lists a member the group does not have
+    "group_types": lambda g: (g[0], g[1], tuple(i + len(g[1]) for i in g[2]), *g[3:]),
+    "group_short": lambda g: (g[0][:-1], *g[1:]),  # a member missing from the member list
+    "group_layout": lambda g: [(iri, {}, lab, ts) for iri, lab, ts in zip(g[0], g[3], g[4])],  # format 1's rows
+    "group_maps": lambda g: (*g[:5], g[5], {}),  # the token map lost
+}
+
+
 @pytest.mark.parametrize("damage", ["flip", "truncate", "garbage", "tenant", "incarnation", "version",
-                                    "ahead", "unbridged"])
+                                    "ahead", "unbridged", "format1", *GROUP_DAMAGE])
 def test_damaged_foreign_or_stale_file_is_never_served(make_store, tmp_path, saving, damage, monkeypatch):
     st = make_store("acme")
     a = MemoryService(st)
     fill(a, "x")
     a.peers.save(a.peers.current)
     path = sidecar(st)
+    groups_before = marshal.loads(path.read_bytes()[len(_peers.MAGIC) + 32:])[3]
     if damage == "flip":
         raw = bytearray(path.read_bytes())
         raw[-5] ^= 0xFF
@@ -165,12 +187,20 @@ def test_damaged_foreign_or_stale_file_is_never_served(make_store, tmp_path, sav
         _rewrite(path, lambda b: (b[0], b[1], b[2], {k: (g + 1000, blob) for k, (g, blob) in b[3].items()}))
     elif damage == "unbridged":
         monkeypatch.setattr(TenantStore, "changes", lambda self, since, until: None)
-    # a lying file: every group claims a memory that does not exist
+    elif damage == "format1":  # the previous release's file: its own magic, version and rows
+        body = marshal.loads(path.read_bytes()[len(_peers.MAGIC) + 32:])
+        payload = marshal.dumps((1, body[1], body[2], {k: (g, marshal.dumps([])) for k, (g, _) in body[3].items()}))
+        path.write_bytes(b"RKPEERS\x01" + hashlib.sha256(payload).digest() + payload)
+    elif damage in GROUP_DAMAGE:
+        _rewrite_groups(path, GROUP_DAMAGE[damage])
+    # a saved group without members (no company memory here) has nothing to damage: served as empty
+    empty = sum(1 for _, blob in groups_before.values() if not marshal.loads(blob)[0])
+    empty = empty if damage in GROUP_DAMAGE and damage != "group_layout" else 0  # a list of rows: refused
     b = MemoryService(st)
     with b._transaction():
-        assert b.peers.load(st.generation()) is None
+        assert (b.peers.load(st.generation()) is None) == (damage not in GROUP_DAMAGE)  # groups: on use
     got, want = listed(b)
-    assert got == want and b.peers.current.cold == len(GROUPS)
+    assert got == want and b.peers.current.cold == len(GROUPS) - empty
 
 
 def test_file_behind_a_schema_change_is_not_served(make_store, saving):
@@ -343,3 +373,171 @@ def test_prefill_lists_what_a_store_read_gives_while_another_service_writes(make
     assert got == want and b.peers.current.cold == 6  # only the team group (not prefilled) read cold
     assert b.remember(principal=carol, **pref(label="carol ONE", content="again")).label == "carol ONE"
     assert len([m for m in b.memories() if m.owner == "carol"]) == 1  # dedup through the prefilled group
+
+
+@pytest.mark.parametrize("how", ["deleted", "deleted_while_saving"])
+def test_exit_after_the_tenant_directory_was_deleted_says_nothing(make_store, tmp_path, how):
+    """The exit hook of a process whose tenant directory is gone (deleted by another
+    process or by ``Engine.delete_tenant``) saves nothing and logs nothing: no "peer
+    index ... not saved: [Errno 2]" warning, no directory created again."""
+    st = make_store("acme")
+    fill(MemoryService(st), "x")
+    st.close()
+    gone = ("_real = _peers.os.replace\n"
+            "def _replace(a, b):\n"
+            "    shutil.rmtree(tenant)\n"
+            "    return _real(a, b)\n"
+            "_peers.os.replace = _replace\n") if how == "deleted_while_saving" else "shutil.rmtree(tenant)\n"
+    code = textwrap.dedent(f"""
+        import logging, shutil, sys
+        sys.path.insert(0, {str(REPO / "engine")!r}); sys.path.insert(0, {str(REPO)!r})
+        from tests.memory.conftest import ANN, reasoner_factory
+        from tests.memory.test_peer_sidecar import pref
+        from reckon.memory import _peers
+        from reckon.memory.models import Principal
+        from reckon.memory.service import MemoryService
+        from reckon.store import TenantStore
+        logging.basicConfig(level=logging.WARNING)
+        _peers.SAVE_EVERY = _peers.SAVE_AT_MOST = 3600.0  # no idle save: the one at exit
+        tenant = {str(tmp_path / "acme")!r}
+        st = TenantStore(tenant, reasoner_factory=reasoner_factory(), linger=0)
+        svc = MemoryService(st)
+        svc.remember(principal=Principal(person="dora"), **pref(label="Dora", content="a cold group"))
+        assert svc.peers.due(svc.peers.current)
+        st.close()
+    """) + textwrap.indent(gone, "") + "print('exiting', flush=True)\n"
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["exiting"]
+    assert "not saved" not in p.stderr and "peer index" not in p.stderr, p.stderr
+    assert not (tmp_path / "acme").exists()  # not re-created by the save
+
+
+# --------------------------------------------------------------------------- differential property
+
+_WHO = ["ann", "bob", None]  # None: company scope, written by the operator
+_LABELS = ["Report style", "report  STYLE", "Budget note", "Launch plan"]
+_WORDS = ["weekly", "report", "bullet", "lists", "tables", "never", "always", "totals"]
+
+
+
+def _outcome(svc: MemoryService, who: str | None, label: str, content: str, ids: dict[str, int], k: int):
+    """What the write path decided for op ``k``: a new memory, a dedup update of op j's
+    memory, or a conflict naming ops' memories (ids mapped to the op that made them)."""
+    from reckon._errors import ConflictPending
+    from reckon.memory.models import Principal
+
+    kw = (dict(scope="company", kind="fact", source="operator") if who is None else {})
+    principal = OPS if who is None else Principal(person=who)
+    try:
+        m = svc.remember(principal=principal, **pref(label=label, content=content, **kw))
+    except ConflictPending as e:
+        return ("conflict", tuple(sorted(ids[c.rsplit(":", 1)[-1]] for c in e.candidates)))
+    mid = m.id.rsplit(":", 1)[-1]
+    if mid in ids:
+        return ("dedup", ids[mid])
+    ids[mid] = k
+    return ("new",)
+
+
+def test_decisions_through_the_saved_index_equal_the_cold_path(make_store):
+    """Property (hypothesis): for any sequence of writes -- by one service, by a fresh
+    service that lists its groups from the saved file (format 2), by another service whose
+    commits the first brings forward from the change log -- every dedup and conflict
+    decision equals the one a service that reads every group cold from the store makes
+    (the oracle: a new service per write, no file)."""
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import strategies as hst
+
+    from reckon.memory.models import Principal  # noqa: F401 - used by _outcome
+
+    names = iter(range(10_000))
+    op = hst.tuples(hst.sampled_from(_WHO), hst.sampled_from(_LABELS),
+                    hst.lists(hst.sampled_from(_WORDS), min_size=1, max_size=4),
+                    hst.sampled_from(["same", "same", "fresh", "other"]))
+
+    @settings(max_examples=10, deadline=None, database=None, phases=[Phase.generate],
+              suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+    @given(ops=hst.lists(op, min_size=1, max_size=10))
+    def run(ops) -> None:
+        n = next(names)
+        warm_st, cold_st = make_store(f"warm{n}"), make_store(f"cold{n}")
+        services = {"same": MemoryService(warm_st)}
+        warm_ids: dict[str, int] = {}
+        cold_ids: dict[str, int] = {}
+        for k, (who, label, words, where) in enumerate(ops):
+            content = " ".join(words)
+            if where == "fresh":  # a new service: its groups from the file
+                services["same"].peers.close()  # saves the file (a write never does)
+                services["same"] = MemoryService(warm_st)
+            svc = services["same"] if where != "other" else services.setdefault("other", MemoryService(warm_st))
+            got = _outcome(svc, who, label, content, warm_ids, k)
+            cold = MemoryService(cold_st)
+            cold.peers.sidecar = lambda: None  # type: ignore[method-assign] - no file: every group read cold
+            want = _outcome(cold, who, label, content, cold_ids, k)
+            assert got == want, (k, ops[: k + 1])
+            got_l, want_l = listed(services["same"])
+            assert got_l == want_l
+
+    run()
+
+
+def test_prefill_reads_a_few_members_per_snapshot_never_under_the_write_lock(make_store, no_idle_save, monkeypatch):
+    """A write of this process never waits behind the prefill for more than a chunk's
+    reads: the prefill reads :data:`PREFILL_CHUNK` members per store snapshot, and never
+    while it holds the index's guard (the lock the write path takes inside its
+    transaction); what it lists equals a read from the store."""
+    from contextlib import contextmanager
+
+    from reckon.memory.models import Principal
+
+    monkeypatch.setattr(_peers, "PREFILL_CHUNK", 2, raising=False)
+    st = make_store("acme")
+    a = MemoryService(st)
+    dora = Principal(person="dora")
+    for i in range(7):
+        a.remember(principal=dora, **pref(label=f"Dora {i}", content=f"kilo{i} lima"))
+    b = MemoryService(st)
+    b.remember(principal=ANN, **pref(label="Ann fresh", content="india"))  # b's index, one group cold
+    with st.snapshot() as v, b.peers.guard:  # bring b's index past its own commit (reads under the guard)
+        b._tl.txn = _peers._ViewOnly(v)
+        try:
+            b.peers.index()
+        finally:
+            b._tl.txn = None
+    reads: list[tuple[int, bool]] = []  # per snapshot of the prefill: members read, guard held
+    real = TenantStore.snapshot
+
+    @contextmanager
+    def counting(self):
+        with real(self) as view:
+            seen = [0, False]
+
+            class Counted:
+                def __getattr__(self, name):
+                    return getattr(view, name)
+
+                def contains(self, q):
+                    if q.predicate == _peers.R.A and q.object == _peers.R.ACTIVE:
+                        seen[0] += 1
+                        seen[1] = seen[1] or b.peers.guard._is_owned()
+                    return view.contains(q)
+
+            yield Counted()
+            reads.append((seen[0], seen[1]))
+
+    monkeypatch.setattr(TenantStore, "snapshot", counting)
+    assert b.peers.prefill() >= 1
+    monkeypatch.setattr(TenantStore, "snapshot", real)
+    assert sum(n for n, _ in reads) >= 7  # dora's seven memories were read ...
+    assert max(n for n, _ in reads) <= 2  # ... two per snapshot at most
+    assert not any(held for _, held in reads)  # never under the write path's lock
+    idx = b.peers.current
+    g = (_peers.R.SCOPE_IRI["user"], b._person("dora"))
+    assert g in idx.built
+    want = b.peers.read_group("user", "dora", [], lean=True)
+    assert set(idx.groups[g]) == set(want) and len(want) == 7
+    assert {k: set(v) for k, v in idx.by_label[g].items()} == {
+        normalise_label(x[_peers.R.LABEL][0].value): {m} for m, x in want.items()}
+    assert b.remember(principal=dora, **pref(label="dora 3", content="again")).label == "dora 3"
+    assert len([m for m in b.memories() if m.owner == "dora"]) == 7  # dedup through the prefilled group

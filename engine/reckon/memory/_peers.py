@@ -12,9 +12,14 @@ is exact at, and a later process lists a group from that file instead of re-read
 the members written since (:meth:`TenantStore.changes
 <reckon.store.TenantStore.changes>`, other processes' commits included) are re-read from
 the store first. The file is ``MAGIC``, the SHA-256 of the payload, then the payload (a
-:mod:`marshal` dump of plain strings and tuples: version, tenant, incarnation, and per
-group its generation and members with their type, label, content and team terms, the
-normalised label and word tokens). Written under a unique temporary name and renamed (a
+:mod:`marshal` dump of plain strings, ints and tuples: version, tenant, incarnation, and
+per group its generation and its members as one flat blob, :data:`_SavedGroup`: member
+IRIs, their type sets, normalised labels and word tokens, and the label -> members and
+token -> members maps ready made, so that listing a saved group on its first write is a
+few dict comprehensions, not a loop per member and token; the blob is decoded and checked
+whole on that first use, and a group whose blob does not fit is read from the store).
+A file of an earlier layout (another ``MAGIC``) is ignored and replaced at the next save.
+Written under a unique temporary name and renamed (a
 process killed mid-write leaves the previous file); a file that is torn (checksum), of
 another tenant or incarnation, of another version, ahead of the store, or whose
 generations the change log no longer bridges (or whose commits since changed the
@@ -37,7 +42,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pyoxigraph import Literal, NamedNode, Quad
+from pyoxigraph import NamedNode, Quad
 
 from reckon.memory import _rdf as R
 from reckon.memory.conflicts import tokens
@@ -52,8 +57,8 @@ log = logging.getLogger(__name__)
 
 SIDECAR = Path("peers") / "index.bin"
 """The saved peer index, relative to the tenant directory."""
-MAGIC = b"RKPEERS\x01"
-_VERSION = 1  # bump when the entry layout, normalise_label or tokens change
+MAGIC = b"RKPEERS\x02"
+_VERSION = 2  # bump when the entry layout, normalise_label or tokens change
 SAVE_EVERY = 1.0
 """Seconds the write path must be idle before the background saver writes the index (a
 save encodes the groups changed since the last: ~10-20 ms at 10k memories, under
@@ -62,6 +67,9 @@ cold, or when the file is half of :data:`SAVE_BEHIND` generations behind."""
 PREFILL = True
 """Whether the idle saver lists every person's group (:meth:`PeerCache.prefill`) before
 it saves."""
+PREFILL_CHUNK = 16
+"""Members the prefill reads per store snapshot: a write of this process waits at most
+that many members' reads (~0.1 ms each) behind it."""
 SAVE_AT_MOST = 30.0
 """Seconds after which the saver writes even though the write path never went idle."""
 SAVE_BEHIND = 64
@@ -157,6 +165,85 @@ def _groups_of(a: dict[Any, list[Any]]) -> list[tuple[Any, ...]]:
     return out
 
 
+class _SavedSets(dict[str, set[NamedNode]]):
+    """A saved group's label or token map (key -> member indices, as saved), each key's
+    set of members made on its first lookup: a write looks up one label and its own
+    tokens, not every key of the group. Behaves as the dict of sets it stands for
+    (``get``, ``[]``, ``in``, assignment, ``del``, ``len``, iteration)."""
+
+    __slots__ = ("_nodes", "_raw", "_skip")
+
+    def __init__(self, raw: dict[str, tuple[int, ...]], nodes: list[NamedNode], skip: set[int]) -> None:
+        super().__init__()
+        self._raw = dict(raw)
+        self._nodes = nodes
+        self._skip = skip  # members changed since the group was saved: not listed from it
+
+    def _load(self, key: str) -> set[NamedNode] | None:
+        ix = self._raw.pop(key, None)
+        if ix is None:
+            return None
+        nodes, skip = self._nodes, self._skip
+        members = {nodes[i] for i in ix if i not in skip} if skip else set(map(nodes.__getitem__, ix))
+        if not members:
+            return None
+        dict.__setitem__(self, key, members)
+        return members
+
+    def _all(self) -> None:
+        for key in list(self._raw):
+            self._load(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        members = dict.get(self, key)
+        if members is None and self._raw:
+            members = self._load(key)
+        return default if members is None else members
+
+    def __missing__(self, key: str) -> set[NamedNode]:
+        members = self._load(key)
+        if members is None:
+            raise KeyError(key)
+        return members
+
+    def __contains__(self, key: object) -> bool:
+        return dict.__contains__(self, key) or (type(key) is str and self._load(key) is not None)
+
+    def __setitem__(self, key: str, value: set[NamedNode]) -> None:
+        self._raw.pop(key, None)
+        dict.__setitem__(self, key, value)
+
+    def __delitem__(self, key: str) -> None:
+        self._raw.pop(key, None)
+        dict.pop(self, key, None)
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        members = self.get(key)
+        if members is None:
+            dict.__setitem__(self, key, default)
+            return default
+        return members
+
+    def __len__(self) -> int:
+        return dict.__len__(self) + len(self._raw)
+
+    def __iter__(self) -> Any:
+        self._all()
+        return dict.__iter__(self)
+
+    def keys(self) -> Any:
+        self._all()
+        return dict.keys(self)
+
+    def values(self) -> Any:
+        self._all()
+        return dict.values(self)
+
+    def items(self) -> Any:
+        self._all()
+        return dict.items(self)
+
+
 class _PeerIndex:
     """Active memories of a tenant by (scope, stakeholder) group, as of one store
     generation: normalised label -> memories (dedup) and word token -> memories
@@ -170,8 +257,10 @@ class _PeerIndex:
         self.built: set[tuple[Any, ...]] = set()
         self.entries: dict[NamedNode, _PeerEntry] = {}
         self.groups: dict[tuple[Any, ...], set[NamedNode]] = defaultdict(set)
-        self.by_label: dict[tuple[Any, ...], set[NamedNode]] = defaultdict(set)
-        self.by_token: dict[tuple[Any, ...], set[NamedNode]] = defaultdict(set)
+        # per group: normalised label -> members, word token -> members (a map per group, so
+        # listing a saved group is a few dict comprehensions, not a tuple key per token)
+        self.by_label: dict[tuple[Any, ...], dict[str, set[NamedNode]]] = defaultdict(dict)
+        self.by_token: dict[tuple[Any, ...], dict[str, set[NamedNode]]] = defaultdict(dict)
         # groups of the saved index not listed yet: key -> (its generation, encoded members)
         self.saved: dict[tuple[Any, ...], tuple[int, bytes]] = {}
         # memories a commit touched after the oldest saved group: memory -> last generation
@@ -190,21 +279,40 @@ class _PeerIndex:
             return
         for g in e.groups:
             self.dirty.add(g)
-            keys = [(self.groups, g), (self.by_label, (g, e.label_key))]
-            keys += [(self.by_token, (g, tok)) for tok in e.toks]
-            for d, k in keys:
-                members = d.get(k)
-                if members is not None:
-                    members.discard(m)
-                    if not members:
-                        del d[k]
+            members = self.groups.get(g)
+            if members is not None:
+                members.discard(m)
+                if not members:
+                    del self.groups[g]
+            for d, keys in ((self.by_label, (e.label_key,)), (self.by_token, e.toks)):
+                sub = d.get(g)
+                if sub is None:
+                    continue
+                for k in keys:
+                    members = sub.get(k)
+                    if members is not None:
+                        members.discard(m)
+                        if not members:
+                            del sub[k]
+                if not sub:
+                    del d[g]
 
     def _join(self, m: NamedNode, e: _PeerEntry, g: tuple[Any, ...]) -> None:
         self.dirty.add(g)
         self.groups[g].add(m)
-        self.by_label[(g, e.label_key)].add(m)
+        labels = self.by_label[g]
+        members = labels.get(e.label_key)
+        if members is None:
+            labels[e.label_key] = {m}
+        else:
+            members.add(m)
+        toks = self.by_token[g]
         for tok in e.toks:
-            self.by_token[(g, tok)].add(m)
+            members = toks.get(tok)
+            if members is None:
+                toks[tok] = {m}
+            else:
+                members.add(m)
 
     def refresh(self, m: Any, view: Any) -> dict[Any, list[Any]] | None:
         """Re-read memory ``m`` from ``view``: listed in its built groups when it is an
@@ -243,23 +351,37 @@ class _PeerIndex:
         idx.complete = True
         return idx
 
-    def add_saved(self, g: tuple[Any, ...], g0: int,
-                  rows: dict[NamedNode, tuple[dict[Any, list[Any]], str, frozenset[str], tuple[Any, ...]]],
-                  view: Any) -> None:
-        """List group ``g`` from the saved index (exact at generation ``g0``), then re-read
-        from ``view`` the memories a commit after ``g0`` touched."""
+    def add_saved(self, g: tuple[Any, ...], g0: int, rows: _SavedGroup, view: Any) -> None:
+        """List group ``g`` from the saved index (exact at generation ``g0``; ``rows`` as
+        :func:`_dec_group` decoded it), then re-read from ``view`` the memories a commit
+        after ``g0`` touched."""
         self.built.add(g)
+        self.dirty.add(g)
+        iris, types, type_idx, label_keys, toks_of, labelmap, tokmap = rows
+        nodes = [NamedNode(x) for x in iris]
         touched = self.touched
-        for m, (a, label_key, toks, row) in rows.items():
-            if touched.get(m, -1) > g0:
+        stale = {i for i, m in enumerate(nodes) if touched.get(m, -1) > g0} if touched else set()
+        entries = self.entries
+        kinds = [[NamedNode(t) for t in ts] for ts in types]  # few distinct type sets: each decoded once
+        for i, m in enumerate(nodes):
+            if i in stale:
                 continue  # changed since: as read now, below
-            e = self.entries.get(m)
+            e = entries.get(m)
             if e is None:
-                e = self.entries[m] = _PeerEntry.restore(a, label_key, toks)
-                e.enc = row  # as it would encode again
+                k = type_idx[i]
+                e = entries[m] = _PeerEntry.restore({R.A: list(kinds[k])}, label_keys[i], frozenset(toks_of[i]))
+                e.enc = (iris[i], types[k], label_keys[i], toks_of[i])  # as it would encode again
             if g not in e.groups:
                 e.groups.append(g)
-            self._join(m, e, g)
+        keep = [m for i, m in enumerate(nodes) if i not in stale] if stale else nodes
+        for d, saved in ((self.by_label, labelmap), (self.by_token, tokmap)):
+            have = d.get(g)
+            lazy = _SavedSets(saved, nodes, stale)
+            if have:  # the group was not listed: nothing of it is in the maps (join what is, to be sure)
+                for key, members in have.items():
+                    lazy.setdefault(key, set()).update(members)
+            d[g] = lazy
+        self.groups[g].update(keep)
         for m, when in touched.items():
             if when <= g0:
                 continue
@@ -287,26 +409,6 @@ class _PeerIndex:
             self._join(m, e, g)
 
 
-# what a saved (lean) entry keeps: its types (dedup and the judge's same-class test read
-# them from the index; every other field is read from the store on need, as for a lean entry)
-_SAVED_FIELDS = (R.A,)
-
-
-def _enc_term(t: Any) -> Any:
-    if type(t) is NamedNode:
-        return t.value
-    if type(t) is Literal and not getattr(t, "direction", None):
-        return (t.value, t.datatype.value, t.language or "")
-    raise TypeError(f"not saved in the peer index: {t!r}")
-
-
-def _dec_term(x: Any) -> Any:
-    if type(x) is str:
-        return NamedNode(x)
-    value, datatype, language = x
-    return Literal(value, language=language) if language else Literal(value, datatype=NamedNode(datatype))
-
-
 def _enc_key(g: tuple[Any, ...]) -> tuple[Any, ...]:
     head = g[0] if isinstance(g[0], str) else "<" + g[0].value
     if len(g) == 1:
@@ -323,28 +425,74 @@ def _dec_key(k: tuple[Any, ...]) -> tuple[Any, ...]:
     return (head, frozenset(NamedNode(v) for v in x) if isinstance(x, tuple) else NamedNode(x))
 
 
+# A group as saved (marshal of plain strings, ints and tuples), flat so that listing it is a
+# few comprehensions: member IRIs (sorted); the distinct type sets; per member the index of
+# its type set, its normalised label and its word tokens (sorted); normalised label ->
+# member indices; word token -> member indices.
+_SavedGroup = tuple[tuple[str, ...], tuple[tuple[str, ...], ...], tuple[int, ...], tuple[str, ...],
+                    tuple[tuple[str, ...], ...], dict[str, tuple[int, ...]], dict[str, tuple[int, ...]]]
+
+
 def _enc_group(idx: _PeerIndex, g: tuple[Any, ...]) -> bytes:
-    rows = []
-    for m in sorted(idx.groups.get(g, ()), key=lambda n: n.value):
+    """Group ``g`` of ``idx`` as :data:`_SavedGroup`, marshalled.
+
+    :raises TypeError: when a member has a type that is not an IRI (not saved)."""
+    iris: list[str] = []
+    types: dict[tuple[str, ...], int] = {}
+    type_idx: list[int] = []
+    labels: list[str] = []
+    toks: list[tuple[str, ...]] = []
+    labelmap: dict[str, list[int]] = {}
+    tokmap: dict[str, list[int]] = {}
+    for i, m in enumerate(sorted(idx.groups.get(g, ()), key=lambda n: n.value)):
         e = idx.entries[m]
         if e.enc is None:  # an entry is replaced, never changed, when its memory changes
-            a = {p.value: [_enc_term(o) for o in e.a[p]] for p in _SAVED_FIELDS if p in e.a}
-            e.enc = (_enc_term(m), a, e.label_key, tuple(sorted(e.toks)))
-        rows.append(e.enc)
-    return marshal.dumps(rows)
+            kinds = tuple(_enc_iri(o) for o in e.a.get(R.A, ()))
+            e.enc = (_enc_iri(m), kinds, e.label_key, tuple(sorted(e.toks)))
+        iri, kinds, label_key, ts = e.enc
+        iris.append(iri)
+        type_idx.append(types.setdefault(kinds, len(types)))
+        labels.append(label_key)
+        toks.append(ts)
+        labelmap.setdefault(label_key, []).append(i)
+        for t in ts:
+            tokmap.setdefault(t, []).append(i)
+    return marshal.dumps((tuple(iris), tuple(types), tuple(type_idx), tuple(labels), tuple(toks),
+                          {k: tuple(v) for k, v in labelmap.items()}, {k: tuple(v) for k, v in tokmap.items()}))
 
 
-def _dec_group(blob: bytes) -> dict[NamedNode, tuple[dict[Any, list[Any]], str, frozenset[str], tuple[Any, ...]]]:
-    out = {}
-    terms: dict[Any, Any] = {}  # few distinct types: each decoded once
-    for row in marshal.loads(blob):
-        m, a, label_key, toks = row
-        d = {}
-        for p, objs in a.items():
-            d[terms.get(p) or terms.setdefault(p, NamedNode(p))] = [
-                terms[o] if o in terms else terms.setdefault(o, _dec_term(o)) for o in objs]
-        out[NamedNode(m)] = (d, label_key, frozenset(toks), tuple(row))
-    return out
+def _enc_iri(t: Any) -> str:
+    if type(t) is NamedNode:
+        return t.value
+    raise TypeError(f"not saved in the peer index: {t!r}")
+
+
+def _dec_group(blob: bytes) -> _SavedGroup:
+    """A saved group, checked whole before anything of it is listed.
+
+    :raises ValueError: when its layout or an index in it does not fit (never listed)."""
+    iris, types, type_idx, labels, toks, labelmap, tokmap = marshal.loads(blob)
+    n = len(iris)
+    if not (type(iris) is type(types) is type(type_idx) is type(labels) is type(toks) is tuple
+            and type(labelmap) is type(tokmap) is dict and len(type_idx) == len(labels) == len(toks) == n):
+        raise ValueError("peer group layout")
+    if not all(type(x) is str for x in iris) or not all(type(x) is str for x in labels):
+        raise ValueError("peer group member")
+    if not all(type(ts) is tuple and all(type(t) is str for t in ts) for ts in types):
+        raise ValueError("peer group types")
+    if type_idx and (min(type_idx) < 0 or max(type_idx) >= len(types)):
+        raise ValueError("peer group type index")
+    if not all(type(ts) is tuple for ts in toks):
+        raise ValueError("peer group tokens")
+    for d in (labelmap, tokmap):
+        for ix in d.values():
+            if type(ix) is not tuple or not ix or min(ix) < 0 or max(ix) >= n:
+                raise ValueError("peer group member index")
+    # the maps must say exactly what the members say (a consistent file lists each member
+    # under its own label and each of its tokens, and nothing else)
+    if sum(map(len, labelmap.values())) != n or sum(map(len, tokmap.values())) != sum(map(len, toks)):
+        raise ValueError("peer group maps")
+    return iris, types, type_idx, labels, toks, labelmap, tokmap
 
 
 def _subjects(c: Any) -> set[Any] | None:
@@ -400,6 +548,8 @@ class PeerCache:
             raw = path.read_bytes()
         except OSError:
             return None
+        if raw[:len(MAGIC)] != MAGIC and raw[:len(MAGIC) - 1] == MAGIC[:-1]:
+            return None  # another layout's file (an older release): replaced at the next save
         try:
             if raw[:len(MAGIC)] != MAGIC or hashlib.sha256(raw[len(MAGIC) + 32:]).digest() != raw[len(MAGIC):len(MAGIC) + 32]:
                 raise ValueError("checksum")
@@ -445,8 +595,8 @@ class PeerCache:
         """Write the index (listed groups at ``idx.gen``, saved ones not listed yet at
         their own generation) under a unique temporary name, then rename it."""
         path = self.sidecar()
-        if path is None:
-            return
+        if path is None or not path.parent.parent.is_dir():
+            return  # no tenant directory (deleted, e.g. before the exit hook ran): nothing to keep
         self.saved_at = time.perf_counter()
         self.saved_cold = idx.cold
         try:
@@ -474,7 +624,8 @@ class PeerCache:
                 tmp.unlink(missing_ok=True)
             self.saved_gen = idx.gen
         except OSError as e:  # a cache: the write goes on without it
-            log.warning("peer index %s not saved: %s", path, e)
+            if path.parent.parent.is_dir():  # else the tenant was deleted meanwhile: nothing lost
+                log.warning("peer index %s not saved: %s", path, e)
 
     def due(self, idx: _PeerIndex) -> bool:
         """Whether the file is worth writing: this process read a group cold since its
@@ -512,12 +663,15 @@ class PeerCache:
         self._saver.start()
 
     def prefill(self) -> int:
-        """List every person's user group and the company group not listed yet, one
-        group per store snapshot (a write of this process waits at most one group's
-        read; a write from this process in between is seen: each group is read at the
-        index's generation, brought forward first). Stops as soon as the write path is
-        used again or the cache is closed. Results are exactly a cold read's (the same
-        :meth:`group` call). Returns the number of groups listed.
+        """List every person's user group and the company group not listed yet. A write of
+        this process never waits behind it for more than one chunk's read: each group is
+        read :data:`PREFILL_CHUNK` members per store snapshot, outside :attr:`guard`
+        (the write path's lock on the index), and listed under the guard only when the
+        index is still at the generation every chunk was read at (else dropped: read
+        again on need). The index is brought forward first (another service's or
+        process's commits). Stops as soon as the write path is used again or the cache is
+        closed. Results are exactly a cold read's (the same reads, at one generation).
+        Returns the number of groups listed.
 
         Called by the idle saver, so that the file it writes next lists the tenant's
         groups and a later process (a CLI write, a server's first request for a
@@ -538,22 +692,56 @@ class PeerCache:
         for scope, owner in keys:
             if self._closed or self.last_use != start:
                 break  # the write path is busy again: fill later
-            with store.snapshot() as view, self.guard:
-                idx = self.current
-                if idx is not None and idx.unsaved:
-                    break
-                g = (R.SCOPE_IRI[scope], self.svc._person(owner)) if owner is not None else (R.SCOPE_IRI[scope],)
-                if idx is not None and (idx.complete or g in idx.built or g in idx.saved):
-                    continue
+            g = (R.SCOPE_IRI[scope], self.svc._person(owner)) if owner is not None else (R.SCOPE_IRI[scope],)
+            with store.snapshot() as view, self.guard:  # bring the index forward (a few reads)
                 self.svc._tl.txn = _ViewOnly(view)
                 try:
-                    self.group(scope, owner, [])
-                    done += 1
+                    idx = self.index()
                 finally:
                     self.svc._tl.txn = None
                     self.last_use = start  # not the write path's use
+                if idx is None or idx.unsaved:
+                    break
+                if idx.complete or g in idx.built or g in idx.saved:
+                    continue
+                gen = idx.gen
+            nodes = self._read_chunked(scope, owner, gen, start)
+            if nodes is None:
+                break  # a write came (or a commit between two chunks): fill later
+            with self.guard:
+                idx = self.current
+                if idx is None or idx.unsaved or idx.gen != gen or idx.complete or g in idx.built:
+                    continue  # the index moved on meanwhile: this group is read on need
+                idx.saved.pop(g, None)
+                idx.add_group(g, nodes)
+                idx.cold += 1
+                done += 1
             time.sleep(0.001)  # let a waiting write in between two groups
         return done
+
+    def _read_chunked(self, scope: str, owner: str | None, gen: int,
+                      start: float) -> dict[NamedNode, dict[Any, list[Any]]] | None:
+        """:meth:`read_group` (lean) of a user or the company group, :data:`PREFILL_CHUNK`
+        members per snapshot, every snapshot at generation ``gen``; ``None`` when the
+        store moved on, the write path was used or the cache closed in between."""
+        store = self.svc.store
+        with store.snapshot() as view:
+            if view.generation != gen:
+                return None
+            if scope == "user" and owner is not None:
+                members = list(view.subjects(R.P_OWNER, self.svc._person(owner), R.MEMORIES))
+            else:
+                members = list(view.subjects(R.P_SCOPE, R.SCOPE_IRI[scope], R.MEMORIES))
+        nodes: dict[NamedNode, dict[Any, list[Any]]] = {}
+        for i in range(0, len(members), PREFILL_CHUNK):
+            if self._closed or self.last_use != start:
+                return None
+            with store.snapshot() as view:
+                if view.generation != gen:
+                    return None
+                nodes.update(_read_lean(view, members[i:i + PREFILL_CHUNK], R.SCOPE_IRI[scope], scope == "team"))
+            time.sleep(0)  # the GIL to a waiting write
+        return nodes
 
     def _idle_save(self) -> None:
         start = time.perf_counter()
@@ -693,7 +881,7 @@ class PeerCache:
             if saved is not None:
                 try:
                     rows = _dec_group(saved[1])
-                except (ValueError, TypeError, EOFError, IndexError) as e:  # pragma: no cover - checksummed
+                except (ValueError, TypeError, EOFError, IndexError, KeyError) as e:  # checksummed: a foreign writer
                     log.warning("peer index group unreadable (%s): read from the store", e)
             if saved is not None and rows is not None:
                 idx.add_saved(g, saved[0], rows, self.svc._tl.txn.view)
@@ -729,8 +917,9 @@ class PeerCache:
         # candidates that share one (ConflictJudge.needs_shared_word)
         if bool(getattr(judge, "needs_shared_word", False)):
             pool: set[NamedNode] = set()
+            by_token = idx.by_token.get(gkey, {})
             for tok in set(tokens(f"{data.label} {data.content}")):
-                pool |= idx.by_token.get((gkey, tok), set())
+                pool |= by_token.get(tok, set())
         else:
             pool = members
         view = self.svc._tl.txn.view
@@ -808,20 +997,14 @@ class PeerCache:
                 members = v.subjects(pred, iri_of(self.svc.tenant, teams[0]), R.MEMORIES)
             else:
                 members = v.subjects(R.P_SCOPE, scope_iri, R.MEMORIES)
-            for m in members:
+            if lean:
+                nodes = _read_lean(v, members, scope_iri, scope == "team")
+            for m in members if not lean else ():
                 if not isinstance(m, NamedNode) or not v.contains(Quad(m, R.A, R.ACTIVE, R.INFERRED)):
                     continue
                 a: dict[Any, list[Any]] = defaultdict(list)
-                if lean:
-                    if not v.contains(Quad(m, R.P_SCOPE, scope_iri, R.MEMORIES)):
-                        continue
-                    for pred in (R.A, R.LABEL, R.P_CONTENT) + ((R.P_TEAM,) if scope == "team" else ()):
-                        for q in v.quads(m, pred, None, R.MEMORIES):
-                            a[pred].append(q.object)
-                    a[R.P_SCOPE] = [scope_iri]
-                else:
-                    for q in v.quads(m, None, None, R.MEMORIES):
-                        a[q.predicate].append(q.object)
+                for q in v.quads(m, None, None, R.MEMORIES):
+                    a[q.predicate].append(q.object)
                 if scope_iri not in a.get(R.P_SCOPE, ()) or not a.get(R.A) or not a.get(R.LABEL):
                     continue
                 nodes[m] = dict(a)
@@ -829,6 +1012,26 @@ class PeerCache:
             want = {self.svc._team(t) for t in teams}
             nodes = {k: a for k, a in nodes.items() if set(a.get(R.P_TEAM, [])) == want}
         return nodes
+
+
+def _read_lean(v: Any, members: Any, scope_iri: NamedNode, team: bool) -> dict[NamedNode, dict[Any, list[Any]]]:
+    """Type, label and content (and team, for a team group) of those of ``members`` that
+    are active memories of scope ``scope_iri`` with a type and a label, read from view ``v``."""
+    nodes: dict[NamedNode, dict[Any, list[Any]]] = {}
+    for m in members:
+        if not isinstance(m, NamedNode) or not v.contains(Quad(m, R.A, R.ACTIVE, R.INFERRED)):
+            continue
+        if not v.contains(Quad(m, R.P_SCOPE, scope_iri, R.MEMORIES)):
+            continue
+        a: dict[Any, list[Any]] = defaultdict(list)
+        for pred in (R.A, R.LABEL, R.P_CONTENT) + ((R.P_TEAM,) if team else ()):
+            for q in v.quads(m, pred, None, R.MEMORIES):
+                a[pred].append(q.object)
+        a[R.P_SCOPE] = [scope_iri]
+        if not a.get(R.A) or not a.get(R.LABEL):
+            continue
+        nodes[m] = dict(a)
+    return nodes
 
 
 class _ViewOnly:

@@ -73,7 +73,7 @@ def same_label(
     else:
         idx, gkey = group
         same = [
-            pid for pid in sorted(idx.by_label.get((gkey, key), ()), key=lambda n: n.value)
+            pid for pid in sorted(idx.by_label.get(gkey, {}).get(key, ()), key=lambda n: n.value)
             if klass in idx.entries[pid].a.get(R.A, [])
         ]
     return group, peers, same
