@@ -541,3 +541,26 @@ def test_prefill_reads_a_few_members_per_snapshot_never_under_the_write_lock(mak
         normalise_label(x[_peers.R.LABEL][0].value): {m} for m, x in want.items()}
     assert b.remember(principal=dora, **pref(label="dora 3", content="again")).label == "dora 3"
     assert len([m for m in b.memories() if m.owner == "dora"]) == 7  # dedup through the prefilled group
+
+
+def test_the_write_paths_use_ends_when_its_transaction_ends(make_store, no_idle_save):
+    """The idle saver's prefill waits for SAVE_EVERY seconds after the write path's
+    last use; a slow write (the first one of a process loads the model and the
+    reasoner: over a second) counts as in use until its transaction ends, or the prefill
+    started while it still ran and gave up on the next write."""
+    import time as _time
+
+    st = make_store("acme")
+    svc = MemoryService(st)
+    inner: list[float] = []
+    validator = st.validator
+
+    def slow_check(*a, **kw):  # the write's validation, inside its transaction
+        _time.sleep(0.05)
+        inner.append(_time.perf_counter())
+        return validator(*a, **kw) if validator is not None else None
+
+    st.validator = slow_check
+    svc.remember(principal=ANN, **pref(label="Ann slow", content="a slow first write"))
+    assert inner, "the write never validated inside its transaction"
+    assert svc.peers.last_use >= inner[-1]

@@ -23,6 +23,7 @@ Reads bind values through ``substitutions``; no SPARQL text is built from user v
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
@@ -162,12 +163,17 @@ class MemoryService:
     def _transaction(self) -> Iterator[Any]:
         # the peer index's guard inside the store's lock (that order only: no deadlock with
         # a thread holding the store's lock first); a background save of the index waits
-        with self.store.transaction() as txn, self.peers.guard:
-            self._tl.txn = txn
-            try:
-                yield txn
-            finally:
-                self._tl.txn = None
+        try:
+            with self.store.transaction() as txn, self.peers.guard:
+                self._tl.txn = txn
+                try:
+                    yield txn
+                finally:
+                    self._tl.txn = None
+        finally:
+            # the write path's use ends with its commit (validation, the reasoner): a slow
+            # first write must not let the idle saver's prefill start while it still runs
+            self.peers.last_use = time.perf_counter()
         commit = getattr(txn, "commit", None)
         if commit is not None and isinstance(getattr(commit, "generation", None), int):
             self.peers.record(commit)
