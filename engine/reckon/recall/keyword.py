@@ -347,15 +347,14 @@ class KeywordIndex:
             for j, t in enumerate(terms):
                 arr = self._term_arrays(t)
                 assert arr is not None
-                d, f = pos[arr[0]], arr[1]
-                if len(d) > 1 and not bool(np.all(d[1:] > d[:-1])):
-                    order_ = np.argsort(d, kind="stable")  # document order: the check on open sorts nothing
-                    d, f = d[order_], f[order_]
-                docs.append(d)
-                tfs.append(f)
+                docs.append(pos[arr[0]])
+                tfs.append(arr[1])
                 off[j + 1] = off[j] + len(arr[0])
             cat_doc = np.concatenate(docs).astype(np.int32) if docs else np.zeros(0, dtype=np.int32)
             cat_tf = np.concatenate(tfs).astype(np.int32) if tfs else np.zeros(0, dtype=np.int32)
+            if not _strictly_increasing_per_term(cat_doc, off):  # document order: the check on open sorts nothing
+                k = np.lexsort((cat_doc, np.repeat(np.arange(len(terms), dtype=np.int64), np.diff(off))))
+                cat_doc, cat_tf = cat_doc[k], cat_tf[k]
             dl = self._dl[[self._slot[i] for i in order]].astype(np.int32)
             toks: list[str] = []
             for i in order:
