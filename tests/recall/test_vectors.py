@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from reckon.recall.vectors import VectorFile, text_key
+from reckon.recall.vectors import VectorFile, row_dots, text_key
 
 DIM = 8
 
@@ -115,3 +115,30 @@ def test_keys_ending_in_nul_bytes_round_trip(tmp_path: Path) -> None:
     assert vf.compact(set(keys[:2])) == 2
     back.refresh()
     assert len(back) == 2 and np.array_equal(back.get(keys[0]), vec(0))
+
+
+def test_row_dots_has_the_bits_of_one_matrix_vector_product() -> None:
+    """``row_dots`` (chunks of rows on several threads) equals ``matrix @ vector`` bit for
+    bit, at sizes around its chunk boundaries and below its threshold, for views of the
+    first rows of a larger matrix (as a search passes them), and falls back to ``@`` for
+    other dtypes (float64 in, float64 out)."""
+    from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
+
+    from reckon.recall import vectors as V
+
+    rng = np.random.default_rng(7)
+    big = rng.standard_normal((5 * V._CHUNK_ROWS + 13, 384)).astype(np.float32)  # noqa: SLF001
+    q = rng.standard_normal(384).astype(np.float32)
+    q /= np.linalg.norm(q)
+    c = V._CHUNK_ROWS  # noqa: SLF001
+    for threads in (1, 2):  # one BLAS thread (as with MiniLM loaded): chunks; two: one call
+        with threadpool_limits(limits=threads, user_api="blas"):
+            assert V._openblas_one_thread() == (threads == 1)  # noqa: SLF001 - numpy here runs on OpenBLAS
+            for n in (0, 1, 7, 2 * c - 1, 2 * c, 2 * c + 1, 3 * c + 5, 5 * c + 13, *rng.integers(2 * c, 5 * c, 8).tolist()):
+                m = big[:n]
+                got = row_dots(m, q)
+                assert got.dtype == np.float32 and got.shape == (n,)
+                assert np.array_equal(got, m @ q), (threads, n)
+    q64 = q.astype(np.float64)
+    got = row_dots(big, q64)
+    assert got.dtype == np.float64 and np.array_equal(got, big @ q64)

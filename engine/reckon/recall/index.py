@@ -55,6 +55,7 @@ from reckon.recall.rank import (
     mmr_select,
     ranks_from_scores,
 )
+from reckon.recall.vectors import row_dots
 
 __all__ = ["DocRecord", "RecallIndex"]
 
@@ -65,6 +66,16 @@ _FORMAT_VERSION = 1
 
 def _utc(t: datetime) -> datetime:
     return t if t.tzinfo else t.replace(tzinfo=UTC)
+
+
+def _lookup(column: np.ndarray, codes: Collection[int], size: int) -> np.ndarray:
+    """bool ``column.shape``: whether each entry of ``column`` (integer codes in
+    ``[0, size)``) is one of ``codes`` -- ``np.isin`` as one gather from a table of
+    ``size`` booleans (no sort of the column)."""
+    table = np.zeros(max(size, 1), dtype=bool)
+    table[[c for c in codes if 0 <= c < size]] = True
+    res: np.ndarray = table[column]
+    return res
 
 
 @dataclass
@@ -678,13 +689,13 @@ class RecallIndex:
             n = self._n
             ok = np.ones(n, dtype=bool)
             if importance is not None:
-                ok &= np.isin(self._col_imp[:n], np.fromiter(importance, dtype=np.int16))
+                ok &= _lookup(self._col_imp[:n], [int(v) for v in importance if 0 <= int(v) <= 5], 6)
             if kinds is not None:
-                codes = [c for k, c in self._codes["kind"].items() if k in set(kinds)]
-                ok &= np.isin(self._col_kind[:n], np.array(codes, dtype=np.int32))
+                vocab = self._codes["kind"]
+                ok &= _lookup(self._col_kind[:n], [c for k, c in vocab.items() if k in set(kinds)], len(vocab))
             if scopes is not None:
-                codes = [c for k, c in self._codes["scope"].items() if k in set(scopes)]
-                ok &= np.isin(self._col_scope[:n], np.array(codes, dtype=np.int32))
+                vocab = self._codes["scope"]
+                ok &= _lookup(self._col_scope[:n], [c for k, c in vocab.items() if k in set(scopes)], len(vocab))
             if visible_to is not None:
                 person, teams = visible_to
                 sc = self._codes["scope"]
@@ -695,7 +706,7 @@ class RecallIndex:
                 # the codes of the team tuples naming one of ``teams`` (few; no per-row Python)
                 tcodes = sorted({c for t in set(teams) for c in self._team_sets.get(t, ())})
                 if tcodes:
-                    tm = np.isin(self._col_teams[:n], np.array(tcodes, dtype=np.int32))
+                    tm = _lookup(self._col_teams[:n], tcodes, len(self._team_codes))
                     vis |= tm & (self._col_scope[:n] == sc.get("team", -1))
                 ok &= vis
             return ok
@@ -821,7 +832,7 @@ class RecallIndex:
                 qv = query_vector if query_vector is not None and np.shape(query_vector) == (self._dim,) \
                     else self.encode_query(query)
                 if qv is not None:
-                    cos = np.where(has, emb @ qv, np.nan).astype(np.float32)
+                    cos = np.where(has, row_dots(emb, qv), np.nan).astype(np.float32)
 
             depth = max(cfg.depth, limit)
             use_ctx = cfg.use_keyword and cfg.context_keyword_weight > 0
@@ -916,7 +927,7 @@ class RecallIndex:
             if sel:
                 q2 = qv + cfg.prf_vector_weight * emb[sel].mean(axis=0)
                 q2 = q2 / max(1e-12, float(np.linalg.norm(q2)))
-                cos = np.where(has, emb @ q2, np.nan).astype(np.float32)
+                cos = np.where(has, row_dots(emb, q2), np.nan).astype(np.float32)
         return bm, cos
 
     def rank_by_similarity(self, query_text: str, ids: Iterable[str],

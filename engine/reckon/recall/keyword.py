@@ -86,6 +86,18 @@ def _fp_segments(values: np.ndarray, off: np.ndarray) -> np.ndarray:
     return res
 
 
+def _strictly_increasing_per_term(doc: np.ndarray, off: np.ndarray) -> bool:
+    """Whether each term's postings ``doc[off[j]:off[j+1]]`` are strictly increasing
+    (then no document is in them twice). O(postings), one pass."""
+    if len(doc) < 2:
+        return True
+    up = doc[1:] > doc[:-1]
+    inner = off[1:-1]
+    inner = inner[(inner > 0) & (inner < len(doc))]
+    up[inner - 1] = True  # a term's first posting follows the previous term's last
+    return bool(up.all())
+
+
 def postings_match_tokens(terms_blob: np.ndarray, terms_off: np.ndarray, tokens_blob: np.ndarray,
                           tokens_off: np.ndarray, off: np.ndarray, doc: np.ndarray, tf: np.ndarray,
                           dl: np.ndarray) -> bool:
@@ -127,10 +139,11 @@ def postings_match_tokens(terms_blob: np.ndarray, terms_off: np.ndarray, tokens_
     if not np.array_equal(np.asarray(dl, dtype=np.int64), np.maximum(counts, 1)):
         return False
     reps = np.diff(off)
-    keys = np.repeat(np.arange(len(reps), dtype=np.int64), reps) * max(n, 1) + doc
-    keys.sort()
-    if np.any(keys[1:] == keys[:-1]):
-        return False  # a document twice in one term's postings
+    if not _strictly_increasing_per_term(doc, off):  # what export writes: no document twice, no sort
+        keys = np.repeat(np.arange(len(reps), dtype=np.int64), reps) * max(n, 1) + doc
+        keys.sort()  # postings in another order (a snapshot of an older writer)
+        if np.any(keys[1:] == keys[:-1]):
+            return False  # a document twice in one term's postings
     for k in range(len(_FP_TABLES)):
         table = _FP_TABLES[k].ravel()
         per_term = _fp_segments(np.take(table, term_rows), terms_off)
@@ -314,7 +327,7 @@ class KeywordIndex:
     def export(self, order: Sequence[str]) -> dict[str, np.ndarray | list[str]]:
         """The index as arrays, documents numbered by their position in ``order`` (every
         indexed id once): ``terms`` (list of str, sorted), ``off`` int64 ``(terms + 1,)``
-        (term ``j``'s postings are ``off[j]:off[j+1]``), ``doc`` int32 and ``tf`` int32
+        (term ``j``'s postings are ``off[j]:off[j+1]``, in increasing document number), ``doc`` int32 and ``tf`` int32
         ``(postings,)``, ``dl`` int32 ``(len(order),)`` (document lengths, >= 1) and
         ``tokens`` (per document of ``order``, its tokens joined by spaces).
 
@@ -328,17 +341,38 @@ class KeywordIndex:
             for k, i in enumerate(order):
                 pos[self._slot[i]] = k
             terms = sorted({*self._postings, *self._base})
-            off = np.zeros(len(terms) + 1, dtype=np.int64)
-            docs: list[np.ndarray] = []
-            tfs: list[np.ndarray] = []
-            for j, t in enumerate(terms):
-                arr = self._term_arrays(t)
+            # a term still as loaded is a slice of the loaded arrays: all of them are copied
+            # by one gather; only the terms a write touched are made from their dicts
+            src = np.fromiter((self._base.get(t, -1) for t in terms), dtype=np.int64, count=len(terms))
+            lens = np.zeros(len(terms), dtype=np.int64)
+            loaded = src >= 0
+            lens[loaded] = self._base_off[src[loaded] + 1] - self._base_off[src[loaded]]
+            touched: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+            for j in np.flatnonzero(~loaded).tolist():
+                arr = self._term_arrays(terms[j])
                 assert arr is not None
-                docs.append(pos[arr[0]])
-                tfs.append(arr[1])
-                off[j + 1] = off[j] + len(arr[0])
-            cat_doc = np.concatenate(docs).astype(np.int32) if docs else np.zeros(0, dtype=np.int32)
-            cat_tf = np.concatenate(tfs).astype(np.int32) if tfs else np.zeros(0, dtype=np.int32)
+                touched[j] = arr
+                lens[j] = len(arr[0])
+            off = np.zeros(len(terms) + 1, dtype=np.int64)
+            np.cumsum(lens, out=off[1:])
+            slots = np.empty(int(off[-1]), dtype=np.int64)
+            tf64 = np.empty(int(off[-1]), dtype=np.float64)
+            dst_start = off[:-1][loaded]
+            src_start = self._base_off[src[loaded]]
+            ln = lens[loaded]
+            shift = np.repeat(src_start - dst_start, ln)  # destination index + shift = source index
+            dst = np.repeat(dst_start, ln) + (np.arange(int(ln.sum()), dtype=np.int64)
+                                              - np.repeat(np.cumsum(ln) - ln, ln))
+            slots[dst] = self._base_doc[dst + shift]
+            tf64[dst] = self._base_tf[dst + shift]
+            for j, (sl, f) in touched.items():
+                slots[off[j]:off[j + 1]] = sl
+                tf64[off[j]:off[j + 1]] = f
+            cat_doc = pos[slots].astype(np.int32)
+            cat_tf = tf64.astype(np.int32)
+            if not _strictly_increasing_per_term(cat_doc, off):  # document order: the check on open sorts nothing
+                by = np.lexsort((cat_doc, np.repeat(np.arange(len(terms), dtype=np.int64), np.diff(off))))
+                cat_doc, cat_tf = cat_doc[by], cat_tf[by]
             dl = self._dl[[self._slot[i] for i in order]].astype(np.int32)
             toks: list[str] = []
             for i in order:

@@ -32,15 +32,17 @@ import fcntl
 import hashlib
 import logging
 import os
+import queue
 import re
 import threading
 import uuid
 from collections.abc import Collection, Iterable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-__all__ = ["MAGIC", "MemoryVectors", "VectorFile", "text_key"]
+__all__ = ["MAGIC", "MemoryVectors", "VectorFile", "row_dots", "text_key"]
 
 log = logging.getLogger("reckon.recall")
 
@@ -305,3 +307,145 @@ class MemoryVectors:
                     self._d[k] = np.asarray(v, dtype=np.float32).reshape(self.dim)
                     n += 1
         return n
+
+
+#: Rows per chunk of :func:`row_dots`: a multiple of 8, so that OpenBLAS's ``sgemv``
+#: (which treats a matrix's last ``rows % 8`` rows with another kernel) gives every row
+#: the bits it gives in one call over the whole matrix (``tests/recall/test_vectors.py``);
+#: the last chunk has the remainder, from ``_CHUNK_ROWS`` to ``2 * _CHUNK_ROWS - 1`` rows.
+_CHUNK_ROWS = 8192
+
+
+class _Dots:
+    """One :func:`row_dots` call: chunks claimed one at a time by the caller and the
+    helpers; the caller never waits for a chunk nobody has started."""
+
+    def __init__(self, matrix: np.ndarray, vector: np.ndarray, out: np.ndarray) -> None:
+        self.matrix, self.vector, self.out = matrix, vector, out
+        # the last chunk takes the remainder (at least _CHUNK_ROWS rows): its tail rows are
+        # the whole matrix's, handled by the same kernel as in one call
+        self.starts = list(range(0, max(1, len(matrix) - _CHUNK_ROWS + 1), _CHUNK_ROWS)) + [len(matrix)]
+        self.next = 0
+        self.running = 0
+        self.error: BaseException | None = None
+        self.cv = threading.Condition(threading.Lock())
+
+    def run(self) -> None:
+        while True:
+            with self.cv:
+                if self.next >= len(self.starts) - 1 or self.error is not None:
+                    return
+                a, b = self.starts[self.next], self.starts[self.next + 1]
+                self.next += 1
+                self.running += 1
+            try:
+                np.dot(self.matrix[a:b], self.vector, out=self.out[a:b])  # releases the GIL
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller
+                self.error = exc
+            finally:
+                with self.cv:
+                    self.running -= 1
+                    self.cv.notify_all()
+
+    def finish(self) -> None:
+        self.run()
+        with self.cv:
+            while self.running:
+                self.cv.wait()
+        if self.error is not None:
+            raise self.error
+
+
+class _Helpers:
+    """Daemon threads that take part in :func:`row_dots` (restarted after a fork)."""
+
+    def __init__(self) -> None:
+        self.pid = -1
+        self.jobs: queue.SimpleQueue[_Dots] = queue.SimpleQueue()
+        self.count = 0
+        self.mu = threading.Lock()
+
+    def offer(self, job: _Dots) -> None:
+        with self.mu:
+            if self.pid != os.getpid():
+                self.pid = os.getpid()
+                self.jobs = queue.SimpleQueue()
+                self.count = _helper_threads()
+                for k in range(self.count):
+                    threading.Thread(target=self._loop, args=(self.jobs,), name=f"reckon-dots-{k}",
+                                     daemon=True).start()
+            jobs, count = self.jobs, self.count
+        for _ in range(count):
+            jobs.put(job)
+
+    @staticmethod
+    def _loop(jobs: queue.SimpleQueue[_Dots]) -> None:
+        while True:
+            jobs.get().run()
+
+
+_HELPERS = _Helpers()
+
+
+def _helper_threads() -> int:
+    """``$RECKON_DOT_THREADS`` (default: the cores this process may run on, at most 4)
+    minus the caller's own; 0 = the caller alone."""
+    try:
+        n = int(os.environ.get("RECKON_DOT_THREADS", "0"))
+    except ValueError:
+        n = 0
+    if n <= 0:
+        try:
+            n = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            n = os.cpu_count() or 1
+        n = min(n, 4)
+    return max(0, n - 1)
+
+
+_BLAS: list[list[Any]] = []  # numpy's BLAS libraries (threadpoolctl controllers), found once
+
+
+def _openblas_one_thread() -> bool:
+    """Whether numpy's BLAS is OpenBLAS limited to one thread (``limit_blas_threads``,
+    done when MiniLM loads): then a chunk of rows gets the bits of one call over the
+    whole matrix. A multi-threaded BLAS cuts the rows itself, elsewhere."""
+    if not _BLAS:
+        try:
+            from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]  # ships no type information
+
+            _BLAS.append([c for c in ThreadpoolController().lib_controllers if c.user_api == "blas"])
+        except Exception:  # noqa: BLE001 - no threadpoolctl, an unknown BLAS: one plain call
+            _BLAS.append([])
+    libs = _BLAS[0]
+    try:
+        return bool(libs) and all(c.internal_api == "openblas" and c.num_threads == 1 for c in libs)
+    except Exception:  # noqa: BLE001 - as above
+        return False
+
+
+def row_dots(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
+    """``matrix @ vector`` with the same bits, its rows cut into chunks of
+    :data:`_CHUNK_ROWS` shared between the caller and up to 3 helper threads (numpy
+    releases the GIL in ``sgemv``). A search's vector side at 100k documents reads a
+    150 MB matrix: one core's memory bandwidth is its bound. The caller computes chunks
+    itself until none is left and waits only for those a helper has started, so a busy
+    machine (helpers not scheduled) costs no more than one thread.
+
+    Only when numpy's BLAS is OpenBLAS on one thread (:func:`_openblas_one_thread`);
+    otherwise, and for anything but a C-contiguous float32 matrix of at least two chunks
+    and a float32 vector, it is one plain ``matrix @ vector``.
+
+    :param matrix: float32 ``(n, d)``.
+    :param vector: float32 ``(d,)``.
+    :returns: float32 ``(n,)`` (the dtype of ``matrix @ vector`` otherwise).
+    """
+    if (matrix.dtype != np.float32 or vector.dtype != np.float32 or matrix.ndim != 2 or vector.ndim != 1
+            or not matrix.flags.c_contiguous or len(matrix) < 2 * _CHUNK_ROWS or not _openblas_one_thread()):
+        res: np.ndarray = matrix @ vector
+        return res
+    out = np.empty(len(matrix), dtype=np.float32)
+    job = _Dots(matrix, np.ascontiguousarray(vector), out)
+    _HELPERS.offer(job)
+    job.finish()
+    return out
