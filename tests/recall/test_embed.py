@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -234,3 +235,13 @@ def test_an_asked_for_torch_runtime_that_is_missing_is_an_error_naming_its_extra
     assert msg.startswith(f"{asked} asks for the MiniLM torch runtime, but sentence-transformers is not installed")
     assert 'pip install ".[embeddings-torch]"' in msg and "download.pytorch.org/whl/cpu" in msg
     assert '".[embeddings]"' not in msg
+
+
+def test_the_session_caches_the_onnx_graph_outside_home(_cache_outside_home: Path) -> None:
+    """tests/conftest.py points ``$RECKON_CACHE_DIR`` at a temporary directory: the
+    minilm fixture's graph build never writes into ``~/.cache/reckon``."""
+    from reckon.recall._minilm_ort import cache_dir
+
+    where = cache_dir()
+    assert where is not None and where.resolve() == _cache_outside_home.resolve()
+    assert not where.resolve().is_relative_to((Path.home() / ".cache").resolve())
