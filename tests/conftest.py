@@ -40,6 +40,21 @@ def shared_path_or_fail_at_collection(*parts: str) -> Path | None:
     return None
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _cache_outside_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The ONNX graph cache (``$RECKON_CACHE_DIR``, :mod:`reckon.recall._minilm_ort`) of
+    the whole session, and of every process a test starts, is a temporary directory:
+    tests never write into the user's ``~/.cache/reckon``."""
+    old = os.environ.get("RECKON_CACHE_DIR")
+    path = tmp_path_factory.mktemp("reckon-cache")
+    os.environ["RECKON_CACHE_DIR"] = str(path)
+    yield path
+    if old is None:
+        os.environ.pop("RECKON_CACHE_DIR", None)
+    else:
+        os.environ["RECKON_CACHE_DIR"] = old
+
+
 @pytest.fixture(scope="session")
 def sparql_servers() -> Iterator[dict[str, Any]]:
     """The session's SPARQL servers on loopback by kind (``oxigraph``, ``virtuoso``),

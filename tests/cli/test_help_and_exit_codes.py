@@ -385,3 +385,74 @@ def test_a_setting_out_of_range_is_an_invalid_setting_not_a_memory(tmp_path: Pat
         assert "memory" not in msg
     r = run_cli(d, "tenant", "settings", "get", "acme", "near_limit_threshold")
     assert r.code == 0 and "0.8" in r.out  # the refused values left the default in place
+
+
+def test_a_negative_number_is_a_value_in_every_command() -> None:
+    """``-1`` / ``-0.5`` / ``-1e3`` is a value wherever a command takes one (click alone
+    reads it as an unknown short option and needs ``--`` before it); an unknown option
+    like ``-x`` is still refused."""
+    from reckon.cli._app import click_context, command
+
+    root = command()
+    seen = 0
+
+    def walk(c: Any) -> None:
+        nonlocal seen
+        ctx = click_context(c)
+        for value in ("-1", "-0.5", "-1e3"):
+            opts, largs, _ = c.make_parser(ctx).parse_args([value])
+            taken = [v for v in opts.values() if v == value or (isinstance(v, tuple) and value in v)]
+            assert largs == [value] or taken, (c.name, value)  # an argument's value, or left for one
+        with pytest.raises(Exception, match="No such option: -x"):
+            c.make_parser(ctx).parse_args(["-x"])
+        seen += 1
+        for sub in getattr(c, "commands", {}).values():
+            walk(sub)
+
+    walk(root)
+    assert seen == len(COMMANDS)
+
+
+def test_a_bad_value_exits_1_in_every_verb_that_takes_a_data_value(
+        onboarded: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+    """``reckon --help``: 1 when the model or the shapes refuse a value (of a memory's
+    property or of a setting, wrong type or out of range alike), 2 only for an option
+    value click checks (``--importance 9``) or an unknown name; nothing changes."""
+    d, ids = onboarded
+    cap = ids["objective"]
+    assert run_cli(d, "tenant", "create", "fresh").code == 0
+    S = ("tenant", "settings", "set", "fresh")
+    cases: dict[str, tuple[tuple[str, ...], int, str]] = {
+        "setting: not an integer": ((*S, "live_context_cap", "abc"), 1, "invalid setting: live_context_cap"),
+        "setting: a fraction": ((*S, "live_context_cap", "0.5"), 1, "invalid setting: live_context_cap"),
+        "setting: negative, no --": ((*S, "live_context_cap", "-1"), 1, "invalid setting: live_context_cap"),
+        "setting: not a decimal": ((*S, "near_limit_threshold", "high"), 1, "invalid setting: near_limit_threshold"),
+        "setting: negative decimal": ((*S, "near_limit_threshold", "-0.2"), 1,
+                                      "invalid setting: near_limit_threshold"),
+        "setting: not a boolean": ((*S, "refuse_inconsistent", "maybe"), 1, "invalid setting: refuse_inconsistent"),
+        "setting: unknown name": ((*S, "near_limit", "0.5"), 2, "error: setting: unknown setting"),
+        "supersede --prop": (("supersede", cap, *T, *OP, "-l", "Cap 2", "-p", "amount=lots"), 1, "invalid memory: "),
+        "supersede --prop negative": (("supersede", cap, *T, *OP, "-l", "Cap 3", "-p", "amount=-5"), 1,
+                                      "invalid memory: "),
+        "update --prop": (("update", cap, *T, *OP, "-p", "amount=lots"), 1, "invalid memory: "),
+        "remember --prop": (("remember", *T, *OP, "-k", "objective", "-s", "company", "-i", "4", "-l", "Cap 4",
+                             "--subclass", "BudgetConstraintMemory", "-p", "platform=google", "-p", "amount=lots",
+                             "-p", "currency=USD", "-p", "period=monthly"), 1, "invalid memory: "),
+        "remember --importance": (("remember", *T, *OP, "-k", "fact", "-s", "company", "-l", "x", "-i", "9"), 2,
+                                  "Usage:"),
+    }
+    def export() -> str:
+        r = run_cli(d, "memories", *T, "--all")
+        assert r.code == 0, r.err
+        return r.out
+
+    before = export()
+    settings = run_cli(d, "tenant", "settings", "get", "fresh").out
+    for name, (args, code, start) in cases.items():
+        r = run_cli(d, *args)
+        assert r.code == code, (name, r.code, r.err)
+        assert r.err.strip().startswith(start) or _msg(r).startswith(start), (name, r.err)
+    assert run_cli(d, "tenant", "settings", "get", "fresh").out == settings
+    assert export() == before
+    r = run_cli(d, *S, "near_limit_threshold", "0.75")
+    assert r.code == 0 and "-> 0.75" in r.out

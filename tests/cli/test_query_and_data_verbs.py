@@ -223,7 +223,8 @@ def test_kpi_spend_clock_verbs(shop: tuple[Path, str, str]) -> None:
     # main errors
     r = run_cli(d, "spend", "set", "myspace", "1", *S)
     assert r.code == 2 and "platform" in r.err
-    assert run_cli(d, "spend", "set", "tiktok", "-3", *S).code == 2
+    r = run_cli(d, "spend", "set", "tiktok", "-3", *S)  # -3 is a value (no -- needed), refused by the shapes: 1
+    assert r.code == 1 and "amount -3 is negative" in r.err
     assert run_cli(d, "kpi", "set", "happiness", "1", *S).code == 2
     assert run_cli(d, "clock", "tick", "yesterday", *S).code == 2
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -212,3 +213,35 @@ def test_unknown_embedder_name_is_a_clear_error() -> None:
 
     with pytest.raises(InvalidInput, match="unknown embedder 'bert'.*auto, minilm, minilm-torch, openai, hashing"):
         embedder_from_name("bert")
+
+
+@pytest.mark.parametrize("name, env, asked", [
+    ("minilm-torch", {}, "embedder 'minilm-torch'"),
+    ("minilm", {"RECKON_MINILM_RUNTIME": "torch"}, "RECKON_MINILM_RUNTIME=torch"),
+])
+def test_an_asked_for_torch_runtime_that_is_missing_is_an_error_naming_its_extra(
+        monkeypatch: pytest.MonkeyPatch, name: str, env: dict[str, str], asked: str) -> None:
+    """README's embedder table: minilm-torch needs ``pip install ".[embeddings-torch]"``
+    after torch's CPU build. Asked for explicitly and missing, it is refused at once (no
+    silent hashing fallback) with that hint, not the ``embeddings`` extra's."""
+    import sys
+
+    from reckon.recall.embed import EmbeddingUnavailable, embedder_from_name
+
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)  # not installed
+    with pytest.raises(EmbeddingUnavailable) as err:
+        embedder_from_name(name, env=env)
+    msg = str(err.value)
+    assert msg.startswith(f"{asked} asks for the MiniLM torch runtime, but sentence-transformers is not installed")
+    assert 'pip install ".[embeddings-torch]"' in msg and "download.pytorch.org/whl/cpu" in msg
+    assert '".[embeddings]"' not in msg
+
+
+def test_the_session_caches_the_onnx_graph_outside_home(_cache_outside_home: Path) -> None:
+    """tests/conftest.py points ``$RECKON_CACHE_DIR`` at a temporary directory: the
+    minilm fixture's graph build never writes into ``~/.cache/reckon``."""
+    from reckon.recall._minilm_ort import cache_dir
+
+    where = cache_dir()
+    assert where is not None and where.resolve() == _cache_outside_home.resolve()
+    assert not where.resolve().is_relative_to((Path.home() / ".cache").resolve())

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import os
+import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -205,6 +207,29 @@ def command(argv: list[str] | None = None) -> Any:
     return polish(typer.main.get_command(app))
 
 
+#: A negative number (``-1``, ``-0.5``, ``-1e3``): a value, never an option.
+_NEGATIVE_NUMBER = re.compile(r"-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+
+
+def _numbers_as_values(make_parser: Any, ctx: Any) -> Any:
+    """Click's parser for ``ctx``, except that an argument that is a negative number
+    and not one of the command's options is a value (``reckon tenant settings set T
+    live_context_cap -1``; click alone reads ``-1`` as an unknown short option and
+    asks for ``--`` before it). An option's own value was already taken as given
+    (``--amount -5``)."""
+    parser = make_parser(ctx)
+    process_opts = parser._process_opts
+
+    def _process(arg: str, state: Any) -> None:
+        if _NEGATIVE_NUMBER.fullmatch(arg) and arg not in parser._short_opt and arg not in parser._long_opt:
+            state.largs.append(arg)
+        else:
+            process_opts(arg, state)
+
+    parser._process_opts = _process
+    return parser
+
+
 def polish(cmd: Any) -> Any:
     """Make the help of ``cmd`` and its subcommands render as written, for every verb:
     help text is escaped for rich markup (``[a-z0-9]`` in a pattern is text, not a style
@@ -245,6 +270,7 @@ def polish(cmd: Any) -> Any:
             return opt
 
         c.get_help_option = help_option
+        c.make_parser = functools.partial(_numbers_as_values, c.make_parser)
         for sub in getattr(c, "commands", {}).values():
             walk(sub)
 

@@ -443,8 +443,21 @@ def settings_set(
     value: str = typer.Argument(..., help="The new value (decimal / integer / true|false as the setting's type)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """Replace one setting's value; the statuses that read it are re-derived."""
-    change = open_tenant(tenant_id).set_setting(name, value)
+    """Replace one setting's value; the statuses that read it are re-derived. A value
+    the setting refuses (wrong type or out of range) exits 1, like an invalid memory; an
+    unknown setting or tenant exits 2."""
+    from rich.markup import escape
+
+    from reckon._errors import InvalidInput, ShapeViolation
+
+    t = open_tenant(tenant_id)
+    try:
+        change = t.set_setting(name, value)
+    except InvalidInput as exc:
+        if isinstance(exc, ShapeViolation) or exc.field == "name":
+            raise
+        err_console.print(f"[red]invalid setting:[/red] {escape(str(exc))}", soft_wrap=True)
+        raise typer.Exit(EXIT_INVALID) from None
     if as_json:
         print_json(change)
         return

