@@ -568,3 +568,33 @@ def test_the_write_paths_use_ends_when_its_transaction_ends(make_store, no_idle_
     svc.remember(principal=ANN, **pref(label="Ann slow", content="a slow first write"))
     assert inner, "the write never validated inside its transaction"
     assert svc.peers.last_use >= inner[-1]
+
+
+def test_the_idle_saver_says_nothing_when_the_store_closed_under_it(make_store, monkeypatch, caplog):
+    """Tenant.close closes the store while the idle saver's prefill may be between two
+    chunks: its next snapshot raises TenantClosed, which is no failure to report (a
+    warning with a traceback was logged at every such close)."""
+    import logging
+
+    from reckon._errors import TenantClosed
+
+    monkeypatch.setattr(_peers, "SAVE_EVERY", 0.0)
+    st = make_store("acme")
+    svc = MemoryService(st)
+    svc.remember(principal=ANN, **pref(label="Ann one", content="alpha"))
+
+    def closed() -> int:
+        raise TenantClosed("tenant 'acme' is closed")
+
+    monkeypatch.setattr(svc.peers, "prefill", closed)
+    with caplog.at_level(logging.WARNING, logger="reckon"):
+        svc.peers._idle_save()
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+
+    def broken() -> int:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(svc.peers, "prefill", broken)
+    with caplog.at_level(logging.WARNING, logger="reckon"):
+        svc.peers._idle_save()
+    assert "saving the peer index failed" in caplog.text  # a real failure is still reported
