@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from reckon._errors import InvalidInput
-from reckon.store.terms import _DECIMAL_LEXICAL, XSD_WHITESPACE
+from reckon.store.terms import DECIMAL_LEXICAL, XSD_WHITESPACE
 
 __all__ = [
     "DEFAULT_COLUMNS",
@@ -172,7 +172,7 @@ def _number(value: Any, name: str, where: str) -> Decimal:
         text = value.strip(XSD_WHITESPACE)
         if _GROUPED.fullmatch(text):
             text = text.replace(",", "")  # thousands separators, in groups of three only
-        if not _DECIMAL_LEXICAL.fullmatch(text):
+        if not DECIMAL_LEXICAL.fullmatch(text):
             hint = (" (',' only separates thousands, 1,234.5; the decimal point is '.')" if "," in text
                     else " (ASCII digits with an optional sign and point, no exponent)")
             raise InvalidInput(f"{where}: {name}: not a decimal number: {value!r}{hint}", field=name)

@@ -40,6 +40,7 @@ from typing import Any, TypeVar
 from pyoxigraph import BlankNode, DefaultGraph, Literal, NamedNode, Quad, Store, Triple
 
 __all__ = [
+    "DECIMAL_LEXICAL",
     "DECIMAL_MAX",
     "DECIMAL_PLACES",
     "canonical_quad",
@@ -166,7 +167,10 @@ DECIMAL_MAX = Decimal("170141183460469231731.687303715884105727")  # (2**127 - 1
 """Largest ``xsd:decimal`` magnitude Oxigraph holds as a value (about 1.7e20)."""
 
 _X_DECIMAL = NamedNode(_XSD + "decimal")
-_DECIMAL_LEXICAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
+DECIMAL_LEXICAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
+"""The ``xsd:decimal`` lexical space (XML Schema 1.1 Part 2, section 3.3.3): ASCII digits,
+an optional sign and point, no exponent; match it with ``fullmatch`` after stripping
+:data:`XSD_WHITESPACE`. Every text read as a decimal takes this one rule."""
 XSD_WHITESPACE = " \t\r\n"
 """What XML Schema calls white space (XML 1.0 ``S``: #x20, #x9, #xD, #xA), the only
 characters the ``collapse`` facet of numeric datatypes takes off a lexical form."""
@@ -190,7 +194,7 @@ def decimal_literal(value: Any) -> Literal:
         raise ValueError("a boolean is not a number")
     if isinstance(value, str):
         value = value.strip(XSD_WHITESPACE)  # the datatype's whiteSpace facet: collapse
-        if not _DECIMAL_LEXICAL.fullmatch(value):
+        if not DECIMAL_LEXICAL.fullmatch(value):
             raise ValueError("is not an xsd:decimal (ASCII digits with an optional sign and point, no exponent)")
     try:
         d = value if isinstance(value, Decimal) else Decimal(repr(value) if isinstance(value, float) else str(value))
