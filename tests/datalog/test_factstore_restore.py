@@ -5,12 +5,14 @@ when first read."""
 
 from __future__ import annotations
 
+from array import array
 from collections import defaultdict
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reckon.datalog._factstore import FactStore, index_width
+from reckon.datalog._factstore import LAYOUT, FactStore, index_width
 
 FACTS = st.tuples(st.integers(0, 5), st.integers(0, 4), st.integers(0, 5))
 OPS = st.lists(st.one_of(
@@ -76,3 +78,56 @@ def test_a_restored_store_builds_only_the_entries_read() -> None:
     assert sorted(getattr(restored.spo, "raw", {})) == [0, 2, 3]
     assert dict(restored.pos.get(2)) == {s + 1: {s} for s in range(50)}
     assert getattr(restored.pos, "raw", None) == {}
+
+
+def _written() -> tuple[object, ...]:
+    original = FactStore([(s, p, (s * 7 + p) % 40) for s in range(40) for p in range(3)])
+    original.need_pos(1)
+    return original.to_lists()
+
+
+def test_the_written_form_holds_integer_buffers_and_reads_back_equal() -> None:
+    """The facts and each index entry are written as buffers of machine ints (bytes, no
+    tuple per fact, no list per key), with the machine's layout; they read back equal."""
+    parts = _written()
+    layout, (split, flat), spo, pos = parts[:4]
+    assert layout == LAYOUT and split is False and isinstance(flat, bytes)
+    assert all(isinstance(c, bytes) for entry in (*spo.values(), *pos.values()) for c in entry)  # type: ignore[attr-defined]
+    restored = FactStore.from_lists(parts)
+    assert set(restored.facts) == {(s, p, (s * 7 + p) % 40) for s in range(40) for p in range(3)}
+    assert dict(restored.spo[2]) == {s: {(s * 7 + 2) % 40} for s in range(40)}
+
+
+def _damaged(how: str) -> tuple[object, ...]:
+    parts = list(_written())
+    split, flat = parts[1]  # type: ignore[misc]
+    spo: dict[int, tuple[bytes, bytes, bytes]] = dict(parts[2])  # type: ignore[call-overload]
+    keys, counts, vals = spo[0]
+    if how == "other-layout":  # a state written by a machine of another byte order or int width
+        parts[0] = "big-8" if LAYOUT != "big-8" else "little-8"
+    elif how == "truncated-facts":
+        parts[1] = (split, flat[:-1])
+    elif how == "facts-not-whole-triples":
+        parts[1] = (split, flat[:-4])  # one int short of whole triples
+    elif how == "counts-disagree":
+        spo[0] = (keys, counts[:-4] + array("i", [1000]).tobytes(), vals)
+    elif how == "a-key-dropped":
+        spo[0] = (keys[:-4], counts, vals)
+    elif how == "a-value-dropped":
+        spo[0] = (keys, counts, vals[:-4])
+    elif how == "not-bytes":
+        spo[0] = (list(keys), counts, vals)  # type: ignore[assignment]
+    elif how == "older-layout":  # format 3: (keys, value lists)
+        spo[0] = ([0, 1], [[1], [2]])  # type: ignore[assignment]
+    parts[2] = spo
+    return tuple(parts)
+
+
+@pytest.mark.parametrize("how", ["other-layout", "truncated-facts", "facts-not-whole-triples", "counts-disagree",
+                                 "a-key-dropped", "a-value-dropped", "not-bytes", "older-layout"])
+def test_a_damaged_or_foreign_written_form_is_refused(how: str) -> None:
+    """A written form whose buffers do not agree (cut, a count changed, a key or value
+    dropped), of another machine's integer layout, or of the older layout is refused
+    with ValueError when restored -- never read as other facts."""
+    with pytest.raises(ValueError):
+        FactStore.from_lists(_damaged(how))

@@ -15,6 +15,9 @@ reads only level < L (so does a rule with an ``AGGREGATE``). Base facts may also
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -466,20 +469,51 @@ def _dump_version_1(r: Reasoner) -> bytes:
                           st.clock, st.outputs, r._memo, r._memo_rev))
 
 
+def _dump_version_3(r: Reasoner) -> bytes:
+    """A state as the format-3 writer wrote it (fact stores as lists of tuples, each
+    index entry as ``(keys, value lists)``): what a tenant last written by the engine
+    before format 4 holds."""
+    import marshal
+
+    def parts(fs: Any, beside: set[Any] | None = None) -> tuple[object, ...]:
+        if beside is not None and beside <= fs.facts:
+            facts: tuple[bool, list[Any]] = (True, list(fs.facts - beside))
+        else:
+            facts = (False, list(fs.facts))
+
+        def index(ix: Any) -> dict[int, tuple[list[int], list[list[int]]]]:
+            return {p: (list(d), list(map(list, d.values()))) for p, d in ix.items()}
+
+        return (facts, index(fs.spo), index(fs.pos), dict(fs.count), sorted(fs.pos_preds), fs.pos_all, fs.indexed,
+                fs.index_below)
+
+    loaded = list(marshal.loads(r.dump_state()))
+    st = r._state
+    loaded[0], loaded[8], loaded[9] = 3, parts(st.full, st.base.facts), parts(st.base)
+    return marshal.dumps(tuple(loaded))
+
+
+@pytest.mark.parametrize("dump", [_dump_version_1, _dump_version_3])
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(programs(), histories(), st.lists(_DATA_ONLY, max_size=6))
-def test_a_format_1_state_restores_like_the_original(program: str, history: tuple, extra: list[Triple]) -> None:
-    """If a reasoner's state was written in format 1 (an older engine's tenant), then a
-    fresh reasoner restores it -- the data's own predicates left out of its indexes --
-    and holds the original's inference graph and ranks, and every later apply() gives the
-    original's delta and equals materialize()."""
+def test_an_older_format_state_restores_like_the_original(dump: Callable[[Reasoner], bytes], program: str,
+                                                          history: tuple, extra: list[Triple]) -> None:
+    """If a reasoner's state was written in format 1 or 3 (an older engine's tenant),
+    then a fresh reasoner restores it -- the data's own predicates left out of its
+    indexes -- and holds the original's inference graph and ranks, and every later
+    apply() gives the original's delta and equals materialize(); the state it writes
+    then is of the current format and restores the same."""
     rs = parse_srl(program)
     base, steps = history
     base = base + extra
     original = Reasoner(rs)
     original.load(base)
     restored = Reasoner(rs)
-    restored.restore_state(_dump_version_1(original))
+    restored.restore_state(dump(original))
+    again = Reasoner(rs)
+    again.restore_state(restored.dump_state())
+    assert __import__("marshal").loads(restored.dump_state())[0] == Reasoner.STATE_VERSION
+    assert again.inferred() == original.inferred() and again._state.full.facts == original._state.full.facts
     assert restored.inferred() == original.inferred()
     assert restored._state.rank == original._state.rank and restored._state.full.facts == original._state.full.facts
     assert restored._state.full.spo == original._state.full.spo and restored._state.full.count == original._state.full.count
@@ -490,4 +524,4 @@ def test_a_format_1_state_restores_like_the_original(program: str, history: tupl
         assert (d2.added, d2.removed) == (d1.added, d1.removed)
         assert restored.inferred() == original.inferred() == materialize(rs, current)
     with pytest.raises(ValueError):
-        Reasoner(rs).restore_state(_dump_version_1(original)[:-7])
+        Reasoner(rs).restore_state(dump(original)[:-7])

@@ -14,8 +14,11 @@ A :class:`FactStore` keeps, per predicate id ``p``, two hash indexes
 
 from __future__ import annotations
 
+import sys
+from array import array
 from collections import defaultdict
 from collections.abc import Callable, Iterable
+from itertools import accumulate, chain
 from typing import Any
 
 from pyoxigraph import BlankNode, Literal, NamedNode, Triple
@@ -177,11 +180,59 @@ class TermDictionary:
 
 _EMPTY: frozenset[int] = frozenset()
 
+_WIDTH = array("i").itemsize
+LAYOUT = f"{sys.byteorder}-{_WIDTH}"
+"""Byte order and width of the integer columns :meth:`FactStore.to_lists` writes
+(C ints, ``array("i")``, 4 bytes wide on common platforms; ids must stay below 2**31):
+a state written on a machine of another layout is refused, not misread."""
+
+RawEntry = tuple[bytes, bytes, bytes]
+"""One predicate's index entry as written: the keys, each key's number of values, and
+the values one key after another (``array("i")`` buffers)."""
+
+
+def _ints(b: object) -> array[int]:
+    """The ``array("i")`` of a written buffer.
+
+    :raises TypeError: when ``b`` is not bytes; :raises ValueError: when its length is
+        not a whole number of ints."""
+    if not isinstance(b, bytes):
+        raise TypeError("an integer column that is not bytes")
+    a = array("i")
+    a.frombytes(b)
+    return a
+
+
+def _pack_entry(d: dict[int, set[int]] | dict[int, list[int]]) -> RawEntry:
+    """One predicate's index ``k -> values`` as written (:data:`RawEntry`)."""
+    vs = d.values()
+    return (array("i", d).tobytes(), array("i", map(len, vs)).tobytes(),
+            array("i", chain.from_iterable(vs)).tobytes())
+
+
+def _unpack_entry(raw: RawEntry) -> defaultdict[int, set[int]]:
+    keys, counts, vals = raw
+    ends = list(accumulate(_ints(counts)))
+    flat = _ints(vals).tolist()
+    return defaultdict(set, zip(_ints(keys), map(set, map(flat.__getitem__, map(slice, chain((0,), ends), ends)))))
+
+
+def _check_entry(raw: object) -> int:
+    """Number of values of a written index entry; :raises ValueError: (or TypeError)
+    when it is not a :data:`RawEntry` whose columns agree."""
+    if not isinstance(raw, tuple) or len(raw) != 3:
+        raise ValueError("an index entry of another shape")
+    keys, counts, vals = map(_ints, raw)
+    if len(keys) != len(counts) or (counts and min(counts) < 0) or sum(counts) != len(vals):
+        raise ValueError("an index entry whose columns disagree")
+    return len(vals)
+
 
 class _LazyIndex(dict):  # type: ignore[type-arg]
     """A fact store's index ``p -> {k -> set(v)}`` (:attr:`FactStore.spo`,
     :attr:`FactStore.pos`) as :meth:`FactStore.from_lists` restores it: every predicate's
-    entry is kept in its written form ``(keys, value lists)`` and built on first access
+    entry is kept in its written form (:data:`RawEntry`: three integer buffers, which
+    cost the restore no objects) and built on first access
     (``[]``, ``get``, ``items``, ``values``, ``pop``, ...), so a restored state pays only
     for the predicates the next evaluation reads -- building all of them was 1.05 of a
     100k-memory tenant's 3.9 CPU s restore, and a write's maintenance reads a few.
@@ -193,13 +244,12 @@ class _LazyIndex(dict):  # type: ignore[type-arg]
 
     __slots__ = ("raw",)
 
-    def __init__(self, raw: dict[int, tuple[list[int], list[list[int]]]]) -> None:
+    def __init__(self, raw: dict[int, RawEntry]) -> None:
         super().__init__(dict.fromkeys(raw))
         self.raw = raw
 
     def _build(self, p: int) -> defaultdict[int, set[int]]:
-        keys, values = self.raw.pop(p)
-        d: defaultdict[int, set[int]] = defaultdict(set, zip(keys, map(set, values)))
+        d = _unpack_entry(self.raw.pop(p))
         dict.__setitem__(self, p, d)
         return d
 
@@ -212,7 +262,7 @@ class _LazyIndex(dict):  # type: ignore[type-arg]
         """Number of keys of predicate ``p``'s entry (0 when absent), without building it."""
         r = self.raw.get(p)
         if r is not None:
-            return len(r[0])
+            return len(r[0]) // _WIDTH
         d = dict.get(self, p)
         return 0 if d is None else len(d)
 
@@ -468,65 +518,96 @@ class FactStore:
         return True
 
     def to_lists(self, beside: set[Fact] | None = None) -> tuple[object, ...]:
-        """The store as ints, tuples, lists and dicts -- no sets -- for :mod:`marshal`
-        (which sorts the elements of every set it writes: a state of sets costs ~6x more
-        to dump). The index ``p -> {k -> set(v)}`` is written ``p -> (keys, value lists)``.
-        :meth:`from_lists` rebuilds it with C-level maps.
+        """The store as ints, bytes, tuples, lists and dicts -- no sets -- for
+        :mod:`marshal`: the facts as one buffer of C ints ``s, p, o, s, p, o, ...``
+        (``array("i")``), each predicate's index ``k -> set(v)`` as a :data:`RawEntry`
+        (keys, counts, values: three buffers). Buffers cost :mod:`marshal` a copy, where
+        a list of tuples costs it one object per tuple and per int on reading (and a set
+        a sort on writing). :meth:`from_lists` rebuilds the facts with C-level maps and
+        each index entry only when first read (:class:`_LazyIndex`).
 
         :param beside: facts :meth:`from_lists` will be given again (the base graph of an
             evaluation graph): when they are all in this store only the others are
             written, and the set is rebuilt by copying that one (no rehashing)."""
-        def index(ix: dict[int, defaultdict[int, set[int]]]) -> dict[int, tuple[list[int], list[list[int]]]]:
+        def index(ix: dict[int, defaultdict[int, set[int]]]) -> dict[int, RawEntry]:
             # an entry restored and never read since is written as it was read
             raw = ix.raw if isinstance(ix, _LazyIndex) else {}
-            return {p: raw[p] if p in raw else (list(d), list(map(list, d.values())))
-                    for p, d in dict.items(ix)}
+            return {p: raw[p] if p in raw else _pack_entry(d) for p, d in dict.items(ix)}
 
         if beside is not None and len(beside) <= len(self.facts) and beside <= self.facts:
-            facts: tuple[bool, list[Fact]] = (True, list(self.facts - beside))
+            split, rest = True, self.facts - beside
         else:
-            facts = (False, list(self.facts))
-        return (facts, index(self.spo), index(self.pos), self.count, sorted(self.pos_preds),
+            split, rest = False, self.facts
+        facts = (split, array("i", chain.from_iterable(rest)).tobytes())
+        return (LAYOUT, facts, index(self.spo), index(self.pos), self.count, sorted(self.pos_preds),
                 self.pos_all, self.indexed, self.index_below)
+
+    @staticmethod
+    def upgrade_lists(parts: tuple[object, ...]) -> tuple[object, ...]:
+        """The written form of an older engine (reasoner state format 3: the facts as a
+        list of tuples, each index entry as ``(keys, value lists)``) in the current one,
+        for :meth:`from_lists`.
+
+        :raises ValueError: when ``parts`` is not of that shape."""
+        try:
+            head, spo, pos, *rest = parts
+            split: bool
+            facts: list[Fact]
+            split, facts = head  # type: ignore[misc]
+            packed = (split, array("i", chain.from_iterable(facts)).tobytes())
+
+            def index(ix: Any) -> dict[int, RawEntry]:
+                return {p: _pack_entry(dict(zip(k, v))) for p, (k, v) in dict(ix).items()}
+
+            return (LAYOUT, packed, index(spo), index(pos), *rest)
+        except (TypeError, ValueError, AttributeError, OverflowError) as e:
+            raise ValueError(f"not a fact store of the older layout: {e}") from e
 
     @classmethod
     def from_lists(cls, parts: tuple[object, ...], beside: set[Fact] | None = None) -> FactStore:
         """Inverse of :meth:`to_lists` (equal facts, indexes, counts and kept object indexes).
 
         :param beside: the set given to :meth:`to_lists` (its facts are not in ``parts``).
-        :raises ValueError: when ``parts`` is not of that shape or its facts and indexes
-            disagree in size.
+        :raises ValueError: when ``parts`` is not of that shape (or of another machine's
+            :data:`LAYOUT`), or its facts, indexes and counts disagree in size.
         """
-        def index(ix: object) -> dict[int, defaultdict[int, set[int]]]:
-            # built per predicate on first access (_LazyIndex); the shape is checked now
-            raw = dict(ix)  # type: ignore[call-overload]
-            for k, v in raw.values():
-                if not isinstance(k, list) or not isinstance(v, list) or len(k) != len(v):
-                    raise ValueError("an index entry of another shape")
-            return _LazyIndex(raw)
-
         try:
-            head, spo, pos, count, pos_preds, pos_all, indexed, below = parts
+            layout, head, spo, pos, count, pos_preds, pos_all, indexed, below = parts
+            if layout != LAYOUT:
+                raise ValueError(f"integer columns of another layout ({layout!r}, here {LAYOUT!r})")
             split: bool
-            facts: list[Fact]
-            split, facts = head  # type: ignore[misc]
+            flat: bytes
+            split, flat = head  # type: ignore[misc]
             if below is not None and not isinstance(below, int):
                 raise ValueError("index_below is not an int")
             out = cls(indexed=bool(indexed), index_below=below)
+            cols = _ints(flat)
+            if len(cols) % 3:
+                raise ValueError("a fact column that is not whole triples")
+            it = iter(cols)
+            n = len(cols) // 3
             if split:
                 if beside is None:
                     raise ValueError("a fact store written beside another")
                 out.facts = beside.copy()
-                out.facts.update(facts)
-                if len(out.facts) != len(beside) + len(facts):
+                out.facts.update(zip(it, it, it))
+                if len(out.facts) != len(beside) + n:
                     raise ValueError("fact store parts overlap")
             else:
-                out.facts = set(facts)
-                if len(out.facts) != len(facts):
+                out.facts = set(zip(it, it, it))
+                if len(out.facts) != n:
                     raise ValueError("duplicate facts")
-            out.spo = index(spo)
-            out.pos = index(pos)
             out.count = dict(count)  # type: ignore[call-overload]
+            # each entry built on first access (_LazyIndex); its shape is checked now
+            spo_raw: dict[int, RawEntry] = dict(spo)  # type: ignore[call-overload]
+            pos_raw: dict[int, RawEntry] = dict(pos)  # type: ignore[call-overload]
+            for p, raw in spo_raw.items():
+                if _check_entry(raw) != out.count.get(p):
+                    raise ValueError("an index entry and its count disagree")
+            for raw in pos_raw.values():
+                _check_entry(raw)
+            out.spo = _LazyIndex(spo_raw)
+            out.pos = _LazyIndex(pos_raw)
             out.pos_preds = set(pos_preds)  # type: ignore[call-overload]
             out.pos_all = bool(pos_all)
         except (TypeError, ValueError, AttributeError) as e:

@@ -53,6 +53,7 @@ import gc
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import compress, repeat
 from typing import TYPE_CHECKING, Any
 
 from pyoxigraph import BlankNode, Literal, NamedNode, Triple, Variable
@@ -76,6 +77,9 @@ _XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
 _LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
 """``owl:Nothing``: ``?x rdf:type owl:Nothing`` is how a rule program states an
 inconsistency (the RDFox convention; ``rules/owl2rl.srl``, ``rules/rdfs.srl``)."""
+
+_NAME_KINDS = bytes(int(k in (IRI, BNODE)) for k in range(256))
+"""``bytes.translate`` table: 1 for the term kinds whose value is in a state's name column."""
 
 
 @dataclass(frozen=True)
@@ -410,7 +414,7 @@ class Reasoner:
         finally:
             self._program.save()
 
-    STATE_VERSION = 3
+    STATE_VERSION = 4
     """Version of :meth:`dump_state`'s format (bumped with any change of the layout).
     2: the term dictionary in columns (one list of IRI / blank-node strings, literal
     values with datatype numbers, sparse language tags, triple-term component ids)
@@ -419,12 +423,16 @@ class Reasoner:
     in 1.26 CPU s, 0.8 of them in the fact stores' sets): the fact stores as lists
     (:meth:`FactStore.to_lists <reckon.datalog._factstore.FactStore.to_lists>`), the
     run-once outputs and ``DATA`` facts as lists; the data's own predicates unindexed
-    (:attr:`FactStore.index_below <reckon.datalog._factstore.FactStore.index_below>`)."""
+    (:attr:`FactStore.index_below <reckon.datalog._factstore.FactStore.index_below>`).
+    4: the fact stores' facts and index entries as buffers of C ints (one
+    ``bytes`` each instead of a tuple per fact and a list per index key: reading them
+    creates no objects, and an index entry no write reads is never decoded), with the
+    machine's integer layout recorded."""
 
-    READ_STATE_VERSIONS = (1, STATE_VERSION)
+    READ_STATE_VERSIONS = (1, 3, STATE_VERSION)
     """The formats :meth:`restore_state` reads: 1 (sets, one tuple per term; what a
-    tenant last written by an older engine holds) is converted on reading, so an upgrade
-    costs a restore, not a recompute."""
+    tenant last written by an older engine holds) and 3 (lists) are converted on
+    reading, so an upgrade costs a restore, not a recompute."""
 
     def dump_state(self) -> bytes:
         """The materialization as bytes (:mod:`marshal` of ints, tuples, lists, sets,
@@ -500,7 +508,9 @@ class Reasoner:
         except (EOFError, ValueError, TypeError, IndexError, KeyError) as e:
             raise ValueError(f"not a reasoner state: {e}") from e
         if version == 1:
-            loaded = self._from_version_1(loaded)
+            loaded = self._from_version_3(self._from_version_1(loaded))
+        elif version == 3:
+            loaded = self._from_version_3(loaded)
         elif version != self.STATE_VERSION:
             raise ValueError("reasoner state of another format version")
         try:
@@ -578,17 +588,33 @@ class Reasoner:
                 dic.triple_ids[key] = i
         self._state = _State(full, base, data_set, ranks, clock, outs)
         self._memo, self._memo_rev = memo, memo_rev
+        # the helper-vocabulary IRIs (_hidden), found in the name column: no term is read
+        name_ids = compress(range(n), kinds.translate(_NAME_KINDS))  # the id of each entry of names
+        hidden = compress(name_ids, map(str.startswith, names, repeat(INTERNAL)))
         self._hidden_ids.clear()
-        self._hidden_upto = 0
+        self._hidden_ids.update(i for i in hidden if kinds[i] == IRI)
+        self._hidden_upto = n
         self._compiler = PlanCompiler(
             dic, full, self._mint, self._ctx, self._guard, self.generalized, self._hidden_ids, self._program
         )
-        self._hidden()
+
+    def _from_version_3(self, loaded: Any) -> tuple[Any, ...]:
+        """A format-3 payload (fact stores as lists) in the current layout.
+
+        :raises ValueError: when it is not of that shape."""
+        try:
+            out = list(loaded)
+            out[0] = self.STATE_VERSION
+            out[8] = FactStore.upgrade_lists(out[8])
+            out[9] = FactStore.upgrade_lists(out[9])
+        except (TypeError, IndexError) as e:
+            raise ValueError(f"not a format-3 reasoner state: {e}") from e
+        return tuple(out)
 
     def _from_version_1(self, loaded: Any) -> tuple[Any, ...]:
         """A format-1 payload (one tuple per term: ``(value,)`` or ``(value, datatype,
         language, direction)`` or a triple term's component ids; fact stores as sets with
-        every predicate indexed) in the current layout, for :meth:`_restore_state`.
+        every predicate indexed) in the layout of format 3, for :meth:`_from_version_3`.
 
         :raises ValueError: when it is not of that shape."""
         below = self._index_below
@@ -628,7 +654,7 @@ class Reasoner:
                     values.append(value)
                 else:
                     triples.extend(enc)
-            return (self.STATE_VERSION, kinds, names, values, dts, list(dt_table), langs, triples, store(full_parts),
+            return (3, kinds, names, values, dts, list(dt_table), langs, triples, store(full_parts),
                     store(base_parts), list(data_f), rank, clock, {k: list(v) for k, v in outputs.items()}, memo,
                     memo_rev)
         except (TypeError, ValueError, AttributeError, IndexError) as e:
