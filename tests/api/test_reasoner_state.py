@@ -151,7 +151,7 @@ def test_a_fresh_process_restores_the_state_and_derives_what_a_recompute_derives
 
 
 DAMAGE = ["flip-payload-byte", "truncate", "garbage", "other-program", "other-engine", "ahead", "other-incarnation",
-          "empty"]
+          "empty", "other-int-layout", "index-columns-disagree"]
 
 
 @pytest.mark.parametrize("damage", DAMAGE)
@@ -173,6 +173,24 @@ def test_a_corrupted_or_mismatched_state_file_is_rebuilt(engine: Engine, loads: 
         data = b"\x00not a state\n" + payload[:50]
     elif damage == "empty":
         data = b""
+    elif damage in ("other-int-layout", "index-columns-disagree"):  # well-formed and signed, but foreign inside
+        import hashlib
+        import marshal
+
+        state = list(marshal.loads(payload))
+        full = list(state[8])
+        if damage == "other-int-layout":  # written by a machine of another byte order or int width
+            full[0] = "big-8" if full[0] != "big-8" else "little-8"
+        else:
+            spo = dict(full[2])
+            p = max(spo, key=lambda k: len(spo[k][2]))
+            keys, counts, vals = spo[p]
+            spo[p] = (keys, counts, vals[:-4])
+            full[2] = spo
+        state[8] = tuple(full)
+        payload = marshal.dumps(tuple(state))
+        meta.update(bytes=len(payload), sha256=hashlib.sha256(payload).hexdigest())
+        data = json.dumps(meta, sort_keys=True).encode() + b"\n" + payload
     else:
         field, value = {"other-program": ("program", "0" * 64), "other-engine": ("engine", "0.0.0-other"),
                         "ahead": ("generation", meta["generation"] + 5),
@@ -283,11 +301,13 @@ def test_sigkill_while_the_state_file_is_written_loses_nothing(engine: Engine, l
     t3.store.close()
 
 
-def test_a_format_1_state_file_is_restored_then_rewritten(engine: Engine, loads: list[int]) -> None:
-    """A tenant whose state file an older engine wrote (format 1) costs its first write
-    under this engine a restore, not a recompute; the file is rewritten in the current
-    format when the process lets the tenant go, and the next process restores that."""
-    from tests.datalog.test_incremental import _dump_version_1
+@pytest.mark.parametrize("version", [1, 3])
+def test_an_older_format_state_file_is_restored_then_rewritten(engine: Engine, loads: list[int], version: int) -> None:
+    """A tenant whose state file an older engine wrote (format 1 or 3) costs its first
+    write under this engine a restore, not a recompute; the file is rewritten in the
+    current format when the process lets the tenant go, and the next process restores
+    that."""
+    from tests.datalog.test_incremental import _dump_version_1, _dump_version_3
 
     t = engine.create_tenant(f"rv{next(_ids)}", company_name="Acme Inc.")
     m = cap(t, 0, "meta", 40000)
@@ -296,8 +316,8 @@ def test_a_format_1_state_file_is_restored_then_rewritten(engine: Engine, loads:
     path = t.store.path / TenantStore.STATE_FILE
     t = fresh(engine, t)
     meta = json.loads(path.read_bytes().partition(b"\n")[0])
-    payload = _dump_version_1(r)  # type: ignore[arg-type]
-    meta.update(state_version=1, bytes=len(payload), sha256=__import__("hashlib").sha256(payload).hexdigest())
+    payload = (_dump_version_1 if version == 1 else _dump_version_3)(r)  # type: ignore[arg-type]
+    meta.update(state_version=version, bytes=len(payload), sha256=__import__("hashlib").sha256(payload).hexdigest())
     path.write_bytes(json.dumps(meta, sort_keys=True).encode() + b"\n" + payload)
     loads.clear()
     t.set_spend("meta", 45000)  # one commit past the file: restored, then the commit applied
