@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import logging
 import os
 import re
 import sys
@@ -63,10 +64,13 @@ rules_app = typer.Typer(help="Check rule files (SRL .srl, RDFox Datalog .dlog)."
 app.add_typer(rules_app, name="rules")
 
 
+log = logging.getLogger("reckon.cli")
+
 class State:
     data_dir: Path = default_data_dir()
     data_dir_given: bool = False  # --data-dir or $RECKON_DATA_DIR given (the demo uses a temp dir otherwise)
     process: bool = False  # this process runs one command line (process_run): the collector is ours
+    engines: list[Any] = []  # the engines the running command opened (closed when an in-process run ends)
 
 
 state = State()
@@ -336,7 +340,26 @@ def process_run(argv: list[str]) -> int:
 
 
 def run(argv: list[str]) -> int:
-    """Run the CLI, mapping exceptions to the documented exit codes (:data:`EXIT_CODES_HELP`)."""
+    """Run the CLI, mapping exceptions to the documented exit codes (:data:`EXIT_CODES_HELP`).
+
+    Run in-process (tests, embedding: not :func:`process_run`), the engines the command
+    opened are closed when it ends (:meth:`reckon.api.Engine.close`: the reasoner state
+    written when that pays, background threads stopped), so nothing it started writes
+    to the data directory after it returned; a command process leaves that to its exit
+    (``atexit``), which costs its caller no wait."""
+    try:
+        return _run(argv)
+    finally:
+        opened, state.engines = state.engines, []
+        if not state.process:
+            for eng in opened:
+                try:
+                    eng.close()
+                except Exception:  # noqa: BLE001 - the command's own outcome is what it returns
+                    log.warning("closing the engine of a finished command failed", exc_info=True)
+
+
+def _run(argv: list[str]) -> int:
     cmd = command(argv)
     try:
         # with standalone_mode=False click RETURNS the code of a typer.Exit / click.exceptions.Exit

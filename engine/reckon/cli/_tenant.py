@@ -40,7 +40,9 @@ def engine(query_limits: Any = None) -> Any:
     ``query_limits``: a :class:`reckon.store.QueryLimits` for its SPARQL interface)."""
     from reckon.api import Engine
 
-    return Engine(state.data_dir, query_limits=query_limits)
+    eng = Engine(state.data_dir, query_limits=query_limits)
+    state.engines.append(eng)  # closed when an in-process run ends (reckon.cli._app.run)
+    return eng
 
 
 def open_tenant(tenant_id: str) -> Any:

@@ -37,10 +37,20 @@ _STATM = "/proc/self/statm"
 _HAS_STATM = os.path.exists(_STATM)
 
 
+_statm_fd: tuple[int, int] | None = None  # (pid, descriptor of that pid's statm)
+
+
 def _statm() -> tuple[int, int] | None:
+    # One descriptor per process, read with pread(2) at offset 0: proc(5) regenerates a
+    # seq file's text at every read from its start, and opening the path again costs
+    # ~30x the read (a path walk through /proc and a Python file object). The pid check
+    # reopens in a forked child, whose inherited descriptor names its parent.
+    global _statm_fd
+    pid = os.getpid()
     try:
-        with open(_STATM, "rb") as fh:
-            size, resident = fh.read().split()[:2]
+        if _statm_fd is None or _statm_fd[0] != pid:
+            _statm_fd = (pid, os.open(_STATM, os.O_RDONLY | os.O_CLOEXEC))
+        size, resident = os.pread(_statm_fd[1], 128, 0).split()[:2]
         return int(size) * PAGE, int(resident) * PAGE
     except (OSError, ValueError):  # pragma: no cover - /proc vanished
         return None
