@@ -64,7 +64,9 @@ _n = iter(range(10_000))
 
 @pytest.fixture
 def tenant(engine):
-    return engine.create_tenant(f"tools{next(_n)}")
+    t = engine.create_tenant(f"tools{next(_n)}")
+    t.add_team("growth")  # DANA's and ANN's team
+    return t
 
 
 def _check_structure(schema: dict) -> None:
