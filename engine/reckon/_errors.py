@@ -188,8 +188,8 @@ class UnknownTeam(InvalidInput, LookupError):
     :ivar known: the tenant's team ids, sorted.
     """
 
-    def __init__(self, message: str, teams: Sequence[str] = (), known: Sequence[str] = (),
-                 field: str | None = "teams") -> None:
+    def __init__(self, message: str, field: str | None = "teams", *, teams: Sequence[str] = (),
+                 known: Sequence[str] = ()) -> None:  # (message, field) as InvalidInput: wrappers re-raise so
         self.teams = sorted(teams)
         self.known = sorted(known)
         super().__init__(message, field=field)

@@ -151,7 +151,7 @@ def _variants(name: str) -> list[str]:
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(added=st.lists(_NAME, min_size=0, max_size=4), asked=st.lists(_NAME, min_size=1, max_size=3),
+@given(added=st.lists(_NAME.filter(lambda s: s == s.strip()), min_size=0, max_size=4), asked=st.lists(_NAME, min_size=1, max_size=3),
        variant_of=st.integers(0, 5))
 def test_remember_accepts_exactly_the_added_teams(engine: object, added: list[str], asked: list[str],
                                                   variant_of: int) -> None:
@@ -165,7 +165,7 @@ def test_remember_accepts_exactly_the_added_teams(engine: object, added: list[st
             t.add_team(name)
         except InvalidInput:
             continue  # blank, or a case / Unicode variant of a team already added: refused
-        oracle.add(name.strip())  # ids given to add_team are stripped
+        oracle.add(name)
     assert set(t.teams()) == oracle
     if oracle:  # ask for a case / whitespace variant of a real team too
         asked = [*asked, _variants(sorted(oracle)[0])[variant_of]]
@@ -183,3 +183,29 @@ def test_remember_accepts_exactly_the_added_teams(engine: object, added: list[st
             assert repr(name) in str(ei.value)
             assert t.dump() == before
         assert set(t.teams()) == oracle  # no write ever adds a team
+
+
+def test_onboarding_refuses_a_person_team_not_declared_and_leaves_no_tenant(engine: object) -> None:
+    from reckon import Engine, UnknownTenant
+    from reckon.onboarding import onboard
+
+    assert isinstance(engine, Engine)
+    seeds = {"objective": {"label": "Grow signups", "content": "Double weekly signups by June."},
+             "fact": {"label": "Fiscal year", "content": "The fiscal year starts in April."},
+             "preference": {"label": "Report format", "content": "Weekly reports by platform."}}
+    spec = {"tenant": "onb-typo", "operator": "dana", "teams": [{"id": "growth", "name": "Growth"}],
+            "people": [{"id": "dana", "teams": ["growth"]}, {"id": "lee", "teams": ["grwoth"]}], **seeds}
+    with pytest.raises(InvalidInput) as ei:
+        onboard(engine, spec)
+    assert ei.value.field == "people[1].teams"
+    assert str(ei.value) == "people[1].teams: 'grwoth' not under teams: (declared: 'growth')"
+    with pytest.raises(UnknownTenant):
+        engine.tenant("onb-typo")
+    spec["people"] = [{"id": "dana", "teams": ["growth"]}, {"id": "lee", "teams": ["growth"]}]
+    spec["memories"] = [{"kind": "fact", "scope": "team", "teams": ["brand"], "label": "Brand owns voice",
+                         "content": "Brand owns the voice."}]
+    with pytest.raises(UnknownTeam) as eu:
+        onboard(engine, spec)
+    assert eu.value.teams == ["brand"] and eu.value.known == ["growth"]
+    with pytest.raises(UnknownTenant):
+        engine.tenant("onb-typo")
