@@ -110,7 +110,7 @@ def _validate_patched(svc: MemoryService, txn: Any, m: NamedNode, old_set: set[T
     """Validate the patched node ``m`` once: with the tenant's shapes, in the very graph
     the store's write check builds for it at commit (:meth:`reckon.schema.TenantSchema.node_graph`
     over the transaction's view, less what the patch removes, plus what it adds and the
-    person / team nodes it creates), so that check finds the graph validated already;
+    person / conversation nodes it creates), so that check finds the graph validated already;
     with a custom ``validator``, in the node's new triples plus the types of what it links to.
 
     :raises ShapeViolation: the patched node does not conform; nothing is written.

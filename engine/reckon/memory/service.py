@@ -222,7 +222,7 @@ class MemoryService:
         """Validate new node ``m`` before anything else is decided about it. With the
         tenant's shapes, in the very graph the store's write check builds for it at commit
         (:meth:`reckon.schema.TenantSchema.node_graph` over the transaction's view: its
-        triples, the person / team nodes it creates, the stored types of what it links
+        triples, the person / conversation nodes it creates, the stored types of what it links
         to), so that check finds the graph validated already and the node is validated
         once per write; with a custom ``validator``, in ``triples + ctx``.
 
