@@ -148,6 +148,7 @@ def test_subclass_added_in_turtle_changes_the_tool_definitions(tmp_path, tenant)
     mod.write_text(MODULE)
     eng = Engine(tmp_path / "data", modules=[mod])
     t = eng.create_tenant("creative")
+    t.add_team("growth")
     before = _remember_schema(tenant.tool_definitions())
     after = _remember_schema(t.tool_definitions())
     assert before != after
