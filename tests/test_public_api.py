@@ -42,6 +42,7 @@ EXPECTED = [
     "TenantGone",
     "UNSET",
     "UnknownMemory",
+    "UnknownTeam",
     "UnknownTenant",
     "__version__",
 ]

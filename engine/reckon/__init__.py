@@ -24,6 +24,7 @@ from reckon._errors import (
     TenantExists,
     TenantGone,
     UnknownMemory,
+    UnknownTeam,
     UnknownTenant,
 )
 
@@ -94,6 +95,7 @@ __all__ = [
     "TenantGone",
     "UNSET",
     "UnknownMemory",
+    "UnknownTeam",
     "UnknownTenant",
     "__version__",
 ]

@@ -13,7 +13,8 @@ specific class you can act on::
     ├── ExplainError                 (+ LookupError) explain() asked about a triple that is not inferred
     ├── SchemaError                  ontology / shapes files cannot be loaded
     ├── InvalidInput                 (+ ValueError) a request is malformed (bad field, bad value)
-    │   └── ShapeViolation           a write does not conform to the SHACL shapes
+    │   ├── ShapeViolation           a write does not conform to the SHACL shapes
+    │   └── UnknownTeam              (+ LookupError) a write or read names a team the tenant does not have
     ├── NotAuthorized                (+ PermissionError) the principal may not do this
     ├── UnknownTenant                (+ LookupError) no such tenant
     │   └── TenantGone               the tenant this object was opened on was deleted (or re-created)
@@ -33,6 +34,7 @@ Diagnostics for rule programs are collected into one report: see
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -61,6 +63,7 @@ __all__ = [
     "TenantExists",
     "TenantGone",
     "UnknownMemory",
+    "UnknownTeam",
     "UnknownTenant",
 ]
 
@@ -167,6 +170,29 @@ class ShapeViolation(InvalidInput):
         self.violations = list(violations or [])
         first = self.violations[0] if self.violations else {}
         super().__init__(message, field=first.get("field") or None)
+
+
+class UnknownTeam(InvalidInput, LookupError):
+    """A call names a team the tenant does not have: a write (``teams`` of a team-scope
+    memory, or the principal's teams it defaults to) or a read (the principal's
+    ``teams``, a token's). Nothing was read or written. Teams are made only by an
+    operator: :meth:`reckon.api.Tenant.add_team`, :meth:`~reckon.api.Tenant.add_person`
+    with ``teams``, or an onboarding file; a write never creates one, so a typo cannot
+    become a new team nobody reads.
+
+    Team ids are compared exactly (case and whitespace count, as for person ids); the
+    message suggests a known team that differs only in case, Unicode form or
+    surrounding whitespace (:func:`reckon.vocab.team_key`).
+
+    :ivar teams: the unknown team ids, sorted.
+    :ivar known: the tenant's team ids, sorted.
+    """
+
+    def __init__(self, message: str, field: str | None = "teams", *, teams: Sequence[str] = (),
+                 known: Sequence[str] = ()) -> None:  # (message, field) as InvalidInput: wrappers re-raise so
+        self.teams = sorted(teams)
+        self.known = sorted(known)
+        super().__init__(message, field=field)
 
 
 class NotAuthorized(ReckonError, PermissionError):

@@ -22,7 +22,9 @@ fields of :meth:`Tenant.remember` with these defaults: ``kind`` = its key (for t
 seeds), ``scope: company``, ``importance: 4`` (5 for the objective), ``source:
 onboarding`` (confidence 1.0). Seed memories are written by an operator principal, and
 ``keep_both`` is confirmed automatically when two seeds look alike: the file lists them
-deliberately.
+deliberately. A person's ``teams`` must be listed under ``teams:`` (or be teams of the
+tenant already): teams are made here, never by the seed memories (a team-scope seed
+naming another team is refused with :class:`~reckon.UnknownTeam`).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from reckon._errors import ConflictPending, InvalidInput, ReckonError
+from reckon._errors import ConflictPending, InvalidInput, ReckonError, UnknownTeam
 
 __all__ = ["OnboardingSpec", "OnboardResult", "REQUIRED_SEEDS", "load_spec", "onboard"]
 
@@ -176,7 +178,8 @@ def onboard(engine: Any, source: str | Path | dict[str, Any], *, tenant_id: str 
     file leaves nothing behind.
 
     :param tenant_id: overrides the file's ``tenant``.
-    :raises InvalidInput: bad file (see :func:`load_spec`) or no tenant id.
+    :raises InvalidInput: bad file (see :func:`load_spec`), no tenant id, or a person's
+        team that is neither under ``teams:`` nor a team of the (existing) tenant.
     :raises TenantExists: the tenant exists and ``existing`` is false.
     :raises ShapeViolation: a seed memory does not conform to its shapes.
     """
@@ -200,6 +203,13 @@ def onboard(engine: Any, source: str | Path | dict[str, Any], *, tenant_id: str 
         tenant = engine.create_tenant(tid, company_name=spec.company_name)
         created = True
     try:
+        declared = {team.id.strip() for team in spec.teams} | set(tenant.teams())
+        for i, person in enumerate(spec.people):
+            undeclared = sorted({t.strip() for t in person.teams} - declared)
+            if undeclared:  # a typo in a person's teams would otherwise be a new team
+                raise InvalidInput(
+                    f"people[{i}].teams: {', '.join(map(repr, undeclared))} not under teams: "
+                    f"(declared: {', '.join(map(repr, sorted(declared))) or 'none'})", field=f"people[{i}].teams")
         for team in spec.teams:
             tenant.add_team(team.id, team.name)
         for person in spec.people:
@@ -219,6 +229,8 @@ def onboard(engine: Any, source: str | Path | dict[str, Any], *, tenant_id: str 
                 except ConflictPending as c:
                     m = tenant.remember(principal=principal, conflict_resolution="keep_both",
                                         conflict_id=c.conflict_id, **fields)
+            except UnknownTeam as e:  # keeps the unknown and known team ids
+                raise UnknownTeam(f"{key}: {e}", e.field, teams=e.teams, known=e.known) from e
             except ReckonError as e:
                 raise type(e)(f"{key}: {e}", *_extra_args(e)) from e
             ids[key] = m.id

@@ -37,6 +37,7 @@ Example::
 
 from __future__ import annotations
 
+import unicodedata
 from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -108,6 +109,7 @@ __all__ = [
     "slug_of",
     "sparql_prefixes",
     "team_iri",
+    "team_key",
     "tenant_prefix",
     "xp",
 ]
@@ -290,6 +292,22 @@ def person_iri(tenant: str, person: str) -> NamedNode:
 def team_iri(tenant: str, team: str) -> NamedNode:
     """``urn:reckon:<tenant>:team:<pct-encoded id>``."""
     return NamedNode(f"urn:reckon:{tenant}:team:{_enc(team)}")
+
+
+def team_key(team: str) -> str:
+    """The key two team ids must not share unless equal: NFKC form, surrounding
+    whitespace stripped, case folded (``"Growth"``, ``" growth"`` and ``"ｇｒｏｗｔｈ"``
+    share ``"growth"``).
+
+    Team ids themselves are exact (case-sensitive, like person ids; the IRI is
+    :func:`team_iri` of the id as given). The key only keeps an operator from adding a
+    second team that differs from one of the tenant's in case, Unicode form or
+    whitespace, and lets the unknown-team error suggest the one meant.
+
+    >>> team_key(" Growth ") == team_key("growth")
+    True
+    """
+    return unicodedata.normalize("NFKC", team).strip().casefold()
 
 
 def project_iri(tenant: str, project: str) -> NamedNode:

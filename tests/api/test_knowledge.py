@@ -33,7 +33,9 @@ _n = iter(range(1000))
 
 @pytest.fixture
 def tenant(engine):
-    return engine.create_tenant(f"k{next(_n)}")
+    t = engine.create_tenant(f"k{next(_n)}")
+    t.add_team("growth")  # ANN's and OPS's team
+    return t
 
 
 def test_a_document_becomes_chunks_that_cover_it_and_belong_to_it(tenant):

@@ -41,6 +41,7 @@ _n = iter(range(10_000))
 @pytest.fixture
 def tenant(engine):
     t = engine.create_tenant(f"m{next(_n)}")
+    t.add_team("growth")  # OPS's and ANN's team
     t.tick(T0)
     return t
 

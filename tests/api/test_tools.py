@@ -64,7 +64,9 @@ _n = iter(range(10_000))
 
 @pytest.fixture
 def tenant(engine):
-    return engine.create_tenant(f"tools{next(_n)}")
+    t = engine.create_tenant(f"tools{next(_n)}")
+    t.add_team("growth")  # DANA's and ANN's team
+    return t
 
 
 def _check_structure(schema: dict) -> None:
@@ -146,6 +148,7 @@ def test_subclass_added_in_turtle_changes_the_tool_definitions(tmp_path, tenant)
     mod.write_text(MODULE)
     eng = Engine(tmp_path / "data", modules=[mod])
     t = eng.create_tenant("creative")
+    t.add_team("growth")
     before = _remember_schema(tenant.tool_definitions())
     after = _remember_schema(t.tool_definitions())
     assert before != after

@@ -170,3 +170,32 @@ def test_supersede_and_history_of_unknown_memory(acme: tuple[Path, dict[str, str
     # --by combined with field options is a usage error
     r = run_cli(d, "supersede", ids["fact"], *T, *OP, "--by", ids["preference"], "--label", "x")
     assert r.code == 2 and "--by" in r.err
+
+
+def test_remember_with_an_unknown_team_is_refused_and_changes_nothing(acme: tuple[Path, dict[str, str]]) -> None:
+    """`reckon remember --team` naming a team acme does not have: exit 2, the error names it
+    and lists acme's teams (examples/acme.yaml: brand, growth), the store is unchanged;
+    `reckon tenant add-team` makes the team, then the write goes through."""
+    from reckon.api import Engine
+
+    d, _ = acme
+    args = ("remember", *T, *OP, "--kind", "fact", "--scope", "team", "--label", "Sales standup",
+            "--content", "Sales meets at 09:30 on Mondays.")
+    before = Engine(d).tenant("acme").dump()
+    r = run_cli(d, *args, "--team", "sales")
+    assert r.code == 2, r
+    assert ("unknown team: teams: no team 'sales' in tenant 'acme' (its teams: 'brand', 'growth')"
+            in " ".join(r.err.split()))
+    r = run_cli(d, *args, "--team", "Growth")
+    assert r.code == 2 and "(did you mean 'growth'?)" in " ".join(r.err.split()), r
+    assert Engine(d).tenant("acme").dump() == before
+    r = run_cli(d, "tenant", "teams", "acme", "--json")
+    assert r.code == 0 and json.loads(r.out) == ["brand", "growth"]
+    r = run_cli(d, "tenant", "add-team", "acme", "Growth")
+    assert r.code == 2 and "differs from the tenant's team 'growth' only in case" in " ".join(r.err.split()), r
+    assert run_cli(d, "tenant", "add-team", "acme", "sales", "--name", "Sales").code == 0
+    r = run_cli(d, *args, "--team", "sales", "--json")
+    assert r.code == 0 and json.loads(r.out)["teams"] == ["sales"], r
+    # a token naming an unknown team is refused when it is made
+    r = run_cli(d, "token", "create", *T, "--as", "lee", "--member-of", "brnad")
+    assert r.code == 2 and "no team 'brnad'" in " ".join(r.err.split()), r

@@ -19,7 +19,13 @@ from pyoxigraph import Quad, RdfFormat, Store, Triple, parse
 
 from reckon.memory.models import Principal
 from reckon.memory.service import MemoryService
-from reckon.store import SCHEMA, TenantStore
+from reckon.store import MEMORIES, SCHEMA, TenantStore
+from reckon.vocab import A as RDF_TYPE
+from reckon.vocab import rk, team_iri
+
+#: Teams of the test tenant (``<team> a rk:Team``), as an operator's ``add_team`` makes them.
+TEAMS = ("growth", "ads", "sales", "brand")
+TEAM = rk("Team")
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -103,7 +109,9 @@ def make_store(tmp_path):
     made = []
 
     def _make(tenant: str = "acme", extra: Iterable[Path] = ()) -> TenantStore:
-        st = TenantStore.create(tmp_path / tenant, tenant, initial=schema_quads(extra),
+        # the org structure these tests write team memories for (an operator's add_team)
+        teams = [Quad(team_iri(tenant, t), RDF_TYPE, TEAM, MEMORIES) for t in TEAMS]
+        st = TenantStore.create(tmp_path / tenant, tenant, initial=schema_quads(extra) + teams,
                                 reasoner_factory=reasoner_factory())
         made.append(st)
         return st

@@ -252,6 +252,7 @@ def test_bundle_conflicts_equal_the_pairwise_oracle_on_locomo_memories(engine, s
     dana = Principal.operator(person="dana", teams=["growth"])
     ann = Principal(person="ann", teams=["growth"])
     t = engine.create_tenant(f"judge{seed}", company_name="Acme Inc.")
+    t.add_team("growth")
     assert type(t.memory.judge) is C.ContradictionJudge and t.memory.judge.encoder is None
     rnd = random.Random(seed)
     turns = [x for x in _locomo_turns(4000) if 20 <= len(x) <= 200]

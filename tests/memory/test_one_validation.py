@@ -63,6 +63,7 @@ class Spy:
 def test_a_new_memory_is_evaluated_once_in_the_graph_the_store_checks(tmp_path: Path,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     t = Engine(tmp_path / "d").create_tenant("acme")
+    t.add_team("growth")
     t.remember(**fact(label="warm", content="the operator's person node exists now"))
     spy = Spy(monkeypatch)
     for kw in (fact(), fact(scope="user", source="agent_tool", principal=Principal(person="ann"), label="Tea",
@@ -127,6 +128,8 @@ def test_a_violating_graph_is_refused_every_time(tmp_path: Path) -> None:
 def test_an_updated_memory_is_evaluated_once_in_the_graph_the_store_checks(tmp_path: Path,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     t = Engine(tmp_path / "d").create_tenant("acme")
+    t.add_team("growth")
+    t.add_team("brand")
     plain = t.remember(**fact())
     team = t.remember(**fact(scope="team", teams=["growth"], label="Standup", content="Growth meets at nine"))
     budget = t.remember(**fact(kind="objective", subclass="BudgetConstraintMemory", label="Meta cap",
@@ -135,7 +138,7 @@ def test_an_updated_memory_is_evaluated_once_in_the_graph_the_store_checks(tmp_p
                                            "period": "monthly"}))
     spy = Spy(monkeypatch)
     for mid, change in ((plain.id, {"content": "The fiscal year starts in May"}),
-                        (team.id, {"teams": ["growth", "brand"]}),  # creates a team node
+                        (team.id, {"teams": ["growth", "brand"]}),
                         (budget.id, {"properties": {"amount": "45000.50"}, "importance": 4})):
         m = t.update(mid, principal=OPS, **change)
         focus = NamedNode(m.iri)

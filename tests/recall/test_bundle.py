@@ -41,6 +41,8 @@ _n = iter(range(10_000))
 @pytest.fixture
 def tenant(engine):
     t = engine.create_tenant(f"b{next(_n)}", company_name="Acme Inc.")
+    t.add_team("growth")
+    t.add_team("sales")
     t.tick(T0)
     return t
 

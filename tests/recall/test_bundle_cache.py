@@ -98,6 +98,8 @@ def engine(tmp_path: Path) -> Engine:
 @pytest.fixture
 def tenant(engine: Engine):  # type: ignore[no-untyped-def]
     t = engine.create_tenant("acme", company_name="Acme Inc.")
+    t.add_team("growth")
+    t.add_team("sales")
     t.tick(T0)
     return t
 
@@ -213,6 +215,7 @@ def _unit(v: np.ndarray) -> np.ndarray:
 def test_a_new_turn_costs_one_encode_of_that_turn_and_ranks_by_the_recency_weighted_mean(tmp_path: Path) -> None:
     emb = CountingHashing()
     t = Engine(tmp_path, embedder=emb, jobs=False).create_tenant("acme", company_name="Acme Inc.")
+    t.add_team("growth")
     t.tick(T0)
     ids = [put(t, label, 5).id for label in ("Spring campaign budget is fixed", "Newsletter tone is friendly",
                                              "Retargeting on TikTok is paused", "Weekly report goes out Monday")]

@@ -73,6 +73,7 @@ _n = iter(range(100_000))
        conversation=st.lists(_words, max_size=12).map(" ".join), budget=st.sampled_from([100_000, 2_000, 900]))
 def test_bundle_holds_exactly_the_capped_live_company_memories(engine, specs, cap, conversation, budget):
     t = engine.create_tenant(f"p{next(_n)}")
+    t.add_team("growth")
     t.tick(NOW)
     if cap != 50:
         _set_cap(t, cap)

@@ -41,6 +41,7 @@ _n = iter(range(10_000))
 @pytest.fixture
 def tenant(engine):
     t = engine.create_tenant(f"l{next(_n)}", company_name="Acme Inc.")
+    t.add_team("growth")
     t.tick(T0)
     return t
 
@@ -114,6 +115,7 @@ def test_the_seven_hundred_character_case_keeps_every_critical_and_drops_boilerp
 def test_no_critical_is_dropped_while_lower_priority_text_remains(engine, n_crit, n_high, words, budget,
                                                                   with_business):
     t = engine.create_tenant(f"lp{next(_n)}")
+    t.add_team("growth")
     t.tick(T0)
     crit = {fact(t, 5, words).id for _ in range(n_crit)}
     for _ in range(n_high):

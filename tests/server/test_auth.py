@@ -116,6 +116,7 @@ def test_tokens_are_stored_hashed(world):
 
 def test_verify_and_revoke(world):
     ts = TokenStore(world.data_dir)
+    world.engine.tenant("acme").add_team("ops")  # a token's teams are teams of the tenant (else UnknownTeam)
     rec, token = ts.create("acme", person="temp", teams=["growth", "growth", "ops"], label="temporary")
     assert rec.teams == ["growth", "ops"] and rec.role == "member" and rec.sparql is False
     assert ts.verify("acme", token) == rec

@@ -36,6 +36,7 @@ def test_documents_over_rest_and_mcp(world, mcp_tenant):  # noqa: F811
 
     _, eng = mcp_tenant
     t = eng.create_tenant("kmcp")
+    t.add_team("growth")
     server = build_server(t, ANN, wall_clock=False)
     out: dict[str, object] = {}
     policy = "Refunds are issued within 14 days of a return.\n\nShipping is free above 50 CHF."

@@ -47,6 +47,7 @@ def test_get_context_returns_the_ledger_over_mcp(mcp_tenant):  # noqa: F811
 
     _, eng = mcp_tenant
     tenant = eng.create_tenant("ledger")
+    tenant.add_team("growth")
     ops = Principal.operator("dana", teams=["growth"])
     crit = [tenant.remember(kind="fact", scope="company", importance=5, source="operator", principal=ops,
                             label=f"Critical rule {w}", content=f"{w} " * 20).id

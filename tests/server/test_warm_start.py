@@ -20,6 +20,7 @@ LEE = Principal(person="lee", teams=["growth"])
 
 def _tenant(tmp_path):
     t = Engine(tmp_path).create_tenant("acme", company_name="Acme")
+    t.add_team("growth")
     t.tick(datetime(2026, 3, 2, 9, 30, 0, 123456, tzinfo=UTC))
     ids = [t.remember(principal=DANA, kind="fact", scope="company", importance=5, source="operator",
                       label="Ideal customer profile", content="Small businesses in retail.").id,

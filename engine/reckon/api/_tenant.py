@@ -438,7 +438,17 @@ class Tenant(NeighboursMixin):
         return True
 
     def add_team(self, team_id: str, name: str | None = None) -> NamedNode:
-        """Add (or rename) a team; returns its IRI."""
+        """Add (or rename) a team; returns its IRI. Teams are made only by an operator
+        (here, :meth:`add_person` with ``teams``, an onboarding file): a memory write or
+        a principal naming a team the tenant lacks raises :class:`~reckon.UnknownTeam`.
+
+        Team ids are exact (case-sensitive) once surrounding whitespace is stripped (as
+        for every id given here). A new id differing from an existing team only in case
+        or Unicode form (``Growth`` beside ``growth``; :func:`reckon.vocab.team_key`) is
+        refused so a variant never becomes a second team.
+
+        :raises InvalidInput: (field ``team_id``) for an empty id or such a variant.
+        """
         from reckon.business.models import TeamInput, parse_model
 
         t = parse_model(TeamInput, team_id=team_id, name=name)
@@ -446,9 +456,20 @@ class Tenant(NeighboursMixin):
             node = B.write_team(txn, self.id, t.team_id, t.name)
         return node
 
+    def teams(self) -> list[str]:
+        """The tenant's team ids (made by :meth:`add_team`, :meth:`add_person` or
+        onboarding), sorted."""
+        return self.memory.team_ids()
+
     def add_person(self, person_id: str, name: str | None = None, teams: list[str] | None = None) -> NamedNode:
-        """Add (or rename) a person, creating the named teams if needed and making the
-        person a member (``team rk:member person``); returns the person's IRI."""
+        """Add (or rename) a person and make them a member of ``teams`` (``team
+        rk:member person``); returns the person's IRI. Naming a team here creates it when
+        new: this is an explicit org-structure write by the operator, like
+        :meth:`add_team` (and refuses the same case / Unicode variants of an existing
+        team). Memory writes and principals never create teams.
+
+        :raises InvalidInput: for an empty id or a refused team id (field ``teams``).
+        """
         from reckon.business.models import PersonInput, parse_model
 
         p = parse_model(PersonInput, person_id=person_id, name=name, teams=list(teams or []))
@@ -507,9 +528,20 @@ class Tenant(NeighboursMixin):
         ``ag:participant``, derived from who spoke). Every facade call taking a
         principal reads through it, so authorization of project and conversation
         memories follows the graph. Anything else is returned unchanged (the callee
-        refuses it)."""
+        refuses it).
+
+        The principal's ``teams`` (the caller's statement: a token's, the CLI's
+        ``--member-of``) must be teams of the tenant: a reader naming a team that does
+        not exist would silently see none of its memories, and a writer would write
+        for it.
+
+        :raises UnknownTeam: (field ``principal.teams``) naming the unknown teams and
+            the tenant's teams; nothing is read or written.
+        """
         if not isinstance(principal, Principal):
             return principal
+        if principal.teams:
+            self.memory.check_teams(principal.teams, field="principal.teams")
         me = V.person_iri(self.id, principal.person)
         project_prefix = V.project_iri(self.id, "").value
         with self.store.snapshot() as view:

@@ -56,6 +56,7 @@ from reckon._errors import (
     RestoreRefused,
     ShapeViolation,
     UnknownMemory,
+    UnknownTeam,
 )
 from reckon.api._limits import MAX_CONVERSATION_CHARS, MAX_SEARCH_CHARS
 from reckon.memory.models import IMPORTANCE_NAMES, KINDS, SCOPES, Principal
@@ -548,6 +549,9 @@ def handle_tool_call(tenant: Tenant, name: str, arguments: dict[str, Any] | str 
                 str(field) not in tools["remember"]["parameters"]["properties"]:
             field = f"subclass.properties.{field}"
         return _err("shape_violation", str(exc), field=field, constraint=constraint, violations=vs)
+    except UnknownTeam as exc:
+        return _err("unknown_team", str(exc), field=exc.field, constraint="exists", teams=list(exc.teams),
+                    known=list(exc.known))
     except InvalidInput as exc:
         field = exc.field
         if field and field.startswith("properties.") and name in ("remember", "supersede"):

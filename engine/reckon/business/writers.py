@@ -324,9 +324,36 @@ def _clock_value(term: object) -> datetime | None:
     return v if v.tzinfo is not None else None
 
 
-def write_team(txn: Txn, tenant: str, team_id: str, name: str | None) -> NamedNode:
+def _ensure_team(txn: Txn, tenant: str, team_id: str, field: str) -> NamedNode:
+    """The team's node, added when new. A new id that differs from a team of the tenant
+    only in case, Unicode form or whitespace (same :func:`reckon.vocab.team_key`) is
+    refused: ``Growth`` beside ``growth`` would be a second team whose memories the
+    first one's members never read. (The business models strip surrounding whitespace
+    from ids before they get here.)
+
+    :raises InvalidInput: (field ``field``) for such an id, naming the existing team.
+    """
     node = team_iri(tenant, team_id)
+    if txn.view.contains(Quad(node, RDF_TYPE, rk("Team"), MEMORIES)):
+        return node
+    prefix = team_iri(tenant, "").value
+    key = vocab.team_key(team_id)
+    for q in txn.view.quads(None, RDF_TYPE, rk("Team"), MEMORIES):
+        s = q.subject
+        if isinstance(s, NamedNode) and s.value.startswith(prefix) and vocab.team_key(vocab.slug_of(s.value)) == key:
+            raise InvalidInput(
+                f"{field}: team {team_id!r} differs from the tenant's team {vocab.slug_of(s.value)!r} only in "
+                "case, Unicode form or whitespace; use that id (team ids are exact)", field=field)
     txn.add(Quad(node, RDF_TYPE, rk("Team"), MEMORIES))
+    return node
+
+
+def write_team(txn: Txn, tenant: str, team_id: str, name: str | None) -> NamedNode:
+    """Add (or rename) team ``team_id``.
+
+    :raises InvalidInput: for a new id :func:`_ensure_team` refuses.
+    """
+    node = _ensure_team(txn, tenant, team_id, "team_id")
     if name is not None:
         txn.remove_pattern(node, LABEL, None, MEMORIES)
         txn.add(Quad(node, LABEL, Literal(name), MEMORIES))
@@ -334,15 +361,18 @@ def write_team(txn: Txn, tenant: str, team_id: str, name: str | None) -> NamedNo
 
 
 def write_person(txn: Txn, tenant: str, person_id: str, name: str | None, teams: Iterable[str]) -> NamedNode:
+    """Add (or rename) person ``person_id`` and make them a member of ``teams``
+    (``team rk:member person``), creating those teams when new.
+
+    :raises InvalidInput: for a new team id :func:`_ensure_team` refuses.
+    """
     node = person_iri(tenant, person_id)
     txn.add(Quad(node, RDF_TYPE, rk("Person"), MEMORIES))
     if name is not None:
         txn.remove_pattern(node, LABEL, None, MEMORIES)
         txn.add(Quad(node, LABEL, Literal(name), MEMORIES))
-    for t in teams:
-        team = team_iri(tenant, t)
-        if not txn.view.contains(Quad(team, RDF_TYPE, rk("Team"), MEMORIES)):
-            txn.add(Quad(team, RDF_TYPE, rk("Team"), MEMORIES))
+    for t in teams:  # an explicit org-structure write by the operator: new teams are created
+        team = _ensure_team(txn, tenant, t, "teams")
         txn.add(Quad(team, rk("member"), node, MEMORIES))
     return node
 

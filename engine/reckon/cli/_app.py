@@ -28,6 +28,7 @@ from reckon._errors import (
     SchemaError,
     ShapeViolation,
     StoreError,
+    UnknownTeam,
 )
 
 EXIT_OK = 0
@@ -136,7 +137,7 @@ def memory_write() -> Iterator[None]:
     try:
         yield
     except InvalidInput as exc:
-        if isinstance(exc, ShapeViolation):
+        if isinstance(exc, (ShapeViolation, UnknownTeam)):  # an unknown team is an input error (exit 2)
             raise
         if (exc.field or "").split(".", 1)[0].split("[", 1)[0] in MEMORY_FIELDS:
             raise InvalidMemory(exc) from exc
@@ -149,6 +150,7 @@ _ERRORS: list[tuple[type[BaseException], str, int]] = [
     (ShapeViolation, "invalid memory", EXIT_INVALID),
     (RuleError, "not valid", EXIT_INVALID),
     (SchemaError, "invalid schema", EXIT_INVALID),
+    (UnknownTeam, "unknown team", EXIT_INPUT),
     (NotAuthorized, "not authorized", EXIT_INPUT),
     (ConflictPending, "conflict", EXIT_INPUT),
     (RestoreRefused, "restore refused", EXIT_INPUT),

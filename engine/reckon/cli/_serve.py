@@ -202,7 +202,7 @@ def token_create(
     """Create an API token. It is printed once and stored only as a salted scrypt hash."""
     from reckon.server.auth import TokenStore
 
-    engine().tenant(tenant)  # UnknownTenant -> exit 2
+    engine().tenant(tenant).memory.check_teams(member_of)  # UnknownTenant, UnknownTeam -> exit 2
     record, token = TokenStore(state.data_dir).create(
         tenant, person=person, teams=list(member_of), role="operator" if operator else "member",
         sparql=sparql or None, label=label)

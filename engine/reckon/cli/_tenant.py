@@ -110,6 +110,33 @@ def tenant_delete(
     say(f"deleted tenant {tenant_id}")
 
 
+@tenant_app.command("add-team")
+def tenant_add_team(
+    tenant_id: str = typer.Argument(...),
+    team_id: str = typer.Argument(..., help="Team id (exact: case and whitespace count)."),
+    name: str = typer.Option(None, "--name", help="Display name."),
+) -> None:
+    """Add (or rename) a team. Teams are made only so (or by `reckon onboard`): a memory
+    write naming an unknown team is refused (exit 2)."""
+    t = engine().tenant(tenant_id)
+    t.add_team(team_id, name)
+    say(f"team {team_id} in tenant {tenant_id}")
+
+
+@tenant_app.command("teams")
+def tenant_teams(
+    tenant_id: str = typer.Argument(...),
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON list."),
+) -> None:
+    """List the tenant's team ids."""
+    ids = engine().tenant(tenant_id).teams()
+    if as_json:
+        print_json(ids)
+        return
+    for i in ids:
+        say(i)
+
+
 @tenant_app.command("move")
 def tenant_move(
     tenant_id: str = typer.Argument(...),

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from pyoxigraph import Literal, NamedNode, Quad, Triple
 
-from reckon._errors import InvalidInput
+from reckon._errors import InvalidInput, UnknownTeam
 from reckon.memory import _rdf as R
 from reckon.memory.models import Kind, Memory, MemoryInput, Principal, Scope, Source
 
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "audience",
+    "check_teams",
     "derived_predicates",
     "linked_types",
     "node_triples",
@@ -171,7 +172,12 @@ def turns(tenant: str, iris: Sequence[str] | None) -> list[NamedNode]:
 
 def linked_types(svc: MemoryService, triples: Iterable[Triple]) -> tuple[list[Triple], list[Quad]]:
     """Type triples of linked nodes for validation, and quads creating missing
-    person / team nodes (``<p> a rk:Person`` / ``<t> a rk:Team``) in MEMORIES."""
+    person and conversation nodes (``<p> a rk:Person``, ``<c> a rk:Conversation``) in
+    MEMORIES: new people and conversations appear on demand. A project was checked by
+    :func:`check_project`; a team is never created here (:func:`check_teams`).
+
+    :raises UnknownTeam: a ``rk:team`` link names a team the tenant does not have.
+    """
     ctx: list[Triple] = []
     create: list[Quad] = []
     seen: set[NamedNode] = set()
@@ -184,9 +190,9 @@ def linked_types(svc: MemoryService, triples: Iterable[Triple]) -> tuple[list[Tr
             if not svc._exists(o, R.PERSON):
                 create.append(Quad(o, R.A, R.PERSON, R.MEMORIES))
             ctx.append(Triple(o, R.A, R.PERSON))
-        elif t.predicate == R.P_TEAM:
+        elif t.predicate == R.P_TEAM:  # never created here: check_teams refused an unknown one
             if not svc._exists(o, R.TEAM):
-                create.append(Quad(o, R.A, R.TEAM, R.MEMORIES))
+                raise unknown_teams(svc.tenant, [R.slug_of(o.value)], svc.team_ids())
             ctx.append(Triple(o, R.A, R.TEAM))
         elif t.predicate in (R.P_PROJECT, R.P_CONVERSATION):
             klass = R.PROJECT if t.predicate == R.P_PROJECT else R.CONVERSATION
@@ -227,6 +233,37 @@ def check_project(svc: MemoryService, data: MemoryInput) -> None:
             "(an operator creates it with Tenant.add_project)",
             field="project",
         )
+
+
+def check_teams(svc: MemoryService, teams: Iterable[str], *, field: str = "teams") -> None:
+    """Every id in ``teams`` is a team of the tenant (``<team> a rk:Team``, made by an
+    operator: :meth:`reckon.api.Tenant.add_team`, ``add_person(teams=...)`` or an
+    onboarding file). Ids are compared exactly (see :func:`reckon.vocab.team_key`).
+    Checked before authorization and before anything is written, like
+    :func:`check_project`.
+
+    :raises UnknownTeam: (field ``field``) naming the unknown ids and the known ones.
+    """
+    wanted = sorted(set(teams))
+    if not wanted:
+        return
+    missing = [t for t in wanted if not svc._exists(svc._team(t), R.TEAM)]
+    if missing:
+        raise unknown_teams(svc.tenant, missing, svc.team_ids(), field=field)
+
+
+def unknown_teams(tenant: str, missing: Sequence[str], known: Sequence[str], *, field: str = "teams") -> UnknownTeam:
+    """The :class:`UnknownTeam` for ``missing`` ids, listing the ``known`` ones and, for
+    each missing id, a known id with the same :func:`reckon.vocab.team_key` if any."""
+    keys = {R.team_key(k): k for k in known}
+    names = ", ".join(repr(t) + (f" (did you mean {keys[R.team_key(t)]!r}?)" if R.team_key(t) in keys else "")
+                      for t in missing)
+    listed = ", ".join(repr(k) for k in known) if known else "none yet"
+    noun = "team" if len(missing) == 1 else "teams"
+    return UnknownTeam(
+        f"{field}: no {noun} {names} in tenant {tenant!r} (its teams: {listed}); "
+        "an operator creates a team with Tenant.add_team or `reckon tenant add-team`",
+        teams=list(missing), known=list(known), field=field)
 
 
 def stakeholders(data: MemoryInput, principal: Principal) -> tuple[str | None, list[str]]:

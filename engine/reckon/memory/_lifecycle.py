@@ -33,6 +33,7 @@ def apply_patch(
     label and content it overwrites. Returns the node's new asserted triples.
 
     :raises InvalidInput: for a bad team or property change.
+    :raises UnknownTeam: ``teams`` names a team the tenant does not have.
     :raises ShapeViolation: the edited node no longer conforms.
     """
     new: dict[Any, list[Any]] = {p: list(v) for p, v in asserted.items()}
@@ -58,6 +59,7 @@ def apply_patch(
                 continue
             if not value:
                 raise InvalidInput("teams: a team-scope memory needs at least one team", field="teams")
+            C.check_teams(svc, value)
             new[R.P_TEAM] = [svc._team(t) for t in value]
         elif name == "properties":
             klass = next((t for t in asserted.get(R.A, []) if t != R.MEMORY), None)
@@ -108,7 +110,7 @@ def _validate_patched(svc: MemoryService, txn: Any, m: NamedNode, old_set: set[T
     """Validate the patched node ``m`` once: with the tenant's shapes, in the very graph
     the store's write check builds for it at commit (:meth:`reckon.schema.TenantSchema.node_graph`
     over the transaction's view, less what the patch removes, plus what it adds and the
-    person / team nodes it creates), so that check finds the graph validated already;
+    person / conversation nodes it creates), so that check finds the graph validated already;
     with a custom ``validator``, in the node's new triples plus the types of what it links to.
 
     :raises ShapeViolation: the patched node does not conform; nothing is written.

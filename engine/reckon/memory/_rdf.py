@@ -59,6 +59,7 @@ from reckon.vocab import (  # re-exported for the memory layer (see __all__)
     rk,
     slug_of,
     team_iri,
+    team_key,
 )
 
 __all__ = [
@@ -136,6 +137,7 @@ __all__ = [
     "revision_iri",
     "rk",
     "slug_of",
+    "team_key",
     "team_iri",
 ]
 

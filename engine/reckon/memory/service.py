@@ -26,7 +26,7 @@ import threading
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any, cast
@@ -222,7 +222,7 @@ class MemoryService:
         """Validate new node ``m`` before anything else is decided about it. With the
         tenant's shapes, in the very graph the store's write check builds for it at commit
         (:meth:`reckon.schema.TenantSchema.node_graph` over the transaction's view: its
-        triples, the person / team nodes it creates, the stored types of what it links
+        triples, the person / conversation nodes it creates, the stored types of what it links
         to), so that check finds the graph validated already and the node is validated
         once per write; with a custom ``validator``, in ``triples + ctx``.
 
@@ -393,6 +393,20 @@ class MemoryService:
     def _team(self, team: str) -> NamedNode:
         return R.team_iri(self.tenant, team)
 
+    def team_ids(self) -> list[str]:
+        """The tenant's team ids (``<team> a rk:Team`` in MEMORIES), sorted."""
+        prefix = R.team_iri(self.tenant, "").value
+        with self._view() as v:
+            return sorted({R.slug_of(q.subject.value) for q in v.quads(None, R.A, R.TEAM, R.MEMORIES)
+                           if isinstance(q.subject, NamedNode) and q.subject.value.startswith(prefix)})
+
+    def check_teams(self, teams: Iterable[str], *, field: str = "teams") -> None:
+        """:func:`reckon.memory._codec.check_teams`: every id is a team of the tenant.
+
+        :raises UnknownTeam: naming the unknown ids and the known ones.
+        """
+        C.check_teams(self, teams, field=field)
+
     def _exists(self, iri: NamedNode, klass: NamedNode) -> bool:
         with self._view() as v:
             return bool(v.contains(Quad(iri, R.A, klass, R.MEMORIES)))
@@ -438,6 +452,8 @@ class MemoryService:
         :raises NotAuthorized: the principal may not write this memory / supersede those.
         :raises ConflictPending: confirmation needed (see above).
         :raises UnknownMemory: a ``supersedes`` id does not exist.
+        :raises UnknownTeam: a team-scope memory names (or defaults to) a team the tenant
+            does not have; nothing is written and no team is created.
         """
         if not isinstance(principal, Principal):
             raise InvalidInput("principal: a reckon Principal is required", field="principal")
@@ -449,6 +465,8 @@ class MemoryService:
             )
         owner, teams = C.stakeholders(data, principal)
         C.check_project(self, data)
+        if data.scope == "team":
+            C.check_teams(self, teams)
         authz.check_create(principal, scope=data.scope, source=data.source, owner=owner, label=data.label,
                            project=data.project, conversation=data.conversation)
         klass = self.schema.resolve_class(data.subclass) if data.subclass else R.MEMORY
@@ -511,6 +529,8 @@ class MemoryService:
                 data = parse_input(fields)
                 owner, teams = C.stakeholders(data, principal)
                 C.check_project(self, data)
+                if data.scope == "team":
+                    C.check_teams(self, teams)
                 authz.check_create(principal, scope=data.scope, source=data.source, owner=owner, label=data.label,
                                    project=data.project, conversation=data.conversation)
                 klass = self.schema.resolve_class(data.subclass) if data.subclass else R.MEMORY

@@ -44,7 +44,8 @@ a token with the ``sparql`` grant (operators have it).
 one of them (routing errors too): InvalidInput / ShapeViolation / request validation 422
 (``field`` always a name: the dotted location in the body or query, ``body`` for a body
 that is not JSON or not an object; validation errors also list ``errors: [{field,
-constraint, message}]``), ReadOnlyQuery and malformed SPARQL 400, missing or invalid
+constraint, message}]``; UnknownTeam is a 422 of type ``unknown_team`` with ``teams``, the
+unknown ids, and ``known``, the tenant's), ReadOnlyQuery and malformed SPARQL 400, missing or invalid
 token 401, NotAuthorized or a token of another tenant 403, UnknownTenant / UnknownMemory
 and no such route 404, a method the path does not serve 405 (with ``Allow``), ConflictPending
 409 (with ``conflict_id`` and ``candidates``), RestoreRefused 409, a body that is not
@@ -101,6 +102,7 @@ from reckon._errors import (
     StoreError,
     TenantGone,
     UnknownMemory,
+    UnknownTeam,
     UnknownTenant,
 )
 from reckon.api._limits import MAX_CONVERSATION_CHARS, MAX_SEARCH_CHARS
@@ -476,6 +478,7 @@ def prometheus_text(metrics: list[MetricsOut]) -> str:
 _STATUS: list[tuple[type[BaseException], int, str]] = [
     (ShapeViolation, 422, "shape_violation"),
     (InvalidTenantId, 404, "unknown_tenant"),
+    (UnknownTeam, 422, "unknown_team"),
     (InvalidInput, 422, "invalid_input"),
     (ReadOnlyQuery, 400, "read_only_query"),
     (NotAuthorized, 403, "not_authorized"),
@@ -543,6 +546,8 @@ def _error_response(exc: ReckonError) -> JSONResponse:
         first = vs[0] if vs else {}
         err.update(field=first.get("field") or first.get("path") or "properties",
                    constraint=first.get("constraint") or "shape", violations=vs)
+    elif isinstance(exc, UnknownTeam):
+        err.update(field=exc.field or "teams", constraint="exists", teams=list(exc.teams), known=list(exc.known))
     elif isinstance(exc, InvalidInput):
         err.update(field=exc.field or "request", constraint="value")
     elif isinstance(exc, ReadOnlyQuery):
