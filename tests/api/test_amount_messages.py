@@ -5,6 +5,7 @@ decimal with trailing zeros is accepted and kept at its exact value (``Tenant.re
 
 from __future__ import annotations
 
+from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,26 @@ def test_a_refused_amount_says_what_was_wrong_and_nothing_is_written(tenant: Any
     with pytest.raises(InvalidInput, match="not a decimal number: '5x'"):
         tenant.set_spend("meta", "5x")
     assert tenant.dump() == before
+
+
+def test_a_refused_business_value_names_the_field_not_the_model_class(tenant: Any, tmp_path: Path) -> None:
+    """``set_spend`` / ``set_kpi`` said ``SpendInput: amount: Value error, not a decimal ...``:
+    a class name and pydantic's prefix; now ``amount: not a decimal ...`` (the CLI too)."""
+    from tests.cli.conftest import run_cli
+
+    before = tenant.dump()
+    for call, field in ((lambda: tenant.set_spend("meta", "1e3"), "amount"),
+                        (lambda: tenant.set_spend("meta", "34000.10", as_of=datetime(2026, 3, 1, 9)), "as_of"),
+                        (lambda: tenant.set_kpi("ROAS", "3.50x"), "value")):
+        with pytest.raises(InvalidInput) as ei:
+            call()
+        text = str(ei.value)
+        assert ei.value.field == field and text.startswith(f"{field}: "), text
+        assert "Input" not in text and "Value error" not in text, text
+    assert tenant.dump() == before
+    tenant.close()
+    r = run_cli(tmp_path, "spend", "set", "--tenant", "acme", "meta", "1e3")
+    assert r.code == 2 and r.err.startswith("error: amount: not a decimal number: '1e3'"), r.err
 
 
 def test_decimals_with_trailing_zeros_are_accepted_at_their_exact_value(tenant: Any) -> None:

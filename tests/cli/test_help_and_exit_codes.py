@@ -118,6 +118,17 @@ def test_patterns_in_help_are_not_swallowed_as_markup(tmp_path: Path) -> None:
     assert "--prop -p <str>..." in out and "--replace Confirm" in out  # a flag: no placeholder
 
 
+def test_mcp_help_names_every_tool_the_server_serves(tmp_path: Path) -> None:
+    """`reckon mcp -h` listed only the four memory tools; the server serves 18."""
+    from reckon.api._neighbour_tools import NEIGHBOUR_TOOL_NAMES
+    from reckon.api._tools import TOOL_NAMES
+    from reckon.api._turn_tools import TURN_TOOL_NAMES
+
+    out = _flat(run_cli(tmp_path, "mcp", "-h").out)
+    words = set(re.findall(r"[a-z_]+", out))
+    assert [n for n in (*TOOL_NAMES, *TURN_TOOL_NAMES, *NEIGHBOUR_TOOL_NAMES) if n not in words] == []
+
+
 def test_version(tmp_path: Path) -> None:
     import reckon
 

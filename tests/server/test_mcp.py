@@ -151,6 +151,11 @@ def test_member_principal_is_enforced_in_process(mcp_tenant):
     assert tenant.get(mine["id"]).superseded_by == [sup["memory"]["id"]]
     unknown = out["unknown"]
     assert unknown.is_error and unknown.structured_content["error"]["type"] == "unknown_tool"  # type: ignore[attr-defined]
+    # the correction names every tool this server serves (18), not only the four memory tools
+    message = unknown.structured_content["error"]["message"]  # type: ignore[attr-defined]
+    served = message.split("; tools: ", 1)[1].split(", ")
+    assert served == list(TOOL_NAMES) + ["record_turn", "search_turns"] + list(NEIGHBOUR_TOOL_NAMES)
+    assert unknown.structured_content["error"]["field"] == "name"  # type: ignore[attr-defined]
 
 
 def test_subclass_added_in_turtle_appears_in_the_mcp_tools(tmp_path, _hashing_embedder):

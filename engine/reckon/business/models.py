@@ -173,4 +173,7 @@ def parse_model(model: type[_Model], **data: Any) -> Any:
     except ValidationError as e:
         err = e.errors()[0]
         field = ".".join(str(x) for x in err.get("loc", ())) or None
-        raise InvalidInput(f"{model.__name__}: {field}: {err.get('msg')}", field=field) from None
+        # the field and what was wrong, as every other refusal says it: not the model's class
+        # name ("SpendInput: amount: ...") nor pydantic's "Value error, " prefix
+        msg = str(err.get("msg", "")).removeprefix("Value error, ")
+        raise InvalidInput(f"{field or 'input'}: {msg}", field=field) from None

@@ -87,10 +87,13 @@ def mcp_cmd(
                                     help="Move the tenant's in-graph clock to the wall clock before each tool call "
                                          "(default); --no-wall-clock leaves it to `reckon tick`."),
 ) -> None:
-    """Serve one tenant, as one person, over MCP stdio: the agent tools (remember, search,
-    supersede, get_context), the resources reckon://T/bundle, reckon://T/memories/ID and
-    reckon://T/ontology, and the start_conversation prompt. Configure it in the agent
-    host as the command `reckon --data-dir DIR mcp --tenant T --as PERSON`."""
+    """Serve one tenant, as one person, over MCP stdio: the memory tools (remember, search,
+    supersede, get_context), the conversation tools (record_turn, search_turns), the notes,
+    event-graph, experience and lifecycle tools (note_put, note_get, note_list, note_delete,
+    event_record, graph_related, graph_impact, graph_mermaid, experience_record,
+    experience_recall, memory_feedback, document_index), the resources reckon://T/bundle,
+    reckon://T/memories/ID and reckon://T/ontology, and the start_conversation prompt.
+    Configure it in the agent host as the command `reckon --data-dir DIR mcp --tenant T --as PERSON`."""
     from reckon.api import Principal
     from reckon.server.mcp import run_stdio
 

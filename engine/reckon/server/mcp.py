@@ -6,11 +6,13 @@ PERSON [--member-of TEAM] [--operator]``): the agent host launches it per user.
 Tools are the agent tools of :meth:`reckon.api.Tenant.tool_definitions`
 (``remember``, ``search``, ``supersede``, ``get_context``) plus the transcript tools of
 :mod:`reckon.api._turn_tools` (``record_turn``, ``search_turns``: post-turn persistence
-for the host) and the neighbour tools of :mod:`reckon.api._neighbour_tools` (``note_put``,
-``note_get``, ``note_list``, ``note_delete``: keyed shared notes), the memory tools' input schemas read from
+for the host) and the neighbour tools of :mod:`reckon.api._neighbour_tools` (``NEIGHBOUR_TOOL_NAMES``: the
+keyed notes ``note_*``, the event graph ``event_record`` / ``graph_*``, ``experience_*``,
+``memory_feedback``, ``document_index``), the memory tools' input schemas read from
 the tenant's schema catalogue on every ``tools/list`` -- a memory subclass added in
 Turtle appears with no code change. Every ``tools/call`` goes through
-:meth:`reckon.api.Tenant.handle_tool_call`: the result is the handler's JSON dict, as
+:meth:`reckon.api.Tenant.handle_tool_call` (or the transcript / neighbour handler; an
+unknown name is refused naming every tool served): the result is the handler's JSON dict, as
 ``structuredContent`` and as one text block; a refused call (bad field, shape violation,
 conflict pending, not authorized ...) comes back as a tool result with ``isError:
 true`` and the error object (type, field, constraint, message) the model can correct
@@ -85,6 +87,7 @@ def build_server(tenant: Any, principal: Any, *, name: str = "reckon", wall_cloc
         raise ImportError(f"reckon's MCP server needs the mcp SDK 2.x (pip install 'mcp>=2.3,<3'): {exc}") from exc
 
     from reckon.api._neighbour_tools import NEIGHBOUR_TOOL_NAMES, handle_neighbour_tool, neighbour_tool_schemas
+    from reckon.api._tools import TOOL_NAMES
     from reckon.api._turn_tools import TURN_TOOL_NAMES, handle_turn_tool, turn_tool_schemas
 
     def _tools() -> list[Any]:
@@ -97,6 +100,10 @@ def build_server(tenant: Any, principal: Any, *, name: str = "reckon", wall_cloc
             return handle_turn_tool(tenant, name, args, principal)
         if name in NEIGHBOUR_TOOL_NAMES:
             return handle_neighbour_tool(tenant, name, args, principal)
+        if name not in TOOL_NAMES:  # name every tool this server serves, not only the memory tools
+            served = ", ".join((*TOOL_NAMES, *TURN_TOOL_NAMES, *NEIGHBOUR_TOOL_NAMES))
+            return {"ok": False, "error": {"type": "unknown_tool", "field": "name", "constraint": "enum",
+                                           "message": f"unknown tool {name!r}; tools: {served}"}}
         return tenant.handle_tool_call(name, args, principal)  # type: ignore[no-any-return]
 
     async def on_list_tools(ctx: Any, params: Any) -> Any:
