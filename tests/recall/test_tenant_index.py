@@ -690,3 +690,94 @@ def test_close_waits_for_the_idle_snapshot_in_progress(tmp_path: Path, monkeypat
     t.close(wait=30)
     assert active == [], "close returned while an idle snapshot was being written"
     assert len(log) >= 2 and set(log) == {"idle snapshot written"}
+
+
+def test_search_returns_while_a_snapshot_export_is_in_progress(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The BM25 export of a snapshot runs outside the index's lock: a search (whose sync
+    takes that lock) and a write both return while an export is held at a gate. The
+    snapshot written is the generation the export started from; the write made during
+    it lands in the next snapshot, and a fresh process opens both, nothing lost."""
+    from reckon.recall import keyword
+
+    t = Engine(tmp_path, embedder="hashing").create_tenant("acme")
+    first = [t.remember(**fact(f"Topic {w}", f"notes about {w} river stone")) for w in ("alpha", "bravo", "charlie")]
+    t.search("alpha", principal=OPS)
+    assert t.recall.wait(30)
+    ti = t.recall.index
+    gen0 = t.store.generation()
+    entered, release = threading.Event(), threading.Event()
+    real = keyword.FrozenKeywords.export
+
+    def gated(self: keyword.FrozenKeywords, order: list[str]) -> dict[str, object]:
+        entered.set()
+        assert release.wait(60), "export gate never opened"
+        return real(self, order)  # type: ignore[return-value]
+
+    monkeypatch.setattr(keyword.FrozenKeywords, "export", gated)
+    ti._snap_gen = None  # noqa: SLF001 - force a write of the current generation
+    saver = threading.Thread(target=ti.save_snapshot)
+    saver.start()
+    try:
+        assert entered.wait(30)
+        # the export is held: a search syncs and ranks, a write commits and is found
+        out: dict[str, object] = {}
+
+        def reader() -> None:
+            out["hits"] = t.search("bravo river", principal=OPS)
+            out["late"] = late = t.remember(**fact("Topic delta", "notes about delta lagoon granite"))
+            out["found"] = [h.memory.id for h in t.search("delta lagoon", principal=OPS)]
+            out["late_id"] = late.id
+
+        r = threading.Thread(target=reader)
+        r.start()
+        r.join(60)  # not a timing bound: with the export under the lock this never returns
+        assert not r.is_alive(), "a search or write waited for the snapshot export"
+        assert saver.is_alive()  # all of the above ran while the export waited
+        hits = out["hits"]
+        assert isinstance(hits, list) and hits[0].memory.id == first[1].id
+        assert out["late_id"] in out["found"]  # type: ignore[operator]
+        late = out["late"]
+    finally:
+        release.set()
+        saver.join(60)
+    monkeypatch.setattr(keyword.FrozenKeywords, "export", real)
+    path = t.store.path / "recall" / SNAPSHOT
+    with np.load(path, allow_pickle=False) as z:
+        meta = json.loads(z["meta"].tobytes())
+    assert meta["generation"] == gen0 and meta["n"] == 3  # consistent with one generation
+    assert ti._snap_gen == gen0 < ti._gen  # noqa: SLF001 - the write is for the next snapshot
+    assert ti.save_snapshot()  # the next snapshot holds the late write
+    with np.load(path, allow_pickle=False) as z:
+        meta = json.loads(z["meta"].tobytes())
+    assert meta["generation"] == t.store.generation() and meta["n"] == 4
+    ti.close()
+    t.store.release()
+    fresh = Engine(tmp_path, embedder="hashing").tenant("acme")
+    assert late.id in [h.memory.id for h in fresh.search("delta lagoon", principal=OPS)]
+    assert fresh.recall.index.rebuilds == 0 and fresh.recall.check()["conforms"]
+
+
+def test_frozen_keyword_view_is_unchanged_by_writes_and_exports_as_it_was() -> None:
+    """Copy-on-write: writes (new, re-indexed and removed documents, on loaded and on
+    written terms) after :meth:`KeywordIndex.frozen` leave the view's export equal to an
+    export taken at that moment under the lock."""
+    from reckon.recall.keyword import KeywordIndex
+
+    kw = KeywordIndex()
+    kw.add_many([(f"d{i}", f"granite river {'basalt ' * (i % 3)}stone {i}") for i in range(20)])
+    e = kw.export([f"d{i}" for i in range(20)])
+    loaded = KeywordIndex()
+    loaded.load([f"d{i}" for i in range(20)], e["tokens"], e["dl"], e["terms"], e["off"], e["doc"], e["tf"])  # type: ignore[arg-type]
+    loaded.add("d3", "granite lagoon")  # a written term beside loaded ones
+    order = list(reversed([f"d{i}" for i in range(20)]))
+    want = loaded.export(order)
+    with loaded.frozen() as view:
+        loaded.add("d3", "marble")
+        loaded.add("d5", "granite granite lagoon")
+        loaded.remove("d0")
+        loaded.add("new", "river lagoon basalt")
+        got = view.export(order)
+    for k in ("off", "doc", "tf", "dl"):
+        assert np.array_equal(got[k], want[k]), k  # type: ignore[arg-type]
+    assert got["terms"] == want["terms"] and got["tokens"] == want["tokens"]
+    assert loaded._cow is None  # noqa: SLF001 - the view was released

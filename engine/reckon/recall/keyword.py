@@ -18,14 +18,16 @@ suffix such as ``'s`` is dropped), no stemming, English stopwords removed.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["STOPWORDS", "KeywordIndex", "postings_match_tokens", "tokenize"]
+__all__ = ["STOPWORDS", "FrozenKeywords", "KeywordIndex", "postings_match_tokens", "tokenize"]
 
 _TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
@@ -154,6 +156,79 @@ def postings_match_tokens(terms_blob: np.ndarray, terms_off: np.ndarray, tokens_
     return True
 
 
+@dataclass(frozen=True)
+class FrozenKeywords:
+    """A :class:`KeywordIndex` as it was when :meth:`KeywordIndex.frozen` took it: its
+    own copies of the id, slot, token and length tables and of the term dicts; the
+    postings dicts and loaded arrays are shared, never written while the view is open."""
+
+    ids: list[str]
+    slot: dict[str, int]
+    tokens: dict[str, list[str] | str]
+    dl: np.ndarray
+    postings: dict[str, dict[int, int]]
+    arrays: dict[str, tuple[np.ndarray, np.ndarray]]
+    base: dict[str, int]
+    base_off: np.ndarray
+    base_doc: np.ndarray
+    base_tf: np.ndarray
+
+    def _term_arrays(self, term: str) -> tuple[np.ndarray, np.ndarray]:
+        arr = self.arrays.get(term)
+        if arr is None:
+            p = self.postings[term]
+            arr = (np.fromiter(p.keys(), dtype=np.int64, count=len(p)),
+                   np.fromiter(p.values(), dtype=np.float64, count=len(p)))
+        return arr
+
+    def export(self, order: Sequence[str]) -> dict[str, np.ndarray | list[str]]:
+        """:meth:`KeywordIndex.export` of the view (same arrays, same errors); holds no lock."""
+        if len(order) != len(self.ids) or len(set(order)) != len(order):
+            raise ValueError(f"order lists {len(order)} ids for {len(self.ids)} documents")
+        slot_of = self.slot
+        pos = np.empty(len(self.ids), dtype=np.int64)  # slot -> position in order
+        for k, i in enumerate(order):
+            pos[slot_of[i]] = k
+        terms = sorted({*self.postings, *self.base})
+        # a term still as loaded is a slice of the loaded arrays: all of them are copied
+        # by one gather; only the terms a write touched are made from their dicts
+        src = np.fromiter((self.base.get(t, -1) for t in terms), dtype=np.int64, count=len(terms))
+        lens = np.zeros(len(terms), dtype=np.int64)
+        loaded = src >= 0
+        lens[loaded] = self.base_off[src[loaded] + 1] - self.base_off[src[loaded]]
+        touched: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        for j in np.flatnonzero(~loaded).tolist():
+            arr = self._term_arrays(terms[j])
+            touched[j] = arr
+            lens[j] = len(arr[0])
+        off = np.zeros(len(terms) + 1, dtype=np.int64)
+        np.cumsum(lens, out=off[1:])
+        slots = np.empty(int(off[-1]), dtype=np.int64)
+        tf64 = np.empty(int(off[-1]), dtype=np.float64)
+        dst_start = off[:-1][loaded]
+        src_start = self.base_off[src[loaded]]
+        ln = lens[loaded]
+        shift = np.repeat(src_start - dst_start, ln)  # destination index + shift = source index
+        dst = np.repeat(dst_start, ln) + (np.arange(int(ln.sum()), dtype=np.int64)
+                                          - np.repeat(np.cumsum(ln) - ln, ln))
+        slots[dst] = self.base_doc[dst + shift]
+        tf64[dst] = self.base_tf[dst + shift]
+        for j, (sl, f) in touched.items():
+            slots[off[j]:off[j + 1]] = sl
+            tf64[off[j]:off[j + 1]] = f
+        cat_doc = pos[slots].astype(np.int32)
+        cat_tf = tf64.astype(np.int32)
+        if not _strictly_increasing_per_term(cat_doc, off):  # document order: the check on open sorts nothing
+            by = np.lexsort((cat_doc, np.repeat(np.arange(len(terms), dtype=np.int64), np.diff(off))))
+            cat_doc, cat_tf = cat_doc[by], cat_tf[by]
+        dl = self.dl[[slot_of[i] for i in order]].astype(np.int32)
+        toks: list[str] = []
+        for i in order:
+            tk = self.tokens[i]
+            toks.append(tk if isinstance(tk, str) else " ".join(tk))
+        return {"terms": terms, "off": off, "doc": cat_doc, "tf": cat_tf, "dl": dl, "tokens": toks}
+
+
 class KeywordIndex:
     """Okapi BM25 over documents keyed by string id, maintained incrementally.
 
@@ -205,6 +280,8 @@ class KeywordIndex:
         self._scored_params = (k1, b)
         self._layout_dirty = True
         self.generation = 0
+        # terms whose postings dict a :meth:`frozen` view shares (copied before a write)
+        self._cow: set[str] | None = None
 
     @property
     def rebuilds(self) -> int:
@@ -278,11 +355,13 @@ class KeywordIndex:
         tf: dict[str, int] = {}
         for t in toks:
             tf[t] = tf.get(t, 0) + 1
-        postings, arrays = self._postings, self._arrays
+        postings, arrays, cow = self._postings, self._arrays, self._cow
         for t, n in tf.items():
             p = postings.get(t)
             if p is None and t in self._base:
                 p = self._plist(t)
+            elif p is not None and cow is not None and t in cow:
+                p = self._unshare(t)
             if p is None:
                 postings[t] = {slot: n}
             else:
@@ -292,12 +371,20 @@ class KeywordIndex:
 
     def _unpost(self, slot: int, toks: list[str]) -> None:
         self._scored.clear()
+        cow = self._cow
         for t in set(toks):
-            p = self._plist(t)
+            p = self._unshare(t) if cow is not None and t in cow else self._plist(t)
             del p[slot]
             if not p:
                 del self._postings[t]
             self._arrays.pop(t, None)
+
+    def _unshare(self, term: str) -> dict[int, int]:
+        """The postings dict of ``term``, copied first if a frozen view shares it."""
+        assert self._cow is not None
+        self._cow.discard(term)
+        p = self._postings[term] = dict(self._postings[term])
+        return p
 
     def _toks(self, doc_id: str) -> list[str]:
         t = self._tokens[doc_id]
@@ -331,54 +418,40 @@ class KeywordIndex:
         ``(postings,)``, ``dl`` int32 ``(len(order),)`` (document lengths, >= 1) and
         ``tokens`` (per document of ``order``, its tokens joined by spaces).
 
+        Holds the index's lock throughout; :meth:`frozen` exports without holding it.
+
         :raises KeyError: when ``order`` names an id that is not indexed.
         :raises ValueError: when ``order`` does not list every indexed id once.
         """
+        with self._lock, self.frozen() as view:
+            return view.export(order)
+
+    @contextlib.contextmanager
+    def frozen(self) -> Iterator[FrozenKeywords]:
+        """``with index.frozen() as view``: the index as it is now, for
+        :meth:`FrozenKeywords.export` outside the index's lock while writes go on.
+
+        Taking the view costs O(documents + terms) dict and array copies under the lock
+        (no postings are copied). Copy-on-write: until the ``with`` block ends, a write
+        that changes a term's postings dict gives the index a copy of it, so the view's
+        dicts never change. One view at a time (the caller serialises exports).
+
+        :raises RuntimeError: when another view is still open.
+        """
         with self._lock:
-            if len(order) != len(self._ids) or len(set(order)) != len(order):
-                raise ValueError(f"order lists {len(order)} ids for {len(self._ids)} documents")
-            pos = np.empty(len(self._ids), dtype=np.int64)  # slot -> position in order
-            for k, i in enumerate(order):
-                pos[self._slot[i]] = k
-            terms = sorted({*self._postings, *self._base})
-            # a term still as loaded is a slice of the loaded arrays: all of them are copied
-            # by one gather; only the terms a write touched are made from their dicts
-            src = np.fromiter((self._base.get(t, -1) for t in terms), dtype=np.int64, count=len(terms))
-            lens = np.zeros(len(terms), dtype=np.int64)
-            loaded = src >= 0
-            lens[loaded] = self._base_off[src[loaded] + 1] - self._base_off[src[loaded]]
-            touched: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-            for j in np.flatnonzero(~loaded).tolist():
-                arr = self._term_arrays(terms[j])
-                assert arr is not None
-                touched[j] = arr
-                lens[j] = len(arr[0])
-            off = np.zeros(len(terms) + 1, dtype=np.int64)
-            np.cumsum(lens, out=off[1:])
-            slots = np.empty(int(off[-1]), dtype=np.int64)
-            tf64 = np.empty(int(off[-1]), dtype=np.float64)
-            dst_start = off[:-1][loaded]
-            src_start = self._base_off[src[loaded]]
-            ln = lens[loaded]
-            shift = np.repeat(src_start - dst_start, ln)  # destination index + shift = source index
-            dst = np.repeat(dst_start, ln) + (np.arange(int(ln.sum()), dtype=np.int64)
-                                              - np.repeat(np.cumsum(ln) - ln, ln))
-            slots[dst] = self._base_doc[dst + shift]
-            tf64[dst] = self._base_tf[dst + shift]
-            for j, (sl, f) in touched.items():
-                slots[off[j]:off[j + 1]] = sl
-                tf64[off[j]:off[j + 1]] = f
-            cat_doc = pos[slots].astype(np.int32)
-            cat_tf = tf64.astype(np.int32)
-            if not _strictly_increasing_per_term(cat_doc, off):  # document order: the check on open sorts nothing
-                by = np.lexsort((cat_doc, np.repeat(np.arange(len(terms), dtype=np.int64), np.diff(off))))
-                cat_doc, cat_tf = cat_doc[by], cat_tf[by]
-            dl = self._dl[[self._slot[i] for i in order]].astype(np.int32)
-            toks: list[str] = []
-            for i in order:
-                tk = self._tokens[i]
-                toks.append(tk if isinstance(tk, str) else " ".join(tk))
-            return {"terms": terms, "off": off, "doc": cat_doc, "tf": cat_tf, "dl": dl, "tokens": toks}
+            if self._cow is not None:
+                raise RuntimeError("a frozen view of this keyword index is already open")
+            n = len(self._ids)
+            view = FrozenKeywords(
+                ids=list(self._ids), slot=dict(self._slot), tokens=dict(self._tokens),
+                dl=self._dl[:n].copy(), postings=dict(self._postings), arrays=dict(self._arrays),
+                base=dict(self._base), base_off=self._base_off, base_doc=self._base_doc, base_tf=self._base_tf)
+            self._cow = set(self._postings)
+        try:
+            yield view
+        finally:
+            with self._lock:
+                self._cow = None
 
     def load(self, ids: Sequence[str], tokens: Sequence[str], dl: np.ndarray, terms: Sequence[str],
              off: np.ndarray, doc: np.ndarray, tf: np.ndarray) -> None:

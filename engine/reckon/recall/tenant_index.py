@@ -57,6 +57,7 @@ Query embeddings are cached (LRU, 1024 texts).
 from __future__ import annotations
 
 import atexit
+import contextlib
 import itertools
 import json
 import logging
@@ -209,6 +210,7 @@ class TenantIndex:
         self._snap_gen: int | None = None
         self._snap_vecs = -1  # documents with a vector in the last snapshot
         self._lock = threading.RLock()  # documents and generation
+        self._save_lock = threading.Lock()  # serialises snapshot writes (taken before _lock)
         self._qcache = QueryCache()
         self._pending: dict[bytes, tuple[str, set[str]]] = {}  # key -> (text, doc ids)
         self._keys: dict[str, tuple[bytes, ...]] = {}  # doc id -> keys of its current parts
@@ -489,20 +491,28 @@ class TenantIndex:
         missing snapshot only costs the next process a rebuild)."""
         if self.directory is None:
             return False
-        with self._lock:
-            gen = self._gen
-            embedded = self.index.embedded_count()
-            if gen is None or (gen == self._snap_gen and embedded == self._snap_vecs):
+        with self._save_lock:  # one export at a time; a search never waits for one
+            return self._save_snapshot(self.directory)
+
+    def _save_snapshot(self, directory: Path) -> bool:
+        with contextlib.ExitStack() as stack:
+            with self._lock:
+                gen = self._gen
+                embedded = self.index.embedded_count()
+                if gen is None or (gen == self._snap_gen and embedded == self._snap_vecs):
+                    return False
+                ix = self.index
+                n = len(ix)
+                recs = [ix._docs[i] for i in ix._row_ids[:n]]  # noqa: SLF001 (same package)
+                vectors = np.array(ix._emb[:n], dtype="<f4")  # noqa: SLF001
+                has = np.array(ix._has[:n], dtype=bool)  # noqa: SLF001
+                # the BM25 postings as they are now, exported below without the lock (a
+                # write meanwhile copies what it changes, and lands in the next snapshot)
+                frozen = stack.enter_context(ix._kw.frozen())  # noqa: SLF001
+                name, dim = ix.embedder.name, ix.dim
+            if not self._current():
                 return False
-            ix = self.index
-            n = len(ix)
-            recs = [ix._docs[i] for i in ix._row_ids[:n]]  # noqa: SLF001 (same package)
-            vectors = np.array(ix._emb[:n], dtype="<f4")  # noqa: SLF001
-            has = np.array(ix._has[:n], dtype=bool)  # noqa: SLF001
-            kw = ix._kw.export([r.id for r in recs])  # noqa: SLF001
-            name, dim = ix.embedder.name, ix.dim
-        if not self._current():
-            return False
+            kw = frozen.export([r.id for r in recs])
         extra_keys = sorted({k for r in recs for k in r.extra})
         cols: dict[str, np.ndarray] = {}
 
@@ -540,14 +550,14 @@ class TenantIndex:
                 "incarnation": getattr(self.store, "incarnation", None), "n": len(recs), "embedder": name,
                 "dim": dim, "extra": extra_keys}
         cols["meta"] = np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)
-        tmp = self.directory / f".{SNAPSHOT}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp"
+        tmp = directory / f".{SNAPSHOT}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp"
         try:
-            self.directory.mkdir(exist_ok=True)  # not its parents: the tenant may have been deleted
+            directory.mkdir(exist_ok=True)  # not its parents: the tenant may have been deleted
             with open(tmp, "wb") as f:
                 np.savez(f, **cols)  # type: ignore[arg-type]
-            os.replace(tmp, self.directory / SNAPSHOT)
+            os.replace(tmp, directory / SNAPSHOT)
         except OSError as exc:
-            log.warning("cannot write recall snapshot in %s: %s", self.directory, exc)
+            log.warning("cannot write recall snapshot in %s: %s", directory, exc)
             tmp.unlink(missing_ok=True)
             return False
         with self._lock:
