@@ -9,7 +9,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from reckon import _json as strict_json
 from reckon._errors import InvalidInput, NotAuthorized, ReckonError, ShapeViolation
+from reckon._json import InvalidJSON
 from reckon.memory.models import Principal
 from reckon.transcripts.models import ROLES
 
@@ -70,9 +72,14 @@ def handle_turn_tool(tenant: Any, name: str, arguments: Any, principal: Principa
     ``{"ok": False, "error": {"type", "field", "message"}}``."""
     if isinstance(arguments, (str, bytes)):
         try:
-            arguments = json.loads(arguments or "{}")
-        except ValueError as exc:
-            return _err("invalid_json", f"arguments are not valid JSON: {exc}")
+            arguments = strict_json.loads(arguments or "{}", what="arguments")
+        except InvalidJSON as exc:
+            return _err("invalid_json", str(exc), field="arguments")
+    else:
+        try:
+            strict_json.check(arguments, "arguments")
+        except InvalidJSON as exc:
+            return _err("invalid_json", str(exc), field=exc.field)
     if not isinstance(arguments, dict):
         return _err("invalid_input", "arguments must be a JSON object")
     try:
