@@ -149,3 +149,20 @@ def test_hostile_json_bodies_are_refused_by_name_on_every_json_route(world, body
         assert named in err["message"], (method, path, err)
         assert err["field"].startswith("body"), err
     assert world.client.get("/tenants/acme/memories", headers=world.h("acme_ops")).json() == before
+
+
+def test_expires_at_with_a_seventh_fraction_digit_is_refused_over_rest(world):
+    """The REST body model parsed ``expires_at`` with pydantic, which cut a seventh digit
+    (``.1234567`` stored as ``.123456``) before the memory model could refuse it."""
+    body = {"kind": "fact", "scope": "company", "importance": 3, "label": "exp", "content": "expiry digits",
+            "source": "operator"}
+    before = world.client.get("/tenants/acme/memories", headers=world.h("acme_ops")).json()
+    r = world.client.post("/tenants/acme/memories", json={**body, "expires_at": "2031-06-30T23:59:59.1234567+05:30"},
+                          headers=world.h("acme_ops"))
+    err = _envelope(r, 422)
+    assert err["field"] == "expires_at" and "fractional-second digits" in err["message"], err
+    assert world.client.get("/tenants/acme/memories", headers=world.h("acme_ops")).json() == before
+    r = world.client.post("/tenants/acme/memories", json={**body, "expires_at": "2031-06-30T23:59:59.1234560-00:00"},
+                          headers=world.h("acme_ops"))
+    assert r.status_code == 201, r.text
+    assert r.json()["expires_at"].startswith("2031-06-30T23:59:59.123456")

@@ -13,6 +13,7 @@ from reckon import _json as strict_json
 from reckon._errors import InvalidInput, NotAuthorized, ReckonError, ShapeViolation
 from reckon._json import InvalidJSON
 from reckon.memory.models import Principal
+from reckon.store.terms import parse_datetime_text
 from reckon.transcripts.models import ROLES
 
 __all__ = ["TURN_TOOL_NAMES", "handle_turn_tool", "turn_tool_schemas"]
@@ -90,12 +91,11 @@ def handle_turn_tool(tenant: Any, name: str, arguments: Any, principal: Principa
                 raise InvalidInput(f"{extra[0]}: unknown argument", field=extra[0])
             a = dict(arguments)
             if isinstance(a.get("at"), str):
-                from datetime import datetime
-
                 try:
-                    a["at"] = datetime.fromisoformat(a["at"].replace("Z", "+00:00"))
-                except ValueError:
-                    raise InvalidInput(f"at: not an ISO 8601 date-time: {a['at']!r}", field="at") from None
+                    a["at"] = parse_datetime_text(a["at"])
+                except ValueError as exc:
+                    raise InvalidInput(f"at: not an ISO 8601 date-time kept to the microsecond: {a['at']!r} ({exc})",
+                                       field="at") from None
             turn = tenant.record_turns([a], principal=principal)[0]
             return {"ok": True, "turn": json.loads(turn.model_dump_json())}
         if name == "search_turns":

@@ -62,7 +62,6 @@ import threading
 import time
 from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 from typing import Literal as TLiteral
@@ -105,7 +104,7 @@ from reckon._errors import (
 )
 from reckon._json import InvalidJSON
 from reckon.api._limits import MAX_CONVERSATION_CHARS, MAX_SEARCH_CHARS
-from reckon.memory.models import HistoryEntry, Kind, Memory, Scope, Source
+from reckon.memory.models import HistoryEntry, Kind, Memory, Scope, Source, WholeDateTime
 from reckon.recall.bundle import ContextBundle
 from reckon.server.auth import TokenError, TokenForbidden, TokenRecord, TokenStore, parse_token
 
@@ -181,7 +180,7 @@ class MemoryFields(BaseModel):
                                                            "BudgetConstraintMemory.")
     properties: dict[str, Any] | None = Field(default=None, description="The subclass's properties.")
     confidence: float | None = Field(default=None, ge=0, le=1)
-    expires_at: datetime | None = None
+    expires_at: WholeDateTime | None = None
     teams: list[str] | None = None
     owner: str | None = None
     project: str | None = Field(default=None, description="Project id of a project-scope memory.")
@@ -209,7 +208,7 @@ class PatchBody(BaseModel):
     label: str | None = None
     content: str | None = None
     confidence: float | None = None
-    expires_at: datetime | None = None
+    expires_at: WholeDateTime | None = None
     properties: dict[str, Any] | None = None
     teams: list[str] | None = None
 
