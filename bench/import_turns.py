@@ -15,7 +15,8 @@ timings on a shared 2-core machine vary with what else runs, so every row also g
 process CPU seconds it used (all threads), which the load changes far less.
 
 The encoder alone, on exactly the texts the turn index embedded (each turn's line once),
-beside the peer: the numpy runtime (``reckon.recall._minilm``) on one thread and on
+beside the peer: each installed torch-free runtime (onnx ``reckon.recall._minilm_ort``, numpy
+``reckon.recall._minilm``), whichever the engine chose, on one thread and on
 ``encode_threads()`` threads, and sentence-transformers (torch, its default CPU threads)
 with the same batch size (``--no-torch`` skips it).
 
@@ -31,6 +32,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "engine"))
@@ -41,6 +43,7 @@ os.environ.setdefault("RECKON_EMBEDDER", "minilm")
 from recall_locomo import DEFAULT_DATA, memory_payload, record_payload, turns_of  # noqa: E402
 
 from reckon import ConflictPending, Engine, Principal  # noqa: E402
+from reckon.recall.embed import MiniLMEmbedder, _runtime_installed  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -75,12 +78,23 @@ def main(argv: list[str] | None = None) -> int:
         m_emb = ix.embedded_count()
         texts = [ix.get(i).text for i in ix.ids()]
         model = warm.recall.index.embedder
-        numpy_model = getattr(model, "_model", None) if getattr(model, "runtime", "") == "numpy" else None
-        if numpy_model is not None:
-            for n in sorted({1, numpy_model.threads}):
+        # each torch-free runtime that is installed, whichever one the engine chose (with
+        # onnx installed, "auto" picks onnx and the numpy rows used to be dropped)
+        runtimes: list[tuple[str, Any]] = []
+        for name in ("onnx", "numpy"):
+            if getattr(model, "runtime", "") == name:
+                runtimes.append((name, model._model))  # noqa: SLF001 - the loaded runtime itself
+            elif _runtime_installed(name):
+                try:
+                    runtimes.append((name, MiniLMEmbedder._load_runtime(name)))  # noqa: SLF001
+                except Exception as exc:  # noqa: BLE001 - a bench row, not the engine
+                    print(f"({name} runtime skipped: {type(exc).__name__}: {exc})", file=sys.stderr)
+        for name, rt in runtimes:
+            rt.encode(["load the model"], batch_size=model.batch_size)  # warm, outside the clock
+            for n in sorted({1, getattr(rt, "threads", 1)}):
                 t0, c0 = time.perf_counter(), time.process_time()
-                numpy_model.encode(texts, batch_size=model.batch_size, threads=n)
-                rows.append((f"encode only: numpy MiniLM runtime, {n} thread{'s' if n > 1 else ''}", len(texts),
+                rt.encode(texts, batch_size=model.batch_size, threads=n)
+                rows.append((f"encode only: {name} MiniLM runtime, {n} thread{'s' if n > 1 else ''}", len(texts),
                              time.perf_counter() - t0, time.process_time() - c0))
         if not args.no_torch:
             try:

@@ -120,3 +120,49 @@ def test_reckon_errors_always_name_a_field(world):
                           headers=world.h("acme_ops"))
     err = _envelope(r, 422)
     assert err["field"] == "replacement"
+
+
+#: Bodies Python's json module mishandles (a bare RecursionError / ValueError became FastAPI's
+#: bare ``400 bad request``; NaN, a duplicate key and a lone surrogate were accepted) ->
+#: the constraint each must be refused with.
+HOSTILE_BODIES = [
+    (b"[" * 100_000 + b"]" * 100_000, "max_depth", "64"),
+    (b'{"a":' * 65 + b"1" + b"}" * 65, "max_depth", "64"),
+    (b'{"label": 1e999999}', "finite_number", "1e999999"),
+    (b'{"label": ' + b"9" * 100_000 + b"}", "max_int_digits", "100000 digits"),
+    (b'{"label": NaN}', "finite_number", "NaN"),
+    (b'{"label": -Infinity}', "finite_number", "Infinity"),
+    (b'{"label": "a", "label": "b"}', "unique_keys", "'label'"),
+    (b'{"label": "caf\xe9"}', "utf8", "byte 14"),
+    (b'{"label": "x\\ud800y"}', "unicode_scalar", "U+D800 at character 1"),
+]
+
+
+@pytest.mark.parametrize("body,constraint,named", HOSTILE_BODIES, ids=[c for _, c, _ in HOSTILE_BODIES])
+def test_hostile_json_bodies_are_refused_by_name_on_every_json_route(world, body, constraint, named):
+    before = world.client.get("/tenants/acme/memories", headers=world.h("acme_ops")).json()
+    for method, path in _json_routes(world):
+        r = world.client.request(method, path, content=body,
+                                 headers=world.h("acme_ops", **{"content-type": "application/json"}))
+        err = _envelope(r, 422)
+        assert err["type"] == "invalid_input" and err["constraint"] == constraint, (method, path, err)
+        assert named in err["message"], (method, path, err)
+        assert err["field"].startswith("body"), err
+    assert world.client.get("/tenants/acme/memories", headers=world.h("acme_ops")).json() == before
+
+
+def test_expires_at_with_a_seventh_fraction_digit_is_refused_over_rest(world):
+    """The REST body model parsed ``expires_at`` with pydantic, which cut a seventh digit
+    (``.1234567`` stored as ``.123456``) before the memory model could refuse it."""
+    body = {"kind": "fact", "scope": "company", "importance": 3, "label": "exp", "content": "expiry digits",
+            "source": "operator"}
+    before = world.client.get("/tenants/acme/memories", headers=world.h("acme_ops")).json()
+    r = world.client.post("/tenants/acme/memories", json={**body, "expires_at": "2031-06-30T23:59:59.1234567+05:30"},
+                          headers=world.h("acme_ops"))
+    err = _envelope(r, 422)
+    assert err["field"] == "expires_at" and "fractional-second digits" in err["message"], err
+    assert world.client.get("/tenants/acme/memories", headers=world.h("acme_ops")).json() == before
+    r = world.client.post("/tenants/acme/memories", json={**body, "expires_at": "2031-06-30T23:59:59.1234560-00:00"},
+                          headers=world.h("acme_ops"))
+    assert r.status_code == 201, r.text
+    assert r.json()["expires_at"].startswith("2031-06-30T23:59:59.123456")

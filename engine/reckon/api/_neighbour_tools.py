@@ -16,9 +16,9 @@ definitions and a handler that never raises for bad input (like
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from reckon import _json as strict_json
 from reckon._errors import (
     InvalidInput,
     NotAuthorized,
@@ -154,10 +154,9 @@ def _err(type_: str, message: str, field: str | None = None) -> dict[str, Any]:
 
 def _args(arguments: Any, name: str) -> dict[str, Any]:
     if isinstance(arguments, (str, bytes)):
-        try:
-            arguments = json.loads(arguments or "{}")
-        except ValueError as exc:
-            raise InvalidInput(f"arguments are not valid JSON: {exc}") from None
+        arguments = strict_json.loads(arguments or "{}", what="arguments")
+    else:
+        strict_json.check(arguments, "arguments")
     if not isinstance(arguments, dict):
         raise InvalidInput("arguments must be a JSON object")
     schema = next(s for s in neighbour_tool_schemas() if s["name"] == name)["input_schema"]

@@ -27,6 +27,7 @@ from reckon import vocab
 from reckon._errors import InvalidInput, ShapeViolation
 from reckon.schema.program import SETTINGS
 from reckon.store import SCHEMA
+from reckon.store.terms import parse_datetime_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from reckon.api._tenant import Tenant
@@ -147,9 +148,10 @@ def _term(spec: dict[str, Any], name: str, value: Any) -> Literal:
     if dt == _XSD + "dateTime":
         if isinstance(value, str):
             try:
-                value = datetime.fromisoformat(value.replace("Z", "+00:00"))
-            except ValueError:
-                raise InvalidInput(f"{fld}: {value!r} is not an ISO 8601 date-time", field=fld) from None
+                value = parse_datetime_text(value)
+            except ValueError as exc:
+                raise InvalidInput(f"{fld}: {value!r} is not an ISO 8601 date-time kept to the microsecond ({exc})",
+                                   field=fld) from None
         return datetime_literal(value, fld)
     if dt == _XSD + "string":
         if not isinstance(value, str):

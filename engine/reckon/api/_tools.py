@@ -41,13 +41,13 @@ memory omits ``subclass``. The root of every tool's parameters stays a plain obj
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import re
 from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Literal, cast
 
+from reckon import _json as strict_json
 from reckon._errors import (
     ConflictPending,
     InvalidInput,
@@ -58,6 +58,7 @@ from reckon._errors import (
     UnknownMemory,
     UnknownTeam,
 )
+from reckon._json import InvalidJSON
 from reckon.api._limits import MAX_CONVERSATION_CHARS, MAX_SEARCH_CHARS
 from reckon.memory.models import IMPORTANCE_NAMES, KINDS, SCOPES, Principal
 from reckon.vocab import decimal_text
@@ -518,9 +519,14 @@ def handle_tool_call(tenant: Tenant, name: str, arguments: dict[str, Any] | str 
                     constraint="type")
     if isinstance(arguments, (str, bytes)):
         try:
-            arguments = json.loads(arguments or "{}")
-        except (ValueError, TypeError) as exc:
-            return _err("invalid_json", f"arguments are not valid JSON: {exc}", constraint="json")
+            arguments = strict_json.loads(arguments or "{}", what="arguments")
+        except InvalidJSON as exc:
+            return _err("invalid_json", str(exc), field="arguments", constraint=exc.constraint)
+    else:
+        try:
+            strict_json.check(arguments, "arguments")
+        except InvalidJSON as exc:
+            return _err("invalid_json", str(exc), field=exc.field, constraint=exc.constraint)
     if arguments is None:
         arguments = {}
     if not isinstance(arguments, dict):

@@ -9,8 +9,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from reckon import _json as strict_json
 from reckon._errors import InvalidInput, NotAuthorized, ReckonError, ShapeViolation
+from reckon._json import InvalidJSON
 from reckon.memory.models import Principal
+from reckon.store.terms import parse_datetime_text
 from reckon.transcripts.models import ROLES
 
 __all__ = ["TURN_TOOL_NAMES", "handle_turn_tool", "turn_tool_schemas"]
@@ -70,9 +73,14 @@ def handle_turn_tool(tenant: Any, name: str, arguments: Any, principal: Principa
     ``{"ok": False, "error": {"type", "field", "message"}}``."""
     if isinstance(arguments, (str, bytes)):
         try:
-            arguments = json.loads(arguments or "{}")
-        except ValueError as exc:
-            return _err("invalid_json", f"arguments are not valid JSON: {exc}")
+            arguments = strict_json.loads(arguments or "{}", what="arguments")
+        except InvalidJSON as exc:
+            return _err("invalid_json", str(exc), field="arguments")
+    else:
+        try:
+            strict_json.check(arguments, "arguments")
+        except InvalidJSON as exc:
+            return _err("invalid_json", str(exc), field=exc.field)
     if not isinstance(arguments, dict):
         return _err("invalid_input", "arguments must be a JSON object")
     try:
@@ -83,12 +91,11 @@ def handle_turn_tool(tenant: Any, name: str, arguments: Any, principal: Principa
                 raise InvalidInput(f"{extra[0]}: unknown argument", field=extra[0])
             a = dict(arguments)
             if isinstance(a.get("at"), str):
-                from datetime import datetime
-
                 try:
-                    a["at"] = datetime.fromisoformat(a["at"].replace("Z", "+00:00"))
-                except ValueError:
-                    raise InvalidInput(f"at: not an ISO 8601 date-time: {a['at']!r}", field="at") from None
+                    a["at"] = parse_datetime_text(a["at"])
+                except ValueError as exc:
+                    raise InvalidInput(f"at: not an ISO 8601 date-time kept to the microsecond: {a['at']!r} ({exc})",
+                                       field="at") from None
             turn = tenant.record_turns([a], principal=principal)[0]
             return {"ok": True, "turn": json.loads(turn.model_dump_json())}
         if name == "search_turns":

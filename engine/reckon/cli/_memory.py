@@ -42,6 +42,7 @@ from reckon.cli._tenant import (
     say,
     warn,
 )
+from reckon.store.terms import parse_datetime_text
 
 PROP_OPT = typer.Option([], "--prop", "-p", help="Subclass property KEY=VALUE; repeat (a repeated key makes a list).")
 JSON_OPT = typer.Option(False, "--json", help="Print the memory as JSON.")
@@ -76,9 +77,10 @@ def parse_when(text: str | None, option: str) -> datetime | None:
     try:
         if len(text.strip()) == 10:
             return datetime.combine(date.fromisoformat(text.strip()), time(0), tzinfo=UTC)
-        value = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    except ValueError:
-        raise fail(f"{option}: not an ISO 8601 date or date-time: {text!r}") from None
+        value = parse_datetime_text(text)
+    except ValueError as exc:
+        raise fail(f"{option}: not an ISO 8601 date or date-time kept to the microsecond: {text!r} ({exc})") \
+            from None
     if value.tzinfo is None:
         raise fail(f"{option}: {text!r} has no time zone: add Z or an offset such as +02:00 "
                    "(a date alone means midnight UTC)")

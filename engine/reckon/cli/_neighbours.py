@@ -17,6 +17,8 @@ from typing import Any
 import typer
 from rich.markup import escape
 
+from reckon import _json as strict_json
+from reckon._json import InvalidJSON
 from reckon.cli._app import EXIT_INPUT, EXIT_INVALID, app, fail, one_of
 from reckon.cli._tenant import (
     AS_OPT,
@@ -41,9 +43,9 @@ def _value(raw: str, as_string: bool) -> Any:
     if as_string:
         return text
     try:
-        return json.loads(text)
-    except ValueError as e:
-        raise fail(f"value: not JSON ({e}); pass --string to store the text as a string") from None
+        return strict_json.loads(text, what="value")
+    except InvalidJSON as e:
+        raise fail(f"{e}; pass --string to store the text as a string") from None
 
 
 @notes_app.command("put")
@@ -158,10 +160,11 @@ def events_load(file: str = typer.Argument(..., help="JSON list or JSON Lines of
 
     text = sys.stdin.read() if file == "-" else Path(file).read_text(encoding="utf-8")
     try:
-        data = json.loads(text) if text.lstrip().startswith("[") else [json.loads(x) for x in text.splitlines()
-                                                                       if x.strip()]
-    except ValueError as e:
-        raise fail(f"{file}: not JSON or JSON Lines: {e}") from None
+        data = (strict_json.loads(text, what=file) if text.lstrip().startswith("[") else
+                [strict_json.loads(x, what=f"{file} line {i}") for i, x in enumerate(text.splitlines(), 1)
+                 if x.strip()])
+    except InvalidJSON as e:
+        raise fail(f"not JSON or JSON Lines: {e}") from None
     out = open_tenant(tenant).events.record(data)
     say(f"recorded {len(out)} events")
 

@@ -24,9 +24,9 @@ import unicodedata
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_serializer, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_serializer, field_validator, model_validator
 
 from reckon._errors import InvalidInput
 from reckon.vocab import json_decimals
@@ -178,6 +178,11 @@ def _whole_text(value: Any) -> Any:
 
         check_datetime_text(value)
     return value
+
+
+#: A ``datetime`` field that refuses a text with a seventh non-zero fractional-second digit
+#: (pydantic would cut it): for request models outside this module (the REST bodies).
+WholeDateTime = Annotated[datetime, BeforeValidator(_whole_text)]
 
 
 def _aware(value: datetime | None) -> datetime | None:

@@ -229,6 +229,9 @@ class MiniLMEmbedder:
             raise InvalidInput(f"MiniLM runtime: expected auto, onnx, numpy or torch, got {runtime!r}", field="runtime")
         self.batch_size = batch_size
         self.runtime = runtime
+        #: True when a runtime was named (not ``"auto"``): a load failure is then an error
+        #: for the caller, never a switch to another embedder (see ``RecallIndex``).
+        self.explicit = runtime != "auto"
         self._model: Any = None
         self._error: str | None = None
         self._lock = threading.Lock()

@@ -128,8 +128,12 @@ class RecallIndex:
     :param directory: where to persist (created if missing); None = in memory only.
     :param embedder: an :class:`~reckon.recall.embed.Embedder`; default
         :func:`~reckon.recall.embed.default_embedder` (MiniLM if installed, else the
-        hashing fallback, with a warning). If MiniLM fails to load, the index switches
-        to the hashing embedder, logs a warning and says so in :attr:`embedder_name`.
+        hashing fallback, with a warning). If MiniLM chosen with runtime ``auto`` fails
+        to load, the index switches to the hashing embedder, logs one warning with the
+        cause and says so, with the cause, in :attr:`embedder_name` (``reckon tenant
+        status``); an embedder whose ``explicit`` is true (``RECKON_MINILM_RUNTIME=onnx``,
+        ``minilm-torch``) is never replaced: its ``EmbeddingUnavailable`` (the load
+        failure's cause) propagates from the write or search that needed it.
     :param config: default :class:`~reckon.recall.rank.RankConfig` for :meth:`search`.
     :param autosave: persist after every write (use :meth:`batch` to group writes).
     :raises StoreError: when the directory holds an unreadable index.
@@ -227,6 +231,8 @@ class RecallIndex:
         try:
             out = self._embedder.encode(texts)
         except EmbeddingUnavailable as exc:
+            if exc.load_failed and getattr(self._embedder, "explicit", False):
+                raise  # an explicitly chosen runtime is never replaced: the caller sees the cause
             if exc.load_failed and not isinstance(self._embedder, HashingEmbedder):
                 self._switch_to_fallback(str(exc))
                 return self._encode(texts)
@@ -261,7 +267,7 @@ class RecallIndex:
 
     def _switch_to_fallback_locked(self, reason: str) -> None:
         log.warning("recall embedder %s unavailable, using hashing fallback: %s", self._embedder.name, reason)
-        self._fallback_reason = f"{self._embedder.name} unavailable"
+        self._fallback_reason = f"{self._embedder.name} unavailable: {reason}"
         self._embedder = HashingEmbedder()
         if self._dim != self._embedder.dim:
             self._resize(self._embedder.dim)

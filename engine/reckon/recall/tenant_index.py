@@ -944,7 +944,11 @@ class TenantIndex:
         self.sync()
         if first and self.index.config.use_vector and 0 < self.pending() <= _FIRST_RANK_BACKLOG:
             self.wait(timeout=30.0)
-        qv = self.query_vector(query) if self.index.config.use_vector and self.index.embedded_count() else None
+        # an explicitly chosen embedder is asked even before a vector exists, so a runtime
+        # that cannot load is an error here (EmbeddingUnavailable), not a silent keyword-only search
+        vector = self.index.config.use_vector and (
+            self.index.embedded_count() > 0 or getattr(self.index.embedder, "explicit", False))
+        qv = self.query_vector(query) if vector else None
         with self.index._lock:  # noqa: SLF001 - mask and search on the same rows
             mask = mask_fn(self.index) if mask_fn is not None else None
             return self.index.search(query, limit=limit, mask=mask, query_vector=qv, **kw)

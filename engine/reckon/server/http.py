@@ -63,14 +63,12 @@ import threading
 import time
 from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
-from datetime import datetime
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 from typing import Literal as TLiteral
 from urllib.parse import parse_qs
 
-from fastapi import Depends, FastAPI, Query, Request
+from fastapi import Depends, FastAPI, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from fastapi.routing import APIRoute
@@ -88,6 +86,7 @@ from pyoxigraph import (
 )
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from reckon import _json as strict_json
 from reckon import vocab as _vocab
 from reckon._errors import (
     ConflictPending,
@@ -105,8 +104,9 @@ from reckon._errors import (
     UnknownTeam,
     UnknownTenant,
 )
+from reckon._json import InvalidJSON
 from reckon.api._limits import MAX_CONVERSATION_CHARS, MAX_SEARCH_CHARS
-from reckon.memory.models import HistoryEntry, Kind, Memory, Scope, Source
+from reckon.memory.models import HistoryEntry, Kind, Memory, Scope, Source, WholeDateTime
 from reckon.recall.bundle import ContextBundle
 from reckon.server.auth import TokenError, TokenForbidden, TokenRecord, TokenStore, parse_token
 
@@ -182,7 +182,7 @@ class MemoryFields(BaseModel):
                                                            "BudgetConstraintMemory.")
     properties: dict[str, Any] | None = Field(default=None, description="The subclass's properties.")
     confidence: float | None = Field(default=None, ge=0, le=1)
-    expires_at: datetime | None = None
+    expires_at: WholeDateTime | None = None
     teams: list[str] | None = None
     owner: str | None = None
     project: str | None = Field(default=None, description="Project id of a project-scope memory.")
@@ -210,7 +210,7 @@ class PatchBody(BaseModel):
     label: str | None = None
     content: str | None = None
     confidence: float | None = None
-    expires_at: datetime | None = None
+    expires_at: WholeDateTime | None = None
     properties: dict[str, Any] | None = None
     teams: list[str] | None = None
 
@@ -684,30 +684,51 @@ class _TooLarge(Exception):
     pass
 
 
-class _ExactJSONRequest(Request):
-    """A request whose JSON body keeps every digit of a number with a fraction or
-    exponent (``decimal.Decimal``, not a binary float): ``"amount": 12345678901234.123456789012345678``
-    reaches the memory's xsd:decimal exactly."""
+class _JSONRefused(HTTPException):
+    """A JSON body :func:`reckon._json.loads` refused (FastAPI turns any other exception
+    from ``Request.json`` into a bare 400); answered 422 ``invalid_input`` in the error envelope."""
+
+    def __init__(self, exc: InvalidJSON) -> None:
+        self.refusal = exc
+        super().__init__(status_code=422, detail=str(exc))
+
+
+class _StrictJSONRequest(Request):
+    """A request whose JSON body is parsed by :func:`reckon._json.loads` (too deep, duplicate
+    keys, NaN, a non-finite number, an over-long integer, not UTF-8 or a lone surrogate is a
+    422 naming it)."""
+
+    exact = False
 
     async def json(self) -> Any:
         if not hasattr(self, "_json"):
-            self._json = json.loads(await self.body(), parse_float=Decimal)
+            try:
+                self._json = strict_json.loads(await self.body(), what="body", exact=self.exact)
+            except InvalidJSON as exc:
+                raise _JSONRefused(exc) from None
         return self._json
 
 
+class _ExactJSONRequest(_StrictJSONRequest):
+    """A strict JSON request whose body keeps every digit of a number with a fraction or
+    exponent (``decimal.Decimal``, not a binary float): ``"amount": 12345678901234.123456789012345678``
+    reaches the memory's xsd:decimal exactly."""
+
+    exact = True
+
+
 class _ExactJSONRoute(APIRoute):
-    """The routes of :func:`create_app`; those that write memories (``/memories``) parse
-    their bodies with :class:`_ExactJSONRequest` (a note's value stays plain JSON)."""
+    """The routes of :func:`create_app`; all parse JSON bodies strictly, and those that write
+    memories (``/memories``) with :class:`_ExactJSONRequest` (a note's value stays plain JSON)."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
-        if "/memories" not in self.path:
-            return handler
+        cls = _ExactJSONRequest if "/memories" in self.path else _StrictJSONRequest
 
-        async def exact(request: Request) -> Response:
-            return await handler(_ExactJSONRequest(request.scope, request.receive, request._send))  # noqa: SLF001
+        async def strict(request: Request) -> Response:
+            return await handler(cls(request.scope, request.receive, request._send))  # noqa: SLF001
 
-        return exact
+        return strict
 
 
 def create_app(
@@ -782,6 +803,12 @@ def create_app(
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         """Routing errors (404 no route, 405 method not allowed, ...) in the error envelope."""
+        if isinstance(exc, _JSONRefused):
+            r = exc.refusal
+            item = {"field": r.field or "body", "constraint": r.constraint, "message": str(r)}
+            return JSONResponse(status_code=422, content={"error": {
+                "type": "invalid_input", "message": str(r), "field": item["field"],
+                "constraint": r.constraint, "errors": [item]}})
         type_, message = _HTTP_ERRORS.get(exc.status_code, ("http_error", str(exc.detail)))
         field, constraint = None, None
         headers = dict(exc.headers or {})
