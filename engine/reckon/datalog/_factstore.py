@@ -23,6 +23,8 @@ from typing import Any
 
 from pyoxigraph import BlankNode, Literal, NamedNode, Triple
 
+from reckon._lazydict import LazyDict
+
 __all__ = ["BNODE", "IRI", "LITERAL", "TRIPLE", "FactStore", "TermDictionary"]
 
 IRI, BNODE, LITERAL, TRIPLE = 0, 1, 2, 3
@@ -228,7 +230,7 @@ def _check_entry(raw: object) -> int:
     return len(vals)
 
 
-class _LazyIndex(dict):  # type: ignore[type-arg]
+class _LazyIndex(LazyDict[int, defaultdict[int, set[int]]]):
     """A fact store's index ``p -> {k -> set(v)}`` (:attr:`FactStore.spo`,
     :attr:`FactStore.pos`) as :meth:`FactStore.from_lists` restores it: every predicate's
     entry is kept in its written form (:data:`RawEntry`: three integer buffers, which
@@ -237,26 +239,17 @@ class _LazyIndex(dict):  # type: ignore[type-arg]
     for the predicates the next evaluation reads -- building all of them was 1.05 of a
     100k-memory tenant's 3.9 CPU s restore, and a write's maintenance reads a few.
 
-    Keys, ``in`` and ``len`` answer without building (each unbuilt key maps to
-    ``None`` in the underlying dictionary). Only Python-level access is supported:
-    C code reading the mapping directly (``dict(ix)``, ``{**ix}``) would see the
-    placeholders, and nothing here does that; :meth:`build_all` first when in doubt."""
+    Keys, ``in`` and ``len`` answer without building (:class:`reckon._lazydict.LazyDict`
+    says what else builds and what C-level access does not see)."""
 
-    __slots__ = ("raw",)
+    __slots__ = ()
 
-    def __init__(self, raw: dict[int, RawEntry]) -> None:
-        super().__init__(dict.fromkeys(raw))
-        self.raw = raw
+    raw: dict[int, RawEntry]
 
-    def _build(self, p: int) -> defaultdict[int, set[int]]:
-        d = _unpack_entry(self.raw.pop(p))
-        dict.__setitem__(self, p, d)
-        return d
+    def _make(self, p: int, written: RawEntry) -> defaultdict[int, set[int]]:
+        return _unpack_entry(written)
 
-    def build_all(self) -> None:
-        """Build every entry still in its written form."""
-        for p in list(self.raw):
-            self._build(p)
+    build_all = LazyDict.load_all
 
     def width(self, p: int) -> int:
         """Number of keys of predicate ``p``'s entry (0 when absent), without building it."""
@@ -265,82 +258,6 @@ class _LazyIndex(dict):  # type: ignore[type-arg]
             return len(r[0]) // _WIDTH
         d = dict.get(self, p)
         return 0 if d is None else len(d)
-
-    def __getitem__(self, p: int) -> defaultdict[int, set[int]]:
-        if p in self.raw:
-            return self._build(p)
-        return dict.__getitem__(self, p)
-
-    def get(self, p: int, default: object = None) -> object:
-        if p in self.raw:
-            return self._build(p)
-        return dict.get(self, p, default)
-
-    def __setitem__(self, p: int, value: object) -> None:
-        self.raw.pop(p, None)
-        dict.__setitem__(self, p, value)
-
-    def __delitem__(self, p: int) -> None:
-        self.raw.pop(p, None)
-        dict.__delitem__(self, p)
-
-    def pop(self, p: int, *default: object) -> object:
-        if p in self.raw:
-            self._build(p)
-        return dict.pop(self, p, *default)
-
-    def setdefault(self, p: int, default: object = None) -> object:
-        if p in self.raw:
-            return self._build(p)
-        return dict.setdefault(self, p, default)
-
-    def popitem(self) -> tuple[int, object]:
-        self.build_all()
-        return dict.popitem(self)
-
-    def items(self) -> Any:
-        self.build_all()
-        return dict.items(self)
-
-    def values(self) -> Any:
-        self.build_all()
-        return dict.values(self)
-
-    def copy(self) -> dict[int, object]:
-        self.build_all()
-        return dict(dict.items(self))
-
-    def update(self, *args: Any, **kw: Any) -> None:
-        for p, v in dict(*args, **kw).items():
-            self[p] = v
-
-    def __eq__(self, other: object) -> bool:
-        self.build_all()
-        if isinstance(other, _LazyIndex):
-            other.build_all()
-        return dict.__eq__(self, other)
-
-    def __ne__(self, other: object) -> bool:
-        return not self == other
-
-    __hash__ = None
-
-    def __repr__(self) -> str:
-        self.build_all()
-        return dict.__repr__(self)
-
-    def __or__(self, other: Any) -> Any:
-        out = self.copy()
-        out.update(other)
-        return out
-
-    def __ior__(self, other: Any) -> Any:
-        self.update(other)
-        return self
-
-    def __reduce__(self) -> tuple[object, ...]:
-        self.build_all()
-        return (dict, (list(dict.items(self)),))
 
 
 def index_width(ix: dict[int, defaultdict[int, set[int]]], p: int) -> int:

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 from pyoxigraph import NamedNode, Quad
 
 from reckon._errors import TenantClosed
+from reckon._lazydict import LazyDict
 from reckon.memory import _rdf as R
 from reckon.memory.conflicts import tokens
 from reckon.memory.models import MemoryInput, normalise_label
@@ -166,83 +167,38 @@ def _groups_of(a: dict[Any, list[Any]]) -> list[tuple[Any, ...]]:
     return out
 
 
-class _SavedSets(dict[str, set[NamedNode]]):
+class _SavedSets(LazyDict[str, set[NamedNode]]):
     """A saved group's label or token map (key -> member indices, as saved), each key's
     set of members made on its first lookup: a write looks up one label and its own
     tokens, not every key of the group. Behaves as the dict of sets it stands for
-    (``get``, ``[]``, ``in``, assignment, ``del``, ``len``, iteration)."""
+    (:class:`reckon._lazydict.LazyDict`); a key whose members all changed since the save
+    has no entry (``in`` and iteration make entries first to leave it out)."""
 
-    __slots__ = ("_nodes", "_raw", "_skip")
+    __slots__ = ("_nodes", "_skip")
 
     def __init__(self, raw: dict[str, tuple[int, ...]], nodes: list[NamedNode], skip: set[int]) -> None:
-        super().__init__()
-        self._raw = dict(raw)
+        super().__init__(raw, placeholders=False)  # a group has thousands of tokens: no per-key cost
         self._nodes = nodes
         self._skip = skip  # members changed since the group was saved: not listed from it
 
-    def _load(self, key: str) -> set[NamedNode] | None:
-        ix = self._raw.pop(key, None)
-        if ix is None:
-            return None
+    def _make(self, key: str, ix: tuple[int, ...]) -> set[NamedNode] | None:
         nodes, skip = self._nodes, self._skip
         members = {nodes[i] for i in ix if i not in skip} if skip else set(map(nodes.__getitem__, ix))
-        if not members:
-            return None
-        dict.__setitem__(self, key, members)
-        return members
-
-    def _all(self) -> None:
-        for key in list(self._raw):
-            self._load(key)
-
-    def get(self, key: str, default: Any = None) -> Any:
-        members = dict.get(self, key)
-        if members is None and self._raw:
-            members = self._load(key)
-        return default if members is None else members
-
-    def __missing__(self, key: str) -> set[NamedNode]:
-        members = self._load(key)
-        if members is None:
-            raise KeyError(key)
-        return members
+        return members or None
 
     def __contains__(self, key: object) -> bool:
-        return dict.__contains__(self, key) or (type(key) is str and self._load(key) is not None)
-
-    def __setitem__(self, key: str, value: set[NamedNode]) -> None:
-        self._raw.pop(key, None)
-        dict.__setitem__(self, key, value)
-
-    def __delitem__(self, key: str) -> None:
-        self._raw.pop(key, None)
-        dict.pop(self, key, None)
-
-    def setdefault(self, key: str, default: Any = None) -> Any:
-        members = self.get(key)
-        if members is None:
-            dict.__setitem__(self, key, default)
-            return default
-        return members
+        return dict.__contains__(self, key) or (key in self.raw and self._load(key) is not None)
 
     def __len__(self) -> int:
-        return dict.__len__(self) + len(self._raw)
+        return dict.__len__(self) + len(self.raw)
 
     def __iter__(self) -> Any:
-        self._all()
+        self.load_all()
         return dict.__iter__(self)
 
     def keys(self) -> Any:
-        self._all()
+        self.load_all()
         return dict.keys(self)
-
-    def values(self) -> Any:
-        self._all()
-        return dict.values(self)
-
-    def items(self) -> Any:
-        self._all()
-        return dict.items(self)
 
 
 class _PeerIndex:
