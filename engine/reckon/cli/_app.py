@@ -381,6 +381,9 @@ def _run(argv: list[str]) -> int:
                 if isinstance(exc, ShapeViolation) and text.startswith("setting "):  # rk:SettingsShape refused it
                     prefix = "invalid setting"
                     text = text[len("setting "):]
+                elif isinstance(exc, ShapeViolation) and exc.violations and not any(
+                        ":memory:" in str(v.get("focus_node", "")) for v in exc.violations):
+                    prefix = "invalid data"  # business data or another non-memory node (spend, KPI, account)
                 err_console.print(f"[red]{prefix}:[/red] {escape(text)}", soft_wrap=True)
                 return code
         raise  # pragma: no cover - ReckonError is the last row

@@ -32,6 +32,14 @@ app.add_typer(spend_app, name="spend")
 app.add_typer(clock_app, name="clock")
 
 
+def _stored(value: str) -> str:
+    """The canonical ``xsd:decimal`` text the store holds for an accepted ``value``
+    (``40000.500`` -> ``40000.5``), so the echo says what a query reads back."""
+    from reckon.store.terms import decimal_literal
+
+    return decimal_literal(value).value
+
+
 def _when(text: str | None, option: str) -> datetime | None:
     from reckon.cli._memory import parse_when
 
@@ -50,7 +58,7 @@ def kpi_set(
     """Set the current value of a KPI (replaces the previous one of the same metric and platform)."""
     t = open_tenant(tenant)
     t.set_kpi(metric, value, platform=platform, period=period, as_of=_when(as_of, "--as-of"))
-    say(f"KPI {metric}{' on ' + platform if platform else ''} = {value}")
+    say(f"KPI {metric}{' on ' + platform if platform else ''} = {_stored(value)}")
 
 
 @spend_app.command("set")
@@ -74,7 +82,7 @@ def spend_set(
     t = open_tenant(tenant)
     t.set_spend(platform, amount, period=period, period_start=start, currency=currency,
                 as_of=_when(as_of, "--as-of"))
-    say(f"spend {platform} {period} = {amount} {currency}")
+    say(f"spend {platform} {period} = {_stored(amount)} {currency}")
 
 
 @clock_app.command("tick")

@@ -90,11 +90,18 @@ def parse_when(text: str | None, option: str) -> datetime | None:
 def shown_value(v: Any) -> str:
     """A property or status value as ``get`` prints it: a decimal as its exact text, the
     same as ``--json`` and REST give it (``40000``, ``0.85``,
-    ``12345678901234.123456789012345678``), never a float's rounding."""
+    ``12345678901234.123456789012345678``), never a float's rounding; a date-time in ISO
+    8601 as ``--json`` gives it (``2026-12-31T14:59:59.999999Z``), a date as ``YYYY-MM-DD``."""
     if isinstance(v, Decimal):
         return format(v, "f")
+    if isinstance(v, datetime):
+        text = v.isoformat()
+        return text[:-6] + "Z" if text.endswith("+00:00") else text
+    if isinstance(v, date):
+        return v.isoformat()
     if isinstance(v, list):
-        return "[" + ", ".join(shown_value(x) if isinstance(x, Decimal) else repr(x) for x in v) + "]"
+        return "[" + ", ".join(shown_value(x) if isinstance(x, (Decimal, datetime, date)) else repr(x)
+                               for x in v) + "]"
     return str(v)
 
 
