@@ -212,7 +212,7 @@ def test_bad_subclass_argument_names_the_field(tenant, arguments, field, constra
                       "subclass": {"name": "NoSuchMemory", "properties": {}}}, "invalid_input", "subclass.name"),
         ("remember", {"label": "x", "content": "y", "kind": "fact", "scope": "user", "importance": 3,
                       "colour": "red"}, "invalid_input", "colour"),
-        ("remember", '{"label": "x", ', "invalid_json", None),
+        ("remember", '{"label": "x", ', "invalid_json", "arguments"),
         ("search", {"query": "x", "k": 0}, "invalid_input", "k"),
         ("search", {}, "invalid_input", "query"),
         ("supersede", {"old_id": "not-an-id"}, "invalid_input", "old_id"),
