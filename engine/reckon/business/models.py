@@ -13,9 +13,10 @@ from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from reckon._errors import InvalidInput
+from reckon.store.terms import check_text
 
 __all__ = [
     "AccountInput",
@@ -82,6 +83,16 @@ def _utc(value: datetime) -> datetime:
 
 class _Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True, defer_build=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _rdf_text(cls, data: Any) -> Any:
+        """Every string given (ids, names, nested lists) holds only characters RDF text
+        can hold (:func:`reckon.store.terms.check_text`: no lone surrogate, no U+0000)."""
+        if isinstance(data, dict):
+            for k, v in data.items():
+                check_text(v, str(k))
+        return data
 
 
 class KpiInput(_Model):

@@ -29,6 +29,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_serializer, field_validator, model_validator
 
 from reckon._errors import InvalidInput
+from reckon.store.terms import text_fault
 from reckon.vocab import json_decimals
 
 __all__ = [
@@ -104,12 +105,9 @@ def _check_text(v: Any, what: str) -> Any:
     libraries and terminals cut strings at it, and a lone surrogate is no Unicode scalar
     value (it cannot be encoded as UTF-8 at all)."""
     if isinstance(v, str):
-        if "\x00" in v:
-            raise ValueError(f"{what}: must not contain the NUL character (U+0000)")
-        try:
-            v.encode("utf-8")
-        except UnicodeEncodeError:
-            raise ValueError(f"{what}: must not contain lone surrogates (not valid Unicode text)") from None
+        fault = text_fault(v)
+        if fault is not None:
+            raise ValueError(f"{what}: {fault}")
     elif isinstance(v, (list, tuple)):
         for x in v:
             _check_text(x, what)

@@ -49,6 +49,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from reckon._errors import InvalidInput, QueryLimitExceeded, ReadOnlyQuery
+from reckon.store.terms import text_fault
 from reckon.vocab import PREFIXES
 
 __all__ = [
@@ -398,8 +399,9 @@ def inspect_query(text: object, limits: QueryLimits | None = None, *, public_gra
     :param public_graphs: IRIs a ``FROM`` / ``FROM NAMED`` clause may name (empty: any
         dataset clause is refused).
     :returns: the :class:`QueryPlan`.
-    :raises InvalidInput: when ``text`` is not a ``str`` or holds a character that
-        starts no SPARQL token, or a dataset clause names a graph outside
+    :raises InvalidInput: when ``text`` is not a ``str``, holds a character no RDF text
+        can hold (a lone surrogate, U+0000: :func:`reckon.store.terms.text_fault`, named
+        with its offset) or a character that starts no SPARQL token, or a dataset clause names a graph outside
         ``public_graphs``.
     :raises ReadOnlyQuery: for an update or ``SERVICE``.
     :raises QueryLimitExceeded: over ``max_query_bytes`` (``limit="query_bytes"``) or
@@ -407,6 +409,9 @@ def inspect_query(text: object, limits: QueryLimits | None = None, *, public_gra
     """
     if not isinstance(text, str):
         raise InvalidInput(f"SPARQL query must be a str, not {type(text).__name__}", field="query")
+    fault = text_fault(text)
+    if fault is not None:
+        raise InvalidInput(f"SPARQL query: {fault}", field="query")
     if limits is not None and limits.max_query_bytes is not None:
         size = len(text) if len(text) * 4 <= limits.max_query_bytes else len(text.encode("utf-8", "surrogatepass"))
         if size > limits.max_query_bytes:

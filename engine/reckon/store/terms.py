@@ -39,6 +39,8 @@ from typing import Any, TypeVar
 
 from pyoxigraph import BlankNode, DefaultGraph, Literal, NamedNode, Quad, Store, Triple
 
+from reckon._errors import InvalidInput
+
 __all__ = [
     "DECIMAL_LEXICAL",
     "DECIMAL_MAX",
@@ -46,9 +48,11 @@ __all__ = [
     "canonical_quad",
     "canonical_term",
     "canonical_triple",
+    "check_text",
     "datetime_literal",
     "decimal_literal",
     "same_term",
+    "text_fault",
 ]
 
 _XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
@@ -265,3 +269,45 @@ def datetime_literal(value: datetime, field: str = "datetime") -> Literal:
         )
     text = value.astimezone(UTC).isoformat().replace("+00:00", "Z")
     return canonical_term(Literal(text, datatype=_X_DATETIME))
+
+
+_NOT_RDF_CHAR = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+"""A character no RDF literal or IRI can hold: outside XML 1.0 ``Char`` (W3C XML 1.0,
+section 2.2: ``#x9 | #xA | #xD | [#x20-#xD7FF] | [#xE000-#xFFFD] | [#x10000-#x10FFFF]``),
+the lexical space of ``xsd:string`` (XML Schema 1.1 Part 2, section 3.3.1)."""
+
+
+def text_fault(text: str) -> str | None:
+    """``None`` when every character of ``text`` is an XML 1.0 ``Char`` (what an RDF
+    literal or IRI can hold), else what is wrong and where: ``"lone surrogate U+D800 at
+    character offset 3"`` (offset: 0-based index into the Python ``str``)."""
+    m = _NOT_RDF_CHAR.search(text)
+    if m is None:
+        return None
+    c = ord(m.group())
+    what = ("the NUL character" if c == 0 else "lone surrogate" if 0xD800 <= c <= 0xDFFF
+            else "noncharacter" if c >= 0xFFFE else "control character")
+    return f"{what} U+{c:04X} at character offset {m.start()} (not allowed in RDF text)"
+
+
+def check_text(value: Any, field: str) -> Any:
+    """``value`` unchanged when each string in it (nested in lists, tuples and dict keys
+    and values too) holds only characters RDF text can hold (:func:`text_fault`).
+
+    :raises InvalidInput: naming ``field`` (``field.key`` inside a dict), the character
+        and its offset: a lone surrogate cannot be encoded as UTF-8 at all, and U+0000,
+        other C0 controls but tab / newline / return, U+FFFE and U+FFFF are no XML
+        characters (SPARQL XML results and Turtle dumps would be invalid).
+    """
+    if isinstance(value, str):
+        fault = text_fault(value)
+        if fault is not None:
+            raise InvalidInput(f"{field}: {fault}", field=field)
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        for x in value:
+            check_text(x, field)
+    elif isinstance(value, dict):
+        for k, x in value.items():
+            check_text(k, field)
+            check_text(x, f"{field}.{k}" if isinstance(k, str) and text_fault(k) is None else field)
+    return value
