@@ -152,6 +152,7 @@ def test_tenant_search_is_the_brute_force_top_k_of_the_eligible(engine, steps, q
     t.tick(NOW)
     for p, teams in PEOPLE.items():
         t.add_person(p, teams=teams)
+    t.add_team("t3")  # a team nobody is in: its memories are eligible for no one here
     ms: dict[str, dict[str, Any]] = {}  # id -> what the test wrote
 
     def put(m: Any, importance: int, kind: str) -> None:

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyoxigraph import NamedNode, Quad
 
-from reckon._errors import TenantClosed
+from reckon._errors import TenantClosed, TenantGone
 from reckon._lazydict import LazyDict
 from reckon.memory import _rdf as R
 from reckon.memory.conflicts import tokens
@@ -711,8 +711,8 @@ class PeerCache:
                 if wait <= 0 and PREFILL:
                     self.prefill()
                 self.flush()
-            except TenantClosed:
-                pass  # the store closed under the saver (Tenant.close, Engine.close): nothing to keep
+            except (TenantClosed, TenantGone):
+                pass  # the store closed (Tenant.close, Engine.close) or the tenant was deleted under the saver: nothing to keep
             except Exception:  # noqa: BLE001 - a cache: never let the saver break the process
                 log.warning("saving the peer index failed", exc_info=True)
             return
