@@ -714,7 +714,8 @@ def test_search_returns_while_a_snapshot_export_is_in_progress(tmp_path: Path, m
         return real(self, order)  # type: ignore[return-value]
 
     monkeypatch.setattr(keyword.FrozenKeywords, "export", gated)
-    ti._snap_gen = None  # noqa: SLF001 - force a write of the current generation
+    with ti._save_lock:  # noqa: SLF001 - an idle snapshot still in flight would mark gen0 written after us
+        ti._snap_gen = None  # noqa: SLF001 - force a write of the current generation
     saver = threading.Thread(target=ti.save_snapshot)
     saver.start()
     try:
