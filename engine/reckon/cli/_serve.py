@@ -12,7 +12,7 @@ from typing import Any
 import typer
 
 from reckon.cli._app import app, state
-from reckon.cli._tenant import AS_OPT, MEMBER_OF_OPT, OPERATOR_OPT, TENANT_OPT, engine, print_json, say, warn
+from reckon.cli._tenant import AS_OPT, MEMBER_OF_OPT, OPERATOR_OPT, TENANT_OPT, engine, open_tenant, print_json, say, warn
 
 token_app = typer.Typer(help="API tokens of the HTTP server (per tenant, stored hashed).", no_args_is_help=True)
 app.add_typer(token_app, name="token")
@@ -205,7 +205,7 @@ def token_create(
     """Create an API token. It is printed once and stored only as a salted scrypt hash."""
     from reckon.server.auth import TokenStore
 
-    engine().tenant(tenant).memory.check_teams(member_of)  # UnknownTenant, UnknownTeam -> exit 2
+    open_tenant(tenant).memory.check_teams(member_of)  # UnknownTenant, UnknownTeam -> exit 2
     record, token = TokenStore(state.data_dir).create(
         tenant, person=person, teams=list(member_of), role="operator" if operator else "member",
         sparql=sparql or None, label=label)

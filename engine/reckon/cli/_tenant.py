@@ -118,8 +118,7 @@ def tenant_add_team(
 ) -> None:
     """Add (or rename) a team. Teams are made only so (or by `reckon onboard`): a memory
     write naming an unknown team is refused (exit 2)."""
-    t = engine().tenant(tenant_id)
-    t.add_team(team_id, name)
+    open_tenant(tenant_id).add_team(team_id, name)
     say(f"team {team_id} in tenant {tenant_id}")
 
 
@@ -129,7 +128,7 @@ def tenant_teams(
     as_json: bool = typer.Option(False, "--json", help="Print a JSON list."),
 ) -> None:
     """List the tenant's team ids."""
-    ids = engine().tenant(tenant_id).teams()
+    ids = open_tenant(tenant_id).teams()
     if as_json:
         print_json(ids)
         return
