@@ -931,6 +931,13 @@ class Tenant(NeighboursMixin):
             join the bundle when the principal is a member (else none are added).
         :param conversation_id: the conversation the turn belongs to: its live
             conversation-scope memories join the bundle when the principal takes part.
+            Without a ``conversation``, the bundle ranks by that conversation as recorded
+            (:meth:`record_turn`): its last 6 turns' lines (``"<speaker or role>: <text>"``)
+            when the principal may read it, with the vectors the transcript index already
+            computed for them, so an agent that records each turn is encoded only the lines
+            not embedded yet (typically the user's newest turn; its own reply was embedded
+            in the background after it was recorded). No recorded turns: ranked by
+            importance, then recency.
         :returns: :class:`~reckon.recall.bundle.ContextBundle` (``.render()`` is the prompt
             text, ``.ledger`` the budget, priority blocks and what was left out).
         :raises InvalidInput: when ``conversation`` is longer than
@@ -945,11 +952,61 @@ class Tenant(NeighboursMixin):
             if v is not None and (not isinstance(v, str) or not v):
                 raise InvalidInput(f"{name}: a non-empty id string is required, got {v!r}", field=name)
         recall = self.recall
+        who = self.principal_of(principal)
+        recorded = None
+        if not conversation and conversation_id is not None:
+            conversation = recorded = self._recorded_conversation(who, conversation_id)
         if conversation:
             recall.prefetch_model()  # loads while the bundle is prepared (a fresh process's first context)
-        return recall.context(self.principal_of(principal), conversation, budget_chars,
-                                   budget_tokens=budget_tokens, record_access=record_access,
-                                   project=project, conversation_id=conversation_id)
+        bundle = recall.context(who, conversation, budget_chars, budget_tokens=budget_tokens,
+                                record_access=record_access, project=project, conversation_id=conversation_id)
+        if recorded:
+            self._offer_turn_vectors(recorded)
+        return bundle
+
+    def _turn_tindex(self) -> Any:
+        """The transcript index's :class:`~reckon.recall.tenant_index.TenantIndex` when this
+        process has opened it (recorded or searched turns), else None: a bundle never
+        opens it (a snapshot load) only to look up at most six vectors."""
+        ti = self._turn_index
+        return getattr(ti, "_tindex", None) if ti is not None else None
+
+    def _recorded_conversation(self, who: Principal, conversation_id: str) -> list[str]:
+        """The recent conversation of ``conversation_id`` as recorded (:meth:`record_turn`):
+        the lines of its last turns, oldest first, as the transcript index embeds them
+        (``reckon.transcripts.search.turn_line``); ``[]`` when it has no turns or
+        ``who`` may not read it (``TranscriptService.visible``). Vectors the transcript
+        index already computed for those lines go into the recall query cache, so the
+        bundle encodes only the lines not embedded yet."""
+        from reckon.recall.bundle import _CONVERSATION_TURNS
+        from reckon.transcripts.search import turn_line
+
+        ts = self.transcripts
+        with self.store.snapshot() as view:
+            turns = ts.recent(conversation_id, _CONVERSATION_TURNS, view=view)
+            if not turns:
+                return []
+            if not who.is_operator and conversation_id not in who.conversations:
+                speakers = {t.speaker for t in turns}
+                if who.person not in speakers and not ts.visible(who, ts.conversation(conversation_id).participants):
+                    return []
+        lines = [turn_line(t) for t in turns]
+        ti = self._turn_tindex()
+        if ti is not None:
+            self.recall.index.remember_query_vectors(ti.stored_vectors(lines))
+        return lines
+
+    def _offer_turn_vectors(self, lines: list[str]) -> None:
+        """The lines the bundle just encoded go to the transcript index's queue (which
+        would encode them again moments later)."""
+        ti = self._turn_tindex()
+        if ti is not None:
+            try:
+                ti.offer_vectors(self.recall.index.cached_query_vectors(lines))
+            except Exception:  # noqa: BLE001 - a bundle never fails for the turn index
+                import logging
+
+                logging.getLogger("reckon.recall").warning("offering turn vectors failed", exc_info=True)
 
     @_arguments_checked
     def search(

@@ -279,7 +279,8 @@ def tool_schemas(catalogue: Catalogue) -> list[dict[str, Any]]:
             "project": {"type": "string", "minLength": 1,
                         "description": "The project this turn works on (adds its project memories)."},
             "conversation_id": {"type": "string", "minLength": 1,
-                                "description": "The conversation this turn belongs to (adds its conversation memories)."},
+                                "description": "The conversation this turn belongs to (adds its conversation "
+                                               "memories; without a conversation, ranks by its recorded turns)."},
             "budget_chars": {"type": "integer", "minimum": 500, "maximum": 100000,
                              "description": "Maximum length of the returned text (default 6000)."},
             "budget_tokens": {"type": "integer", "minimum": 100, "maximum": 100000,

@@ -67,7 +67,7 @@ import time
 import uuid
 import weakref
 import zipfile
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -927,6 +927,60 @@ class TenantIndex:
                     self._qcache.put(name, t, v)
             out = [v if v is not None else got.get(t) for t, v in zip(texts, out)]
         return out
+
+    def cached_query_vectors(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
+        """The query cache's vectors of ``texts`` (by text; the ones not cached are left
+        out). Nothing is encoded."""
+        name = self.index.embedder.name
+        return {t: v for t in dict.fromkeys(texts) if (v := self._qcache.get(name, t)) is not None}
+
+    def remember_query_vectors(self, vectors: Mapping[str, np.ndarray]) -> None:
+        """Put embeddings of texts computed by this index's embedder elsewhere (another
+        index of the tenant sharing the embedder: :meth:`stored_vectors`) into the query
+        cache, so :meth:`query_vectors` does not encode them again."""
+        name = self.index.embedder.name
+        for t, v in vectors.items():
+            self._qcache.put(name, t, np.asarray(v, dtype=np.float32))
+
+    def stored_vectors(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
+        """The vectors the index's vector file holds for exactly ``texts`` (parts of its
+        documents, embedded by its embedder), by text; the file is refreshed first (another
+        process may have appended). Nothing is encoded; ``{}`` while the file is another
+        embedder's."""
+        if not texts:
+            return {}
+        vf = self._vector_file()
+        if vf.embedder != self.index.embedder.name:
+            return {}
+        try:
+            vf.refresh()
+        except OSError as exc:  # unreadable: the caller encodes
+            log.warning("cannot read %s: %s", getattr(vf, "path", "vectors"), exc)
+            return {}
+        keys = {vf.key(t): t for t in texts}
+        return {keys[k]: np.array(v, dtype=np.float32) for k, v in vf.get_many(keys).items()}
+
+    def offer_vectors(self, vectors: Mapping[str, np.ndarray]) -> int:
+        """Keep embeddings of texts this index has queued, computed elsewhere by the same
+        embedder (a bundle ranked by a turn just recorded encodes its line before the
+        turn index's thread gets to it): they go into the vector file, where the thread's
+        next batch finds them instead of encoding them again. Texts not queued here are
+        ignored; returns how many were kept."""
+        if not vectors:
+            return 0
+        vf = self._vector_file()
+        if vf.embedder != self.index.embedder.name or not self._current():
+            return 0
+        with self._cv:
+            pairs = [(k, np.asarray(v, dtype=np.float32)) for t, v in vectors.items()
+                     if (k := vf.key(t)) in self._pending and v is not None and np.shape(v) == (vf.dim,)]
+        if not pairs:
+            return 0
+        try:
+            return int(vf.add(pairs))
+        except OSError as exc:
+            log.warning("cannot append vectors to %s: %s", getattr(vf, "path", "vectors"), exc)
+            return 0
 
     def search(self, query: str, *, limit: int, mask_fn: Callable[[RecallIndex], np.ndarray] | None = None,
                **kw: Any) -> list[Hit]:

@@ -1078,7 +1078,8 @@ def create_app(
         project: str | None = Query(None, min_length=1, max_length=256,
                                     description="The project of the turn (adds its project-scope memories)."),
         conversation_id: str | None = Query(None, min_length=1, max_length=256,
-                                            description="The conversation of the turn (adds its conversation memories)."),
+                                            description="The conversation of the turn (adds its conversation memories; "
+                                                        "without a conversation, ranks by its recorded turns)."),
         c: Ctx = Depends(ctx),
     ) -> Any:
         b = c.tenant.context(c.principal, conversation=conversation, budget_chars=budget_chars,

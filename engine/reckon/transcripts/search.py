@@ -41,7 +41,7 @@ from reckon.recall.rank import RankConfig
 from reckon.transcripts.models import ROLES, Turn, TurnHit
 from reckon.transcripts.service import P_PARTICIPANT, T_CONV, TranscriptService
 
-__all__ = ["TURN_CONTEXT_WEIGHT", "TURN_RANKING", "TurnIndex", "turn_document", "turn_parts"]
+__all__ = ["TURN_CONTEXT_WEIGHT", "TURN_RANKING", "TurnIndex", "turn_document", "turn_line", "turn_parts"]
 
 log = logging.getLogger("reckon.recall")
 
@@ -68,7 +68,9 @@ def turn_parts(text: str, context: str | None) -> tuple[tuple[str, float], ...]:
     return ((text, 1.0), (context, TURN_CONTEXT_WEIGHT))
 
 
-def _line(t: Turn) -> str:
+def turn_line(t: Turn) -> str:
+    """The text a turn is indexed and embedded by: ``"<speaker or role>: <text>"``, with
+    ``" [shares a photo: <caption>]"`` when it has a caption."""
     who = t.speaker or t.role
     text = f"{who}: {t.text}" if t.text else f"{who}:"
     if t.caption:
@@ -80,8 +82,8 @@ def turn_document(t: Turn, previous: Turn | None) -> dict[str, Any]:
     """The index document of turn ``t`` (``previous``: the turn before it in the same
     conversation, or ``None``)."""
     return dict(
-        id=t.iri, text=_line(t), time=t.at, kind=t.role,
-        context=_line(previous) if previous is not None and previous.conversation == t.conversation else None,
+        id=t.iri, text=turn_line(t), time=t.at, kind=t.role,
+        context=turn_line(previous) if previous is not None and previous.conversation == t.conversation else None,
         conversation=t.conversation,
     )
 

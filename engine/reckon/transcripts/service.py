@@ -66,6 +66,11 @@ _Q_CONVERSATIONS = (
     "GRAPH " + str(vocab.TRANSCRIPTS) + " { ?c a ag:Conversation . OPTIONAL { ?t ag:conversation ?c ; "
     "ag:order ?o ; ag:at ?at } } } GROUP BY ?c"
 )
+_Q_RECENT = (
+    vocab.sparql_prefixes("ag")
+    + "SELECT ?c ?t ?o WHERE { GRAPH " + str(vocab.TRANSCRIPTS) + " { ?t ag:conversation ?c ; ag:order ?o } } "
+    "ORDER BY DESC(?o) LIMIT "
+)
 
 
 def conversation_iri(tenant: str, conversation: str) -> NamedNode:
@@ -324,6 +329,20 @@ class TranscriptService:
             nodes = v.subjects(P_CONV, conv, TRANSCRIPTS)
             out = [t for t in (self._read(v, n) for n in nodes if isinstance(n, NamedNode)) if t is not None]
         out = [t for t in out if t.order > after and (roles is None or t.role in roles)]
+        out.sort(key=lambda t: t.order)
+        return out
+
+    def recent(self, conversation: str, n: int, *, view: Any = None) -> list[Turn]:
+        """The last ``n`` turns of ``conversation`` (highest orders), oldest first; ``[]``
+        for a conversation never recorded. One query over the conversation's orders
+        (sorted in the store), then ``n`` turn reads."""
+        if n <= 0:
+            return []
+        conv = conversation_iri(self.tenant, conversation)
+        with _maybe_snapshot(self.store, view) as v:
+            rows = v.query(_Q_RECENT + str(int(n)), substitutions={Variable("c"): conv})
+            out = [t for t in (self._read(v, r["t"]) for r in rows if isinstance(r["t"], NamedNode))
+                   if t is not None]
         out.sort(key=lambda t: t.order)
         return out
 
