@@ -32,7 +32,11 @@ whose conversation is the list of turns so far (a user turn and the assistant's 
 per earlier sample, the newest user turn last; every turn's text unique, so every call
 embeds one new turn and the window of the last turns shifts), one ``context()`` without
 a conversation, one ``search`` and one ``remember`` (a Medium user memory: every sample's
-reads see a new store generation).
+reads see a new store generation). Beside the first, the same conversation as an agent
+that records its turns makes it (``record_turn`` of the user's turn, then
+``context(principal, conversation_id=...)`` ranked by the recorded turns, then
+``record_turn`` of its reply, which the transcript index embeds in the background): the
+bundle encodes only the user's new line.
 
 Peer (the floor): the same query embedded by plain sentence-transformers (torch) and a
 numpy cosine top-10 over the same document vectors -- no eligibility, no keyword
@@ -271,7 +275,8 @@ def run_size(n: int, args: argparse.Namespace, root: Path) -> dict:
     t.remember(kind="preference", scope="user", importance=3, source="agent_tool", principal=who,  # warm-up
                label=f"u{uuid.uuid4().hex}", content=f"x{uuid.uuid4().hex} y{uuid.uuid4().hex}")
     t.recall.wait(timeout=None)
-    ctx, srch, ctx_none, rem = [], [], [], []
+    ctx, srch, ctx_none, rem, ctx_rec = [], [], [], [], []
+    conv = f"bench-{uuid.uuid4().hex[:8]}"  # the same turns, recorded as an agent records them
     queries: list[str] = []
     turns: list[str] = []  # the agent's conversation so far (see the module docstring)
     for k in range(args.samples):
@@ -281,7 +286,13 @@ def run_size(n: int, args: argparse.Namespace, root: Path) -> dict:
         t0 = time.perf_counter()
         t.context(who, list(turns))
         ctx.append(time.perf_counter() - t0)
-        turns.append(f"assistant: {REPLIES[k % len(REPLIES)]} ({k})")
+        t.record_turn(conv, q, principal=who)  # the user's new turn arrives and is recorded
+        t0 = time.perf_counter()
+        t.context(who, conversation_id=conv)
+        ctx_rec.append(time.perf_counter() - t0)
+        reply = f"{REPLIES[k % len(REPLIES)]} ({k})"
+        turns.append(f"assistant: {reply}")
+        t.record_turn(conv, reply, principal=who, role="assistant")  # the agent records its reply
         t0 = time.perf_counter()
         t.context(who)
         ctx_none.append(time.perf_counter() - t0)
@@ -295,7 +306,7 @@ def run_size(n: int, args: argparse.Namespace, root: Path) -> dict:
     peer = peer_floor(t, queries) if args.peer else None
     import resource
 
-    return {"n": n, "load_s": load_s, "index_s": index_s, "fresh": fresh, "ctx": ctx, "ctx_none": ctx_none,
+    return {"n": n, "load_s": load_s, "index_s": index_s, "fresh": fresh, "ctx": ctx, "ctx_none": ctx_none, "ctx_rec": ctx_rec,
             "search": srch, "remember": rem, "peer": peer, "bundle": b, "embedder": t.recall.index.embedder_name,
             "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
@@ -334,6 +345,7 @@ def main() -> None:
           f"{'peer p50':>9} {'target':>12}")
     for r in rows:
         for name, xs, tgt in (("Tenant.context(conversation)", r["ctx"], "p95 <= 20"),
+                              ("Tenant.context(conversation_id) rec.", r["ctx_rec"], "p95 <= 20"),
                               ("Tenant.context() no conversation", r["ctx_none"], "p95 <= 20"),
                               ("Tenant.search() k=10 tiers 2-3", r["search"], "p95 <= 30"),
                               ("Tenant.remember() (index open)", r["remember"], "p50 <= 5")):

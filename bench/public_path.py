@@ -286,6 +286,11 @@ def print_table(args: argparse.Namespace, res: dict[int, dict[str, Any]], big: d
         row(f"`Tenant.context` (conversation) at {n:,}",
             f"p50 {ms(pct(x, 50))}, p95 {ms(pct(x, 95))}; no conversation p95 {ms(pct(r['b']['ctx_none'], 95))}",
             "p95 <= 20 ms at 10k", pct(x, 95) <= 0.020 if n >= 10_000 else None, "", r["bload"])
+        xr = r["b"].get("ctx_rec")
+        if xr:
+            row(f"`Tenant.context` (conversation_id, turns recorded) at {n:,}",
+                f"p50 {ms(pct(xr, 50))}, p95 {ms(pct(xr, 95))}",
+                "p95 <= 20 ms at 10k", pct(xr, 95) <= 0.020 if n >= 10_000 else None, "", r["bload"])
     for n, r in res.items():
         x, p = r["b"]["search"], r["b"]["peer"]
         row(f"`Tenant.search` at {n:,}", f"p50 {ms(pct(x, 50))}, p95 {ms(pct(x, 95))}",

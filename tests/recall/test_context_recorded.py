@@ -132,3 +132,39 @@ def test_an_agent_recording_each_turn_has_only_the_unembedded_line_encoded(setup
     ti = t.turn_index.tenant_index
     lines = [f"ann: {q}" for q in questions] + [f"assistant: {r}" for r in replies]
     assert set(ti.stored_vectors(lines)) == set(lines)
+
+
+def test_a_recorded_turn_keeps_the_bundle_parts_and_a_new_participant_sees_the_conversation(
+        setup, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from reckon.recall.bundle import TenantRecall
+
+    t, _, _ = setup
+    t.record_turn("c4", "we plan the spring launch here", principal=LEE, speaker="lee")
+    chat = t.remember(kind="fact", scope="conversation", conversation="c4", importance=5, principal=LEE,
+                      label="Spring launch chat", content="This chat plans the spring launch", source="agent_tool")
+    before = t.context(ANN, conversation_id="c4", record_access=False)
+    assert chat.id not in before.ids()  # ann has not spoken in c4
+    built: list[str] = []
+    real = TenantRecall._prepare
+
+    def counting(self, view, principal, project, conversation_id):  # type: ignore[no-untyped-def]
+        built.append(principal.person)
+        return real(self, view, principal, project, conversation_id)
+
+    monkeypatch.setattr(TenantRecall, "_prepare", counting)
+    t.record_turn("c4", "the launch is on Monday", principal=LEE, speaker="lee")
+    t.record_turn("c4", "noted", principal=OPS, role="assistant")
+    again = t.context(LEE, conversation_id="c4", record_access=False)
+    assert chat.id in again.ids()
+    t.context(LEE, conversation_id="c4", record_access=False)
+    # lee's parts were built once for the generation of the turns, then carried: no
+    # rebuild for the two recorded turns
+    lee_builds = built.count("lee")
+    t.record_turn("c4", "and the budget?", principal=LEE, speaker="lee")
+    t.context(LEE, conversation_id="c4", record_access=False)
+    assert built.count("lee") == lee_builds
+    # ann speaks in c4: she takes part now and her bundle holds the conversation's memory
+    t.record_turn("c4", "I join the launch planning", principal=ANN, speaker="ann")
+    assert "c4" in t.principal_of(ANN).conversations
+    now = t.context(ANN, conversation_id="c4", record_access=False)
+    assert chat.id in now.ids() and chat.id not in before.ids()

@@ -125,7 +125,7 @@ from reckon.recall.models import (
 from reckon.recall.precedence import OVERRIDE_WORDS
 from reckon.recall.tokens import CHARS, token_measure
 from reckon.recall.usage import UsageLog
-from reckon.store.graphs import BUSINESS, INFERRED, MEMORIES, SCHEMA
+from reckon.store.graphs import BUSINESS, INFERRED, MEMORIES, SCHEMA, TRANSCRIPTS
 
 __all__ = [
     "BundleConflict",
@@ -149,6 +149,7 @@ _LIVE_CONTEXT = R.rk("liveContext")
 _LIVE_MEMBER = R.rk("liveMember")
 _CANDIDATE_IN = R.rk("liveCandidateIn")
 _LIVE_CANDIDATE = R.rk("LiveCandidate")
+_PARTICIPANT = NamedNode(V.AG + "participant")  # conversation -> who spoke in it (derived)
 _SETTINGS = R.rk("settings")
 _CLOCK = R.rk("clock")
 _NOW = R.rk("now")
@@ -248,13 +249,20 @@ class _Prepared:
         graph) that is not :attr:`watched`, names no watched IRI as its object, and none
         makes or unmakes a live member, a live candidate or a stakeholder candidate. Any
         write to the business data, the schema, the clock or settings, a membership, or
-        anything else that is not a memory counts as touching."""
+        anything else that is not a memory counts as touching -- except a recorded turn:
+        the transcripts graph and the ``ag:participant`` it derives are read by no part
+        (who takes part in a conversation is the principal's ``conversations``, part of
+        the key the parts are kept under: a new participant gets parts of their own)."""
         watched = self.watched
         for c in commits:
             for q in c.added | c.removed:
+                if q.graph_name == TRANSCRIPTS:
+                    continue
                 if q.graph_name != MEMORIES or not _quiet(q, watched, memory_prefix):
                     return False
             for t in c.inferred_added | c.inferred_removed:
+                if t.predicate == _PARTICIPANT:
+                    continue
                 if t.predicate in (_LIVE_MEMBER, _CANDIDATE_IN) or (t.predicate == R.A and t.object == _LIVE_CANDIDATE):
                     return False
                 if not _quiet(t, watched, memory_prefix):
