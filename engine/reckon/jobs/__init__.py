@@ -201,10 +201,10 @@ class Jobs:
 
     def turns_recorded(self, tenant: Any, turns: Any) -> None:
         """After ``record_turns``: queue extraction for conversations with at least
-        ``extract_every`` unprocessed turns (cheap: one read per conversation)."""
+        ``extract_every`` unprocessed turns (cheap: the watermark and the highest order,
+        ``TranscriptService.unprocessed``, whatever the conversation's length)."""
         for conv in sorted({t.conversation for t in turns}):
-            c = tenant.transcripts.conversation(conv)
-            if c.unprocessed >= self.extract_every:
+            if tenant.transcripts.unprocessed(conv) >= self.extract_every:
                 self.enqueue(tenant.id, conv)
 
     def sweep(self, *, force: bool = False) -> int:

@@ -55,17 +55,19 @@ IRI_ROLE = {v: k for k, v in ROLE_IRI.items()}
 _SAFE = "-._~"
 _BATCH = 2000
 
-_Q_TURNS = (
-    vocab.sparql_prefixes("ag")
-    + "SELECT ?c ?t ?o ?x ?text WHERE { GRAPH " + str(vocab.TRANSCRIPTS) + " { ?t ag:conversation ?c ; ag:order ?o ; "
-    "ag:text ?text . OPTIONAL { ?t ag:externalId ?x } } }"
-)
 _Q_CONVERSATIONS = (
     vocab.sparql_prefixes("ag")
     + "SELECT ?c (COUNT(?t) AS ?n) (MAX(?o) AS ?last) (MAX(?at) AS ?lastAt) WHERE { "
     "GRAPH " + str(vocab.TRANSCRIPTS) + " { ?c a ag:Conversation . OPTIONAL { ?t ag:conversation ?c ; "
     "ag:order ?o ; ag:at ?at } } } GROUP BY ?c"
 )
+_Q_LAST = (
+    vocab.sparql_prefixes("ag")
+    + "SELECT ?c (MAX(?o) AS ?last) WHERE { GRAPH " + str(vocab.TRANSCRIPTS) + " { ?t ag:conversation ?c ; "
+    "ag:order ?o } } GROUP BY ?c"
+)
+_LAST_MAX = 4096  # conversations whose highest order is kept
+_LAST_GAP = 256  # generations past which the highest order is queried again, not followed
 _Q_RECENT = (
     vocab.sparql_prefixes("ag")
     + "SELECT ?c ?t ?o WHERE { GRAPH " + str(vocab.TRANSCRIPTS) + " { ?t ag:conversation ?c ; ag:order ?o } } "
@@ -107,6 +109,7 @@ class TranscriptService:
         self.tenant: str = store.tenant_id
         self._clock = clock or (lambda: datetime.now(UTC))
         self._lock = threading.Lock()
+        self._last: dict[str, tuple[int, int]] = {}  # conversation -> (generation, its highest order)
 
     # ------------------------------------------------------------------ ids
     def turn_iri(self, turn: str) -> NamedNode:
@@ -204,30 +207,28 @@ class TranscriptService:
                     raise InvalidInput(f"{where}text: a turn needs text or a caption", field=f"{where}text")
                 conv = conversation_iri(self.tenant, t.conversation)
                 if t.conversation not in known:
-                    by_order: dict[int, str] = {}
-                    by_ext: dict[str, int] = {}
-                    for r in view.query(_Q_TURNS, substitutions={Variable("c"): conv}):
-                        o = int(r["o"].value)
-                        by_order[o] = r["text"].value
-                        if "x" in r:
-                            by_ext[r["x"].value] = o
-                    last = max(by_order, default=-1)
-                    known[t.conversation] = (by_order, by_ext, last)
+                    # this chunk's turns of the conversation; committed ones are looked
+                    # up by IRI / external id (a conversation's length costs nothing)
+                    known[t.conversation] = ({}, {}, self.last_order(t.conversation, view=view))
                     if not view.contains(Quad(conv, R.A, T_CONV, TRANSCRIPTS)):
                         txn.add(Quad(conv, R.A, T_CONV, TRANSCRIPTS))
                 by_order, by_ext, last = known[t.conversation]
-                if t.external_id is not None and t.external_id in by_ext:
-                    o = by_ext[t.external_id]
-                    result[i] = built.get((t.conversation, o)) or self._as_turn(t, o, existing_text=by_order[o])
-                    continue
+                if t.external_id is not None:
+                    o_ext = by_ext.get(t.external_id)
+                    if o_ext is None:
+                        o_ext = self._order_of_external(view, conv, t.external_id)
+                    if o_ext is not None:
+                        result[i] = built.get((t.conversation, o_ext)) or self._as_turn(
+                            t, o_ext, existing_text=self._text_at(view, t.conversation, o_ext, by_order))
+                        continue
                 order = t.order if t.order is not None else last + 1
-                if order in by_order:
-                    if by_order[order] != t.text:
+                recorded = self._text_at(view, t.conversation, order, by_order)
+                if recorded is not None:
+                    if recorded != t.text:
                         raise InvalidInput(
                             f"{where}order: turn {order} of conversation {t.conversation!r} is already recorded "
                             f"with other text; turns are immutable", field=f"{where}order")
-                    result[i] = built.get((t.conversation, order)) or self._as_turn(
-                        t, order, existing_text=by_order[order])
+                    result[i] = built.get((t.conversation, order)) or self._as_turn(t, order, existing_text=recorded)
                     continue
                 at = t.at or self._clock()
                 node = turn_iri(self.tenant, t.conversation, order)
@@ -271,6 +272,27 @@ class TranscriptService:
                 known[t.conversation] = (by_order, by_ext, max(last, order))
                 result[i] = built[(t.conversation, order)] = self._as_turn(t, order, at=at)
         return [r for r in result if r is not None]
+
+    def _text_at(self, view: Any, conversation: str, order: int, chunk: dict[int, str]) -> str | None:
+        """The text of turn ``order`` of ``conversation``: recorded earlier in this chunk
+        (``chunk``) or committed; None when there is no such turn."""
+        if order in chunk:
+            return chunk[order]
+        node = turn_iri(self.tenant, conversation, order)
+        if not view.contains(Quad(node, R.A, T_TURN, TRANSCRIPTS)):
+            return None
+        texts = view.objects(node, P_TEXT, TRANSCRIPTS)
+        return texts[0].value if texts else ""
+
+    @staticmethod
+    def _order_of_external(view: Any, conv: NamedNode, external_id: str) -> int | None:
+        """The order of the committed turn of ``conv`` recorded with ``external_id``."""
+        for node in view.subjects(P_EXT, Literal(external_id), TRANSCRIPTS):
+            if isinstance(node, NamedNode) and conv in view.objects(node, P_CONV, TRANSCRIPTS):
+                orders = view.objects(node, P_ORDER, TRANSCRIPTS)
+                if orders:
+                    return int(orders[0].value)
+        return None
 
     def _as_turn(self, t: TurnInput, order: int, *, at: datetime | None = None,
                  existing_text: str | None = None) -> Turn:
@@ -332,17 +354,75 @@ class TranscriptService:
         out.sort(key=lambda t: t.order)
         return out
 
+    def last_order(self, conversation: str, *, view: Any = None) -> int:
+        """The highest order recorded in ``conversation`` (-1: none). Kept per conversation
+        with the generation it was read at and followed through the commits since
+        (``TenantStore.changes``: the orders they added), so a conversation's length costs
+        nothing; queried again when a commit removed one of its turns, the commits are
+        not known any more, or more than 256 generations passed."""
+        conv = conversation_iri(self.tenant, conversation)
+        with _maybe_snapshot(self.store, view) as v:
+            gen = getattr(v, "generation", -1)
+            with self._lock:
+                got = self._last.get(conversation)
+            last: int | None = None
+            if got is not None and gen >= 0:
+                g0, known = got
+                if g0 == gen:
+                    return known
+                changes = getattr(self.store, "changes", None)
+                commits = changes(g0, gen) if callable(changes) and 0 <= g0 < gen <= g0 + _LAST_GAP else None
+                if commits is not None:
+                    last = known
+                    prefix = conv.value + "/turn/"
+                    for c in commits:
+                        if any(q.predicate == P_ORDER and q.subject.value.startswith(prefix) for q in c.removed):
+                            last = None
+                            break
+                        for q in c.added:
+                            if q.predicate == P_ORDER and q.subject.value.startswith(prefix):
+                                last = max(last, int(q.object.value))
+            if last is None:
+                rows = list(v.query(_Q_LAST, substitutions={Variable("c"): conv}))
+                last = int(rows[0]["last"].value) if rows and rows[0]["last"] is not None else -1
+            if gen >= 0:
+                with self._lock:
+                    self._last.pop(conversation, None)
+                    self._last[conversation] = (gen, last)
+                    while len(self._last) > _LAST_MAX:
+                        self._last.pop(next(iter(self._last)))
+            return last
+
+    def unprocessed(self, conversation: str) -> int:
+        """Turns of ``conversation`` recorded after its extraction watermark
+        (``Conversation.unprocessed`` without reading every turn)."""
+        conv = conversation_iri(self.tenant, conversation)
+        with self.store.snapshot() as v:
+            through = v.objects(conv, P_THROUGH, TRANSCRIPTS)
+            mark = int(through[0].value) if through else -1
+            return max(0, self.last_order(conversation, view=v) - mark)
+
     def recent(self, conversation: str, n: int, *, view: Any = None) -> list[Turn]:
         """The last ``n`` turns of ``conversation`` (highest orders), oldest first; ``[]``
-        for a conversation never recorded. One query over the conversation's orders
-        (sorted in the store), then ``n`` turn reads."""
+        for a conversation never recorded. Read by order down from :meth:`last_order`
+        (O(n) for a conversation of any length); orders recorded with gaps wider than
+        ``3 n`` are found by one sorted query instead."""
         if n <= 0:
             return []
         conv = conversation_iri(self.tenant, conversation)
         with _maybe_snapshot(self.store, view) as v:
-            rows = v.query(_Q_RECENT + str(int(n)), substitutions={Variable("c"): conv})
-            out = [t for t in (self._read(v, r["t"]) for r in rows if isinstance(r["t"], NamedNode))
-                   if t is not None]
+            k = self.last_order(conversation, view=v)
+            out: list[Turn] = []
+            floor = k - 4 * n
+            while k >= 0 and k > floor and len(out) < n:
+                t = self._read(v, turn_iri(self.tenant, conversation, k))
+                if t is not None:
+                    out.append(t)
+                k -= 1
+            if len(out) < n and k >= 0:  # sparse orders: the store sorts them
+                rows = v.query(_Q_RECENT + str(int(n)), substitutions={Variable("c"): conv})
+                out = [t for t in (self._read(v, r["t"]) for r in rows if isinstance(r["t"], NamedNode))
+                       if t is not None]
         out.sort(key=lambda t: t.order)
         return out
 
