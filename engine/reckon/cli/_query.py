@@ -57,7 +57,8 @@ def bundle(
     as_json: bool = typer.Option(False, "--json", help="Print the bundle model as JSON."),
     project: str | None = typer.Option(None, "--project", help="The project of the turn: adds its project memories."),
     conversation_id: str | None = typer.Option(None, "--conversation-id",
-                                               help="The conversation of the turn: adds its conversation memories."),
+                                               help="The conversation of the turn: adds its conversation memories; "
+                                                    "without --conversation, ranks by its recorded turns."),
 ) -> None:
     """Print the context bundle a new conversation of `--as PERSON` starts with."""
     t = open_tenant(tenant)
