@@ -560,6 +560,9 @@ class Tenant(NeighboursMixin):
     @property
     def memory(self) -> MemoryService:
         """The tenant's ``reckon.memory.MemoryService`` (created on first use)."""
+        m = self._memory
+        if m is not None:  # set once, never replaced: a write does not wait for a first
+            return cast("MemoryService", m)  # search that holds the lock while recall opens
         with self._mlock:
             if self._memory is None:
                 from reckon.memory.service import MemoryService
@@ -659,6 +662,8 @@ class Tenant(NeighboursMixin):
     def transcripts(self) -> Any:
         """The tenant's ``reckon.transcripts.TranscriptService`` (created on first use)."""
         memory = self.memory
+        if self._transcripts is not None:  # set once: no wait for a first search (see ``memory``)
+            return self._transcripts
         with self._mlock:
             if self._transcripts is None:
                 from reckon.transcripts.service import TranscriptService
@@ -892,10 +897,14 @@ class Tenant(NeighboursMixin):
     def recall(self) -> TenantRecall:
         """The tenant's ``reckon.recall.bundle.TenantRecall`` (bundle, search, index)."""
         memory = self.memory  # outside the lock (not re-entrant)
+        if self._recall is not None:
+            return cast("TenantRecall", self._recall)
+        # imported outside the lock: the first import takes ~0.5 s (10k-memory bench tenant),
+        # which another thread's first ``transcripts`` would otherwise wait for
+        from reckon.recall.bundle import TenantRecall
+
         with self._mlock:
             if self._recall is None:
-                from reckon.recall.bundle import TenantRecall
-
                 self._recall = TenantRecall(self.store, memory, embedder=getattr(self.engine, "embedder", None))
             return cast("TenantRecall", self._recall)
 
