@@ -212,11 +212,188 @@ def _pack_entry(d: dict[int, set[int]] | dict[int, list[int]]) -> RawEntry:
             array("i", chain.from_iterable(vs)).tobytes())
 
 
+_NOKEY = object()
+
+
+class _EntryBase(defaultdict[int, set[int]]):
+    """The layout :class:`_Entry` and :class:`_LazyEntry` share, so that a lazy entry
+    whose every key is built becomes a plain one (``__class__`` assignment)."""
+
+    __slots__ = ("_ends", "_flat", "_left")
+
+
+class _Entry(_EntryBase):
+    """A restored index entry whose values are all built: a ``defaultdict(set)``
+    (C-level ``get``, ``[]``, ``items``: no method of its own)."""
+
+    __slots__ = ()
+
+
+class _LazyEntry(_EntryBase):
+    """One predicate's index ``k -> set(v)`` as :meth:`FactStore.from_lists` restores it
+    (through :class:`_LazyIndex`): a ``defaultdict(set)`` whose keys are all present
+    from the start, each standing with its position in the written buffers (an ``int``)
+    until it is read, when its set is built from the saved values (``_flat[_ends[i] :
+    _ends[i + 1]]``). A write's maintenance reads a few keys of a predicate of ~10^5
+    subjects: building every key's set was most of a fresh 100k-memory tenant's first
+    write. Once every key is built it becomes an :class:`_Entry` (C-level reads again).
+
+    Keys, ``in``, ``len`` and iteration over keys answer at C speed without building;
+    ``[]``, ``get``, ``pop`` and ``setdefault`` build the one key they read; ``items``,
+    ``values``, ``copy``, ``==``, ``repr``, pickling build all. Iteration is overridden
+    (returning the C iterator) so that C code copying the mapping (``dict(d)``,
+    ``{**d}``) reads it through ``keys`` and ``[]``, never the placeholders."""
+
+    __slots__ = ()
+
+    _ends: array[int]
+    _flat: array[int]
+    _left: int
+
+    @staticmethod
+    def from_raw(raw: RawEntry) -> _Entry | _LazyEntry:
+        keys, counts, vals = raw
+        k = _ints(keys)
+        if not k:
+            return _Entry(set)
+        out = _LazyEntry(set, zip(k, range(len(k))))
+        ends = array("i", (0,))
+        ends.extend(accumulate(_ints(counts)))
+        out._ends, out._flat, out._left = ends, _ints(vals), len(out)
+        return out
+
+    def _build(self, key: int, i: int) -> set[int]:
+        ends = self._ends
+        v = set(self._flat[ends[i]:ends[i + 1]])
+        dict.__setitem__(self, key, v)
+        self._dropped(1)
+        return v
+
+    def _dropped(self, n: int) -> None:
+        """``n`` placeholders were replaced or removed."""
+        self._left -= n
+        if self._left <= 0:
+            self._ends = self._flat = None  # type: ignore[assignment]
+            self.__class__ = _Entry  # type: ignore[assignment]
+
+    def build_all(self) -> None:
+        """Build every key still in its written form (the entry becomes an :class:`_Entry`)."""
+        if type(self) is not _LazyEntry:
+            return
+        ends, flat = self._ends, self._flat
+        todo = [(k, v) for k, v in dict.items(self) if type(v) is int]
+        dict.update(self, zip([k for k, _ in todo], map(set, map(flat.__getitem__, (
+            slice(ends[i], ends[i + 1]) for _, i in todo)))))
+        self._dropped(len(todo))
+
+    def packed(self) -> RawEntry:
+        """The entry as written (:data:`RawEntry`), without building a key."""
+        ends, flat = self._ends, self._flat
+        counts, vals = array("i"), array("i")
+        for v in dict.values(self):
+            if type(v) is int:
+                a, b = ends[v], ends[v + 1]
+                counts.append(b - a)
+                vals.extend(flat[a:b])
+            else:
+                counts.append(len(v))
+                vals.extend(v)
+        return (array("i", dict.keys(self)).tobytes(), counts.tobytes(), vals.tobytes())
+
+    def __iter__(self) -> Any:
+        return dict.__iter__(self)
+
+    def __getitem__(self, key: int) -> set[int]:
+        v = defaultdict.__getitem__(self, key)  # a missing key: a new empty set, as defaultdict
+        return self._build(key, v) if type(v) is int else v  # type: ignore[arg-type]
+
+    def get(self, key: int, default: Any = None) -> Any:
+        v = dict.get(self, key, _NOKEY)
+        if v is _NOKEY:
+            return default
+        return self._build(key, v) if type(v) is int else v  # type: ignore[arg-type]
+
+    def setdefault(self, key: int, default: Any = None) -> Any:
+        v = dict.get(self, key, _NOKEY)
+        if v is _NOKEY:
+            return dict.setdefault(self, key, default)
+        return self._build(key, v) if type(v) is int else v  # type: ignore[arg-type]
+
+    def pop(self, key: int, *default: Any) -> Any:
+        v = dict.get(self, key, _NOKEY)
+        if type(v) is int:
+            v = self._build(key, v)  # type: ignore[arg-type]
+        return dict.pop(self, key, *default)
+
+    def popitem(self) -> tuple[int, set[int]]:
+        self.build_all()
+        return dict.popitem(self)
+
+    def __setitem__(self, key: int, value: set[int]) -> None:
+        old = dict.get(self, key)
+        dict.__setitem__(self, key, value)
+        if type(old) is int:
+            self._dropped(1)
+
+    def __delitem__(self, key: int) -> None:
+        old = dict.get(self, key)
+        dict.__delitem__(self, key)
+        if type(old) is int:
+            self._dropped(1)
+
+    def clear(self) -> None:
+        dict.clear(self)
+        self._dropped(self._left)
+
+    def update(self, *args: Any, **kw: Any) -> None:
+        for key, value in dict(*args, **kw).items():
+            self[key] = value
+
+    def items(self) -> Any:
+        self.build_all()
+        return dict.items(self)
+
+    def values(self) -> Any:
+        self.build_all()
+        return dict.values(self)
+
+    def copy(self) -> Any:
+        self.build_all()
+        return defaultdict.copy(self)
+
+    __copy__ = copy
+
+    def __eq__(self, other: object) -> bool:
+        self.build_all()
+        if isinstance(other, _LazyEntry):
+            other.build_all()
+        return dict.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        self.build_all()
+        return defaultdict.__repr__(self)
+
+    def __or__(self, other: Any) -> Any:
+        self.build_all()
+        return defaultdict.__or__(self, other)
+
+    def __ior__(self, other: Any) -> Any:
+        self.update(other)
+        return self
+
+    def __reduce__(self) -> Any:
+        self.build_all()
+        return defaultdict.__reduce__(self)
+
+
 def _unpack_entry(raw: RawEntry) -> defaultdict[int, set[int]]:
-    keys, counts, vals = raw
-    ends = list(accumulate(_ints(counts)))
-    flat = _ints(vals).tolist()
-    return defaultdict(set, zip(_ints(keys), map(set, map(flat.__getitem__, map(slice, chain((0,), ends), ends)))))
+    """A written entry as a mapping whose keys' sets are built when first read (:class:`_LazyEntry`)."""
+    return _LazyEntry.from_raw(raw)
 
 
 def _check_entry(raw: object) -> int:
@@ -449,7 +626,8 @@ class FactStore:
         def index(ix: dict[int, defaultdict[int, set[int]]]) -> dict[int, RawEntry]:
             # an entry restored and never read since is written as it was read
             raw = ix.raw if isinstance(ix, _LazyIndex) else {}
-            return {p: raw[p] if p in raw else _pack_entry(d) for p, d in dict.items(ix)}
+            return {p: raw[p] if p in raw else d.packed() if isinstance(d, _LazyEntry) else _pack_entry(d)
+                    for p, d in dict.items(ix)}
 
         if beside is not None and len(beside) <= len(self.facts) and beside <= self.facts:
             split, rest = True, self.facts - beside
