@@ -18,7 +18,8 @@ import sys
 from array import array
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from itertools import accumulate, chain
+from itertools import accumulate, chain, compress, repeat
+from operator import is_
 from typing import Any
 
 from pyoxigraph import BlankNode, Literal, NamedNode, Triple
@@ -280,10 +281,14 @@ class _LazyEntry(_EntryBase):
         """Build every key still in its written form (the entry becomes an :class:`_Entry`)."""
         if type(self) is not _LazyEntry:
             return
-        ends, flat = self._ends, self._flat
-        todo = [(k, v) for k, v in dict.items(self) if type(v) is int]
-        dict.update(self, zip([k for k, _ in todo], map(set, map(flat.__getitem__, (
-            slice(ends[i], ends[i + 1]) for _, i in todo)))))
+        ends, flat = self._ends.tolist(), self._flat.tolist()
+        keys, at = list(dict.keys(self)), list(dict.values(self))
+        if self._left != len(at):  # some built: only the placeholders (ints)
+            mask = list(map(is_, map(type, at), repeat(int)))
+            keys, at = list(compress(keys, mask)), list(compress(at, mask))
+        todo = keys
+        dict.update(self, zip(keys, map(set, map(flat.__getitem__, map(
+            slice, map(ends.__getitem__, at), map(ends.__getitem__, map((1).__add__, at)))))))
         self._dropped(len(todo))
 
     def packed(self) -> RawEntry:
