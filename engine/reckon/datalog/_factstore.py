@@ -214,6 +214,8 @@ def _pack_entry(d: dict[int, set[int]] | dict[int, list[int]]) -> RawEntry:
 
 
 _NOKEY = object()
+_dget: Any = dict.get  # the underlying dict's values: sets and placeholders (ints)
+_dvalues: Any = dict.values
 
 
 class _EntryBase(defaultdict[int, set[int]]):
@@ -257,7 +259,7 @@ class _LazyEntry(_EntryBase):
         k = _ints(keys)
         if not k:
             return _Entry(set)
-        out = _LazyEntry(set, zip(k, range(len(k))))
+        out = _LazyEntry(set, zip(k, range(len(k))))  # type: ignore[arg-type]  # placeholders
         ends = array("i", (0,))
         ends.extend(accumulate(_ints(counts)))
         out._ends, out._flat, out._left = ends, _ints(vals), len(out)
@@ -282,7 +284,7 @@ class _LazyEntry(_EntryBase):
         if type(self) is not _LazyEntry:
             return
         ends, flat = self._ends.tolist(), self._flat.tolist()
-        keys, at = list(dict.keys(self)), list(dict.values(self))
+        keys, at = list(dict.keys(self)), list(_dvalues(self))
         if self._left != len(at):  # some built: only the placeholders (ints)
             mask = list(map(is_, map(type, at), repeat(int)))
             keys, at = list(compress(keys, mask)), list(compress(at, mask))
@@ -295,7 +297,7 @@ class _LazyEntry(_EntryBase):
         """The entry as written (:data:`RawEntry`), without building a key."""
         ends, flat = self._ends, self._flat
         counts, vals = array("i"), array("i")
-        for v in dict.values(self):
+        for v in _dvalues(self):
             if type(v) is int:
                 a, b = ends[v], ends[v + 1]
                 counts.append(b - a)
@@ -309,25 +311,25 @@ class _LazyEntry(_EntryBase):
         return dict.__iter__(self)
 
     def __getitem__(self, key: int) -> set[int]:
-        v = defaultdict.__getitem__(self, key)  # a missing key: a new empty set, as defaultdict
-        return self._build(key, v) if type(v) is int else v  # type: ignore[arg-type]
+        v: Any = defaultdict.__getitem__(self, key)  # a missing key: a new empty set, as defaultdict
+        return self._build(key, v) if type(v) is int else v
 
     def get(self, key: int, default: Any = None) -> Any:
-        v = dict.get(self, key, _NOKEY)
+        v = _dget(self, key, _NOKEY)
         if v is _NOKEY:
             return default
-        return self._build(key, v) if type(v) is int else v  # type: ignore[arg-type]
+        return self._build(key, v) if type(v) is int else v
 
     def setdefault(self, key: int, default: Any = None) -> Any:
-        v = dict.get(self, key, _NOKEY)
+        v = _dget(self, key, _NOKEY)
         if v is _NOKEY:
             return dict.setdefault(self, key, default)
-        return self._build(key, v) if type(v) is int else v  # type: ignore[arg-type]
+        return self._build(key, v) if type(v) is int else v
 
     def pop(self, key: int, *default: Any) -> Any:
-        v = dict.get(self, key, _NOKEY)
+        v = _dget(self, key, _NOKEY)
         if type(v) is int:
-            v = self._build(key, v)  # type: ignore[arg-type]
+            v = self._build(key, v)
         return dict.pop(self, key, *default)
 
     def popitem(self) -> tuple[int, set[int]]:
@@ -335,13 +337,13 @@ class _LazyEntry(_EntryBase):
         return dict.popitem(self)
 
     def __setitem__(self, key: int, value: set[int]) -> None:
-        old = dict.get(self, key)
+        old = _dget(self, key)
         dict.__setitem__(self, key, value)
         if type(old) is int:
             self._dropped(1)
 
     def __delitem__(self, key: int) -> None:
-        old = dict.get(self, key)
+        old = _dget(self, key)
         dict.__delitem__(self, key)
         if type(old) is int:
             self._dropped(1)
