@@ -222,7 +222,7 @@ class _EntryBase(defaultdict[int, set[int]]):
     """The layout :class:`_Entry` and :class:`_LazyEntry` share, so that a lazy entry
     whose every key is built becomes a plain one (``__class__`` assignment)."""
 
-    __slots__ = ("_ends", "_flat", "_left")
+    __slots__ = ("_ends", "_flat", "_left", "_raw")
 
 
 class _Entry(_EntryBase):
@@ -249,8 +249,9 @@ class _LazyEntry(_EntryBase):
 
     __slots__ = ()
 
-    _ends: array[int]
-    _flat: array[int]
+    _raw: RawEntry  # as written; its value columns are decoded on the first build (_columns)
+    _ends: array[int] | None
+    _flat: array[int] | None
     _left: int
 
     @staticmethod
@@ -260,14 +261,20 @@ class _LazyEntry(_EntryBase):
         if not k:
             return _Entry(set)
         out = _LazyEntry(set, zip(k, range(len(k))))  # type: ignore[arg-type]  # placeholders
-        ends = array("i", (0,))
-        ends.extend(accumulate(_ints(counts)))
-        out._ends, out._flat, out._left = ends, _ints(vals), len(out)
+        out._raw, out._ends, out._flat, out._left = raw, None, None, len(out)
         return out
 
+    def _columns(self) -> tuple[array[int], array[int]]:
+        """Each key's values start offset (one more at the end) and the values."""
+        if self._ends is None or self._flat is None:
+            ends = array("i", (0,))
+            ends.extend(accumulate(_ints(self._raw[1])))
+            self._ends, self._flat = ends, _ints(self._raw[2])
+        return self._ends, self._flat
+
     def _build(self, key: int, i: int) -> set[int]:
-        ends = self._ends
-        v = set(self._flat[ends[i]:ends[i + 1]])
+        ends, flat = self._columns()
+        v = set(flat[ends[i]:ends[i + 1]])
         dict.__setitem__(self, key, v)
         self._dropped(1)
         return v
@@ -276,14 +283,15 @@ class _LazyEntry(_EntryBase):
         """``n`` placeholders were replaced or removed."""
         self._left -= n
         if self._left <= 0:
-            self._ends = self._flat = None  # type: ignore[assignment]
+            self._ends = self._flat = self._raw = None  # type: ignore[assignment]
             self.__class__ = _Entry  # type: ignore[assignment]
 
     def build_all(self) -> None:
         """Build every key still in its written form (the entry becomes an :class:`_Entry`)."""
         if type(self) is not _LazyEntry:
             return
-        ends, flat = self._ends.tolist(), self._flat.tolist()
+        ends_, flat_ = self._columns()
+        ends, flat = ends_.tolist(), flat_.tolist()
         keys, at = list(dict.keys(self)), list(_dvalues(self))
         if self._left != len(at):  # some built: only the placeholders (ints)
             mask = list(map(is_, map(type, at), repeat(int)))
@@ -295,7 +303,10 @@ class _LazyEntry(_EntryBase):
 
     def packed(self) -> RawEntry:
         """The entry as written (:data:`RawEntry`), without building a key."""
-        ends, flat = self._ends, self._flat
+        n = len(self)
+        if self._left == n == len(self._raw[0]) // _WIDTH:  # every key written, none built
+            return self._raw
+        ends, flat = self._columns()
         counts, vals = array("i"), array("i")
         for v in _dvalues(self):
             if type(v) is int:
