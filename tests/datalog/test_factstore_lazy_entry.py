@@ -114,3 +114,38 @@ def test_a_restored_entry_behaves_like_the_written_one(pairs: list[tuple[int, in
             a.update({k: {1}})
             b.update({k: {1}})
         assert dict(b) == dict(a)
+
+
+def test_threads_reading_one_restored_entry_build_each_key_once() -> None:
+    """Readers racing over the keys of one restored entry all get the written sets, and
+    the entry turns plain only once every key is built (no placeholder left behind)."""
+    import sys
+    import threading
+
+    n = 3000
+    _, restored = _restored([(s, 1, s + 1) for s in range(n)])
+    sp = restored.spo[1]
+    errors: list[object] = []
+
+    def read(offset: int) -> None:
+        try:
+            for k in range(n):
+                j = (k + offset) % n
+                if sp.get(j) != {j + 1} or sp[j] != {j + 1}:
+                    errors.append(j)
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=read, args=(i * 7,)) for i in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(old)
+    assert errors == []
+    assert _unbuilt(sp) == set() and dict(sp) == {s: {s + 1} for s in range(n)}
+    assert type(sp).get is dict.get  # plain again

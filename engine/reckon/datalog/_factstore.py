@@ -15,6 +15,7 @@ A :class:`FactStore` keeps, per predicate id ``p``, two hash indexes
 from __future__ import annotations
 
 import sys
+import threading
 from array import array
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -214,6 +215,9 @@ def _pack_entry(d: dict[int, set[int]] | dict[int, list[int]]) -> RawEntry:
 
 
 _NOKEY = object()
+_BUILDING = threading.Lock()
+"""Held while a restored entry replaces placeholders (:class:`_LazyEntry`): two threads
+reading one key build it once, and the entry turns plain only when none is left."""
 _dget: Any = dict.get  # the underlying dict's values: sets and placeholders (ints)
 _dvalues: Any = dict.values
 
@@ -245,7 +249,9 @@ class _LazyEntry(_EntryBase):
     ``[]``, ``get``, ``pop`` and ``setdefault`` build the one key they read; ``items``,
     ``values``, ``copy``, ``==``, ``repr``, pickling build all. Iteration is overridden
     (returning the C iterator) so that C code copying the mapping (``dict(d)``,
-    ``{**d}``) reads it through ``keys`` and ``[]``, never the placeholders."""
+    ``{**d}``) reads it through ``keys`` and ``[]``, never the placeholders. Placeholders are
+    replaced under one lock (:data:`_BUILDING`), and methods are called through the
+    class, so that concurrent readers never see an entry turn plain early."""
 
     __slots__ = ()
 
@@ -273,11 +279,15 @@ class _LazyEntry(_EntryBase):
         return self._ends, self._flat
 
     def _build(self, key: int, i: int) -> set[int]:
-        ends, flat = self._columns()
-        v = set(flat[ends[i]:ends[i + 1]])
-        dict.__setitem__(self, key, v)
-        self._dropped(1)
-        return v
+        with _BUILDING:
+            cur = _dget(self, key, _NOKEY)
+            if type(cur) is not int:  # built meanwhile by another thread (or removed)
+                return set() if cur is _NOKEY else cur
+            ends, flat = self._columns()
+            v = set(flat[ends[i]:ends[i + 1]])
+            dict.__setitem__(self, key, v)
+            self._dropped(1)
+            return v
 
     def _dropped(self, n: int) -> None:
         """``n`` placeholders were replaced or removed."""
@@ -288,8 +298,11 @@ class _LazyEntry(_EntryBase):
 
     def build_all(self) -> None:
         """Build every key still in its written form (the entry becomes an :class:`_Entry`)."""
-        if type(self) is not _LazyEntry:
-            return
+        with _BUILDING:
+            if type(self) is _LazyEntry:
+                self._build_rest()
+
+    def _build_rest(self) -> None:
         ends_, flat_ = self._columns()
         ends, flat = ends_.tolist(), flat_.tolist()
         keys, at = list(dict.keys(self)), list(_dvalues(self))
@@ -303,6 +316,12 @@ class _LazyEntry(_EntryBase):
 
     def packed(self) -> RawEntry:
         """The entry as written (:data:`RawEntry`), without building a key."""
+        with _BUILDING:
+            if type(self) is not _LazyEntry:  # every key built meanwhile
+                return _pack_entry(self)
+            return self._packed()
+
+    def _packed(self) -> RawEntry:
         n = len(self)
         if self._left == n == len(self._raw[0]) // _WIDTH:  # every key written, none built
             return self._raw
@@ -323,66 +342,70 @@ class _LazyEntry(_EntryBase):
 
     def __getitem__(self, key: int) -> set[int]:
         v: Any = defaultdict.__getitem__(self, key)  # a missing key: a new empty set, as defaultdict
-        return self._build(key, v) if type(v) is int else v
+        return _LazyEntry._build(self, key, v) if type(v) is int else v
 
     def get(self, key: int, default: Any = None) -> Any:
         v = _dget(self, key, _NOKEY)
         if v is _NOKEY:
             return default
-        return self._build(key, v) if type(v) is int else v
+        return _LazyEntry._build(self, key, v) if type(v) is int else v
 
     def setdefault(self, key: int, default: Any = None) -> Any:
         v = _dget(self, key, _NOKEY)
         if v is _NOKEY:
             return dict.setdefault(self, key, default)
-        return self._build(key, v) if type(v) is int else v
+        return _LazyEntry._build(self, key, v) if type(v) is int else v
 
     def pop(self, key: int, *default: Any) -> Any:
         v = _dget(self, key, _NOKEY)
         if type(v) is int:
-            v = self._build(key, v)
+            v = _LazyEntry._build(self, key, v)
         return dict.pop(self, key, *default)
 
     def popitem(self) -> tuple[int, set[int]]:
-        self.build_all()
+        _LazyEntry.build_all(self)
         return dict.popitem(self)
 
     def __setitem__(self, key: int, value: set[int]) -> None:
-        old = _dget(self, key)
-        dict.__setitem__(self, key, value)
-        if type(old) is int:
-            self._dropped(1)
+        with _BUILDING:
+            old = _dget(self, key)
+            dict.__setitem__(self, key, value)
+            if type(old) is int:
+                self._dropped(1)
 
     def __delitem__(self, key: int) -> None:
-        old = _dget(self, key)
-        dict.__delitem__(self, key)
-        if type(old) is int:
-            self._dropped(1)
+        with _BUILDING:
+            old = _dget(self, key)
+            dict.__delitem__(self, key)
+            if type(old) is int:
+                self._dropped(1)
 
     def clear(self) -> None:
-        dict.clear(self)
-        self._dropped(self._left)
+        with _BUILDING:
+            dict.clear(self)
+            if type(self) is _LazyEntry:
+                self._dropped(self._left)
 
     def update(self, *args: Any, **kw: Any) -> None:
         for key, value in dict(*args, **kw).items():
             self[key] = value
 
     def items(self) -> Any:
-        self.build_all()
+        _LazyEntry.build_all(self)
         return dict.items(self)
 
     def values(self) -> Any:
-        self.build_all()
+        _LazyEntry.build_all(self)
         return dict.values(self)
 
     def copy(self) -> Any:
-        self.build_all()
+        _LazyEntry.build_all(self)
         return defaultdict.copy(self)
 
     __copy__ = copy
 
     def __eq__(self, other: object) -> bool:
-        self.build_all()
+        _LazyEntry.build_all(self)
         if isinstance(other, _LazyEntry):
             other.build_all()
         return dict.__eq__(self, other)
@@ -393,11 +416,11 @@ class _LazyEntry(_EntryBase):
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        self.build_all()
+        _LazyEntry.build_all(self)
         return defaultdict.__repr__(self)
 
     def __or__(self, other: Any) -> Any:
-        self.build_all()
+        _LazyEntry.build_all(self)
         return defaultdict.__or__(self, other)
 
     def __ior__(self, other: Any) -> Any:
@@ -405,7 +428,7 @@ class _LazyEntry(_EntryBase):
         return self
 
     def __reduce__(self) -> Any:
-        self.build_all()
+        _LazyEntry.build_all(self)
         return defaultdict.__reduce__(self)
 
 
@@ -644,7 +667,7 @@ class FactStore:
         def index(ix: dict[int, defaultdict[int, set[int]]]) -> dict[int, RawEntry]:
             # an entry restored and never read since is written as it was read
             raw = ix.raw if isinstance(ix, _LazyIndex) else {}
-            return {p: raw[p] if p in raw else d.packed() if isinstance(d, _LazyEntry) else _pack_entry(d)
+            return {p: raw[p] if p in raw else _LazyEntry.packed(d) if isinstance(d, _LazyEntry) else _pack_entry(d)
                     for p, d in dict.items(ix)}
 
         if beside is not None and len(beside) <= len(self.facts) and beside <= self.facts:
