@@ -15,10 +15,12 @@ A :class:`FactStore` keeps, per predicate id ``p``, two hash indexes
 from __future__ import annotations
 
 import sys
+import threading
 from array import array
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from itertools import accumulate, chain
+from itertools import accumulate, chain, compress, repeat
+from operator import is_
 from typing import Any
 
 from pyoxigraph import BlankNode, Literal, NamedNode, Triple
@@ -212,11 +214,227 @@ def _pack_entry(d: dict[int, set[int]] | dict[int, list[int]]) -> RawEntry:
             array("i", chain.from_iterable(vs)).tobytes())
 
 
+_NOKEY = object()
+_BUILDING = threading.Lock()
+"""Held while a restored entry replaces placeholders (:class:`_LazyEntry`): two threads
+reading one key build it once, and the entry turns plain only when none is left."""
+_dget: Any = dict.get  # the underlying dict's values: sets and placeholders (ints)
+_dvalues: Any = dict.values
+
+
+class _EntryBase(defaultdict[int, set[int]]):
+    """The layout :class:`_Entry` and :class:`_LazyEntry` share, so that a lazy entry
+    whose every key is built becomes a plain one (``__class__`` assignment)."""
+
+    __slots__ = ("_ends", "_flat", "_left", "_raw")
+
+
+class _Entry(_EntryBase):
+    """A restored index entry whose values are all built: a ``defaultdict(set)``
+    (C-level ``get``, ``[]``, ``items``: no method of its own)."""
+
+    __slots__ = ()
+
+
+class _LazyEntry(_EntryBase):
+    """One predicate's index ``k -> set(v)`` as :meth:`FactStore.from_lists` restores it
+    (through :class:`_LazyIndex`): a ``defaultdict(set)`` whose keys are all present
+    from the start, each standing with its position in the written buffers (an ``int``)
+    until it is read, when its set is built from the saved values (``_flat[_ends[i] :
+    _ends[i + 1]]``). A write's maintenance reads a few keys of a predicate of ~10^5
+    subjects: building every key's set was most of a fresh 100k-memory tenant's first
+    write. Once every key is built it becomes an :class:`_Entry` (C-level reads again).
+
+    Keys, ``in``, ``len`` and iteration over keys answer at C speed without building;
+    ``[]``, ``get``, ``pop`` and ``setdefault`` build the one key they read; ``items``,
+    ``values``, ``copy``, ``==``, ``repr``, pickling build all. Iteration is overridden
+    (returning the C iterator) so that C code copying the mapping (``dict(d)``,
+    ``{**d}``) reads it through ``keys`` and ``[]``, never the placeholders. Placeholders are
+    replaced under one lock (:data:`_BUILDING`), and methods are called through the
+    class, so that concurrent readers never see an entry turn plain early."""
+
+    __slots__ = ()
+
+    _raw: RawEntry  # as written; its value columns are decoded on the first build (_columns)
+    _ends: array[int] | None
+    _flat: array[int] | None
+    _left: int
+
+    @staticmethod
+    def from_raw(raw: RawEntry) -> _Entry | _LazyEntry:
+        keys, counts, vals = raw
+        k = _ints(keys)
+        if not k:
+            return _Entry(set)
+        out = _LazyEntry(set, zip(k, range(len(k))))  # type: ignore[arg-type]  # placeholders
+        out._raw, out._ends, out._flat, out._left = raw, None, None, len(out)
+        return out
+
+    def _columns(self) -> tuple[array[int], array[int]]:
+        """Each key's values start offset (one more at the end) and the values."""
+        if self._ends is None or self._flat is None:
+            ends = array("i", (0,))
+            ends.extend(accumulate(_ints(self._raw[1])))
+            self._ends, self._flat = ends, _ints(self._raw[2])
+        return self._ends, self._flat
+
+    def _build(self, key: int, i: int) -> set[int]:
+        with _BUILDING:
+            cur = _dget(self, key, _NOKEY)
+            if type(cur) is not int:  # built meanwhile by another thread (or removed)
+                return set() if cur is _NOKEY else cur
+            ends, flat = self._columns()
+            v = set(flat[ends[i]:ends[i + 1]])
+            dict.__setitem__(self, key, v)
+            self._dropped(1)
+            return v
+
+    def _dropped(self, n: int) -> None:
+        """``n`` placeholders were replaced or removed."""
+        self._left -= n
+        if self._left <= 0:
+            self._ends = self._flat = self._raw = None  # type: ignore[assignment]
+            self.__class__ = _Entry  # type: ignore[assignment]
+
+    def build_all(self) -> None:
+        """Build every key still in its written form (the entry becomes an :class:`_Entry`)."""
+        with _BUILDING:
+            if type(self) is _LazyEntry:
+                self._build_rest()
+
+    def _build_rest(self) -> None:
+        ends_, flat_ = self._columns()
+        ends, flat = ends_.tolist(), flat_.tolist()
+        keys, at = list(dict.keys(self)), list(_dvalues(self))
+        if self._left != len(at):  # some built: only the placeholders (ints)
+            mask = list(map(is_, map(type, at), repeat(int)))
+            keys, at = list(compress(keys, mask)), list(compress(at, mask))
+        todo = keys
+        dict.update(self, zip(keys, map(set, map(flat.__getitem__, map(
+            slice, map(ends.__getitem__, at), map(ends.__getitem__, map((1).__add__, at)))))))
+        self._dropped(len(todo))
+
+    def packed(self) -> RawEntry:
+        """The entry as written (:data:`RawEntry`), without building a key."""
+        with _BUILDING:
+            if type(self) is not _LazyEntry:  # every key built meanwhile
+                return _pack_entry(self)
+            return self._packed()
+
+    def _packed(self) -> RawEntry:
+        n = len(self)
+        if self._left == n == len(self._raw[0]) // _WIDTH:  # every key written, none built
+            return self._raw
+        ends, flat = self._columns()
+        counts, vals = array("i"), array("i")
+        for v in _dvalues(self):
+            if type(v) is int:
+                a, b = ends[v], ends[v + 1]
+                counts.append(b - a)
+                vals.extend(flat[a:b])
+            else:
+                counts.append(len(v))
+                vals.extend(v)
+        return (array("i", dict.keys(self)).tobytes(), counts.tobytes(), vals.tobytes())
+
+    def __iter__(self) -> Any:
+        return dict.__iter__(self)
+
+    def __getitem__(self, key: int) -> set[int]:
+        v: Any = defaultdict.__getitem__(self, key)  # a missing key: a new empty set, as defaultdict
+        return _LazyEntry._build(self, key, v) if type(v) is int else v
+
+    def get(self, key: int, default: Any = None) -> Any:
+        v = _dget(self, key, _NOKEY)
+        if v is _NOKEY:
+            return default
+        return _LazyEntry._build(self, key, v) if type(v) is int else v
+
+    def setdefault(self, key: int, default: Any = None) -> Any:
+        v = _dget(self, key, _NOKEY)
+        if v is _NOKEY:
+            return dict.setdefault(self, key, default)
+        return _LazyEntry._build(self, key, v) if type(v) is int else v
+
+    def pop(self, key: int, *default: Any) -> Any:
+        v = _dget(self, key, _NOKEY)
+        if type(v) is int:
+            v = _LazyEntry._build(self, key, v)
+        return dict.pop(self, key, *default)
+
+    def popitem(self) -> tuple[int, set[int]]:
+        _LazyEntry.build_all(self)
+        return dict.popitem(self)
+
+    def __setitem__(self, key: int, value: set[int]) -> None:
+        with _BUILDING:
+            old = _dget(self, key)
+            dict.__setitem__(self, key, value)
+            if type(old) is int:
+                self._dropped(1)
+
+    def __delitem__(self, key: int) -> None:
+        with _BUILDING:
+            old = _dget(self, key)
+            dict.__delitem__(self, key)
+            if type(old) is int:
+                self._dropped(1)
+
+    def clear(self) -> None:
+        with _BUILDING:
+            dict.clear(self)
+            if type(self) is _LazyEntry:
+                self._dropped(self._left)
+
+    def update(self, *args: Any, **kw: Any) -> None:
+        for key, value in dict(*args, **kw).items():
+            self[key] = value
+
+    def items(self) -> Any:
+        _LazyEntry.build_all(self)
+        return dict.items(self)
+
+    def values(self) -> Any:
+        _LazyEntry.build_all(self)
+        return dict.values(self)
+
+    def copy(self) -> Any:
+        _LazyEntry.build_all(self)
+        return defaultdict.copy(self)
+
+    __copy__ = copy
+
+    def __eq__(self, other: object) -> bool:
+        _LazyEntry.build_all(self)
+        if isinstance(other, _LazyEntry):
+            other.build_all()
+        return dict.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        _LazyEntry.build_all(self)
+        return defaultdict.__repr__(self)
+
+    def __or__(self, other: Any) -> Any:
+        _LazyEntry.build_all(self)
+        return defaultdict.__or__(self, other)
+
+    def __ior__(self, other: Any) -> Any:
+        self.update(other)
+        return self
+
+    def __reduce__(self) -> Any:
+        _LazyEntry.build_all(self)
+        return defaultdict.__reduce__(self)
+
+
 def _unpack_entry(raw: RawEntry) -> defaultdict[int, set[int]]:
-    keys, counts, vals = raw
-    ends = list(accumulate(_ints(counts)))
-    flat = _ints(vals).tolist()
-    return defaultdict(set, zip(_ints(keys), map(set, map(flat.__getitem__, map(slice, chain((0,), ends), ends)))))
+    """A written entry as a mapping whose keys' sets are built when first read (:class:`_LazyEntry`)."""
+    return _LazyEntry.from_raw(raw)
 
 
 def _check_entry(raw: object) -> int:
@@ -449,7 +667,8 @@ class FactStore:
         def index(ix: dict[int, defaultdict[int, set[int]]]) -> dict[int, RawEntry]:
             # an entry restored and never read since is written as it was read
             raw = ix.raw if isinstance(ix, _LazyIndex) else {}
-            return {p: raw[p] if p in raw else _pack_entry(d) for p, d in dict.items(ix)}
+            return {p: raw[p] if p in raw else _LazyEntry.packed(d) if isinstance(d, _LazyEntry) else _pack_entry(d)
+                    for p, d in dict.items(ix)}
 
         if beside is not None and len(beside) <= len(self.facts) and beside <= self.facts:
             split, rest = True, self.facts - beside

@@ -577,9 +577,9 @@ class Reasoner:
         # an id already known (a constant, another spelling) keeps its entry
         new = decoded[n0:]
         ids = dict(zip(reversed(new), range(n - 1, n0 - 1, -1)))  # the first id of a term wins
-        for t in dic.ids:
-            ids.pop(t, None)
-        dic.ids.update(ids)
+        ids.update(dic.ids)
+        dic.ids.clear()
+        dic.ids.update(ids)  # into an empty dict: one copy of the table, not 10^5 inserts into a small one
         dic.terms.extend(new)
         dic.kinds.extend(kinds[n0:])
         for i, key in parts.items():
