@@ -171,3 +171,22 @@ def test_a_setting_value_with_the_character_is_refused_by_name(tenant):
     _refused(lambda: tenant.set_setting("near_limit_threshold", "0.5\x01"), "control character U+0001", 3,
              "near_limit_threshold")
     assert tenant.settings() == before
+
+
+def test_the_cli_refuses_a_csv_cell_and_an_onboarding_value_with_exit_2(tmp_path):
+    from tests.cli.conftest import run_cli
+
+    d = tmp_path / "d"
+    assert run_cli(d, "tenant", "create", "acme").code == 0
+    csv = tmp_path / "spend.csv"
+    csv.write_text("date,platform,spend\n2026-03-01,meta,10\n2026-03-02,meta,5\x07\n", encoding="utf-8")
+    before = run_cli(d, "sparql", "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }", "-t", "acme").out
+    r = run_cli(d, "load", str(csv), "-t", "acme")
+    assert r.code == 2 and f"{csv}:3: column 'spend': control character U+0007 at character offset 1" in r.err, r.err
+    assert run_cli(d, "sparql", "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }", "-t", "acme").out == before
+    onb = tmp_path / "onb.yaml"
+    onb.write_text('tenant: fresh\nobjective: {label: "Grow\\x1b"}\nfact: {label: Sky}\npreference: {label: Short}\n',
+                   encoding="utf-8")
+    r = run_cli(d, "onboard", str(onb))
+    assert r.code == 2 and "objective.label: control character U+001B at character offset 4" in r.err, r.err
+    assert "fresh" not in run_cli(d, "tenant", "list").out

@@ -53,7 +53,7 @@ from reckon._args import checked_methods
 from reckon._errors import InvalidInput
 from reckon.memory import _rdf as R
 from reckon.memory.models import Principal
-from reckon.store.terms import check_text
+from reckon.store.terms import check_text, text_fault
 from reckon.vocab import BUSINESS, INFERRED, MEMORIES, NOTES, NT, nt
 
 __all__ = [
@@ -112,7 +112,10 @@ def parse_key(key: Any) -> tuple[str, str, str]:
     if not isinstance(key, str):
         raise InvalidInput(f"key: a string project/<project-id>/<namespace>/<name> is required, not {type(key).__name__}",
                            field="key")
-    check_text(key, "key")
+    fault = text_fault(key)
+    if fault is not None:
+        raise InvalidInput(f"key: {fault}; a key is project/<project-id>/<namespace>/<name> (seed 000 Transit)",
+                           field="key")
     m = _KEY.fullmatch(key) if len(key) <= MAX_KEY else None
     if m is None:
         raise InvalidInput(
