@@ -151,7 +151,7 @@ def test_bad_modules_are_refused_and_leave_the_store_as_it_was(tmp_path: Path) -
     second = tmp_path / "threshold.ttl"  # a second value of a setting
     second.write_text("@prefix rk: <https://reckon.dev/ns/core#> . @prefix xsd: <http://www.w3.org/2001/XMLSchema#> .\n"
                       "rk:settings rk:nearLimitThreshold \"0.6\"^^xsd:decimal .\n")
-    with pytest.raises(InvalidInput, match="near_limit_threshold = 0.6.*0.8"):
+    with pytest.raises(InvalidInput, match="nearLimitThreshold = 0.6.*0.8"):
         t.install_module(second)
     subtype = tmp_path / "subtype.ttl"  # a datatype the store never keeps
     subtype.write_text(SHAPES.replace("xsd:integer", "xsd:positiveInteger"))
