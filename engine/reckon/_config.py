@@ -6,7 +6,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["default_data_dir"]
+__all__ = ["MAX_SEARCH_K", "default_data_dir"]
+
+MAX_SEARCH_K = 100
+"""Most hits one memory search returns: ``Tenant.search(k=...)``, the LLM / MCP
+``search`` tool's ``k`` maximum, HTTP ``GET .../search?k=``, ``reckon search -k``. One
+constant, so every door agrees (the tool schema said 50 where Python allowed 100)."""
 
 
 def default_data_dir() -> Path:

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from reckon._errors import InvalidInput
-from reckon.store.terms import DECIMAL_LEXICAL, XSD_WHITESPACE
+from reckon.store.terms import DECIMAL_LEXICAL, XSD_WHITESPACE, check_text, text_fault
 
 __all__ = [
     "DEFAULT_COLUMNS",
@@ -267,12 +267,14 @@ def read_csv(path: str | Path, mapping: Mapping[str, str] | None = None, *, plat
             header = next(reader)
         except StopIteration:
             raise InvalidInput(f"{p}: empty file (a header row is required)", field="path") from None
+        _check_row(header, header, f"{p}:1")
         cols = _resolve_columns(header, dict(mapping or {}), str(p))
         out = []
         for n, row in enumerate(reader, start=2):
             if not any(cell.strip() for cell in row):
                 continue
             where = f"{p}:{n}"
+            _check_row(row, header, where)
             if len(row) < len(header):
                 raise InvalidInput(
                     f"{where}: {len(row)} cells, the header has {len(header)} (a short row is not read as zeros)",
@@ -285,6 +287,16 @@ def read_csv(path: str | Path, mapping: Mapping[str, str] | None = None, *, plat
 
             out.append(_record(get, cols.__contains__, platform, where))
     return out
+
+
+def _check_row(row: Sequence[str], header: Sequence[str], where: str) -> None:
+    """Refuse a cell no RDF text can hold (:func:`reckon.store.terms.text_fault`), naming
+    ``file:line``, the column and the character's offset in the cell."""
+    for j, cell in enumerate(row):
+        fault = text_fault(cell)
+        if fault is not None:
+            col = header[j].strip() if j < len(header) and text_fault(header[j]) is None else f"#{j + 1}"
+            raise InvalidInput(f"{where}: column {col!r}: {fault}", field="path")
 
 
 def read_json(path: str | Path, mapping: Mapping[str, str] | None = None, *, platform: str | None = None) -> list[Record]:
@@ -306,6 +318,10 @@ def read_json(path: str | Path, mapping: Mapping[str, str] | None = None, *, pla
         raise InvalidInput(f"{p}: expected a list of objects (or {{\"records\": [...]}})", field="path")
     out = []
     for n, obj in enumerate(data):
+        try:
+            check_text(obj, f"{p}[{n}]")
+        except InvalidInput as e:
+            raise InvalidInput(str(e), field="path") from None
         keys = list(obj)
         cols_idx = _resolve_columns(keys, dict(mapping or {}), f"{p}[{n}]")
         def get(f: str, o: Any = obj, c: dict[str, int] = cols_idx, k: list[str] = keys) -> Any:
@@ -549,19 +565,21 @@ def load_turtle(tenant: Any, path: str | Path) -> int:
 
     from reckon.schema import check, schema_from_graph
     from reckon.store import BUSINESS, MEMORIES, SCHEMA
-    from reckon.store.terms import canonical_triple
+    from reckon.store.terms import canonical_triple, check_file_text, check_triples_text
 
     p = Path(path)
     try:
         data = p.read_bytes()
     except OSError as e:
         raise InvalidInput(f"cannot read {p}: {e.strerror or e}", field="path") from e
+    check_file_text(data.decode("utf-8", "replace"), str(p))  # raw characters, with line and column
     try:
         # validated as the store will hold them (canonical literals: reckon.store.terms)
         triples = [canonical_triple(q.triple)
                    for q in parse(data, format=RdfFormat.TURTLE, base_iri=p.resolve().as_uri())]
     except SyntaxError as e:
         raise InvalidInput(f"{p}: Turtle syntax error: {e}", field="path") from e
+    check_triples_text(triples, str(p))  # escapes (\u0001) the parser decoded
     from reckon.vocab import A as rdf_type
     focus = sorted({t.subject for t in triples if t.predicate == rdf_type and isinstance(t.subject, NamedNode)},
                    key=str)

@@ -144,6 +144,7 @@ def load_spec(source: str | Path | dict[str, Any]) -> OnboardingSpec:
             raise InvalidInput(f"{p}: not valid YAML: {e}", field="path") from e
     if not isinstance(data, dict):
         raise InvalidInput(f"{where}: expected a mapping at the top level", field="path")
+    _check_text(data, where, "")
     missing = [k for k in REQUIRED_SEEDS if not data.get(k)]
     if missing:
         raise InvalidInput(
@@ -157,6 +158,28 @@ def load_spec(source: str | Path | dict[str, Any]) -> OnboardingSpec:
         err = e.errors()[0]
         loc = ".".join(str(x) for x in err.get("loc", ()))
         raise InvalidInput(f"{where}: {loc}: {err.get('msg')}", field=loc or None) from None
+
+
+def _check_text(value: Any, where: str, path: str) -> None:
+    """Refuse a key or value no RDF text can hold (YAML's ``"\\x01"`` / ``"\\uFFFF"``
+    escapes make one; :func:`reckon.store.terms.text_fault`), naming the file and the
+    value's path in it (``people[0].name``)."""
+    from reckon.store.terms import text_fault
+
+    if isinstance(value, str):
+        fault = text_fault(value)
+        if fault is not None:
+            raise InvalidInput(f"{where}: {path or 'value'}: {fault}", field=path or None)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            key = str(k)
+            fault = text_fault(key)
+            if fault is not None:
+                raise InvalidInput(f"{where}: a key in {path or 'the top level'}: {fault}", field=path or None)
+            _check_text(v, where, f"{path}.{key}" if path else key)
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            _check_text(v, where, f"{path}[{i}]")
 
 
 class OnboardResult(BaseModel):

@@ -173,13 +173,13 @@ def test_a_module_may_add_its_own_setting_with_a_default(tmp_path: Path) -> None
         "rk:settings ex:staleDays 30 .\n")
     t = Engine(tmp_path / "d").create_tenant("acme")
     r = t.install_module(mod)
-    assert r.settings == {"staleDays": [None, "30"]}
+    assert r.settings == {"stale_days": [None, "30"]}  # the sh:name, as t.settings() names it
     assert t.settings()["stale_days"] == 30
     t.set_setting("stale_days", 45)
     assert t.settings()["stale_days"] == 45
     assert validate_tenant(t)["conforms"]
     gone = t.remove_module("stale")
-    assert gone.settings == {"staleDays": ["45", None]} and "stale_days" not in t.settings()
+    assert gone.settings == {"stale_days": ["45", None]} and "stale_days" not in t.settings()
 
 
 def test_shipped_module_by_name_and_reinstall_is_unchanged(tmp_path: Path) -> None:

@@ -424,24 +424,28 @@ def test_a_negative_number_is_a_value_in_every_command() -> None:
     assert seen == len(COMMANDS)
 
 
-def test_a_bad_value_exits_1_in_every_verb_that_takes_a_data_value(
+def test_a_bad_value_exits_by_its_kind_in_every_verb_that_takes_a_data_value(
         onboarded: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
-    """``reckon --help``: 1 when the model or the shapes refuse a value (of a memory's
-    property or of a setting, wrong type or out of range alike), 2 only for an option
-    value click checks (``--importance 9``) or an unknown name; nothing changes."""
+    """``reckon --help``: 1 when the model or the shapes refuse a memory's value (wrong
+    type or out of range alike) or the shapes refuse a setting of the right type (out of
+    range); 2 for a setting, amount or KPI value not of its type (``settings set ...
+    near_limit_threshold high`` as ``spend set meta lots``), an option value click checks
+    (``--importance 9``) or an unknown name; nothing changes."""
     d, ids = onboarded
     cap = ids["objective"]
     assert run_cli(d, "tenant", "create", "fresh").code == 0
     S = ("tenant", "settings", "set", "fresh")
     cases: dict[str, tuple[tuple[str, ...], int, str]] = {
-        "setting: not an integer": ((*S, "live_context_cap", "abc"), 1, "invalid setting: live_context_cap"),
-        "setting: a fraction": ((*S, "live_context_cap", "0.5"), 1, "invalid setting: live_context_cap"),
+        "setting: not an integer": ((*S, "live_context_cap", "abc"), 2, "invalid setting: live_context_cap"),
+        "setting: a fraction": ((*S, "live_context_cap", "0.5"), 2, "invalid setting: live_context_cap"),
         "setting: negative, no --": ((*S, "live_context_cap", "-1"), 1, "invalid setting: live_context_cap"),
-        "setting: not a decimal": ((*S, "near_limit_threshold", "high"), 1, "invalid setting: near_limit_threshold"),
+        "setting: not a decimal": ((*S, "near_limit_threshold", "high"), 2, "invalid setting: near_limit_threshold"),
         "setting: negative decimal": ((*S, "near_limit_threshold", "-0.2"), 1,
                                       "invalid setting: near_limit_threshold"),
-        "setting: not a boolean": ((*S, "refuse_inconsistent", "maybe"), 1, "invalid setting: refuse_inconsistent"),
+        "setting: not a boolean": ((*S, "refuse_inconsistent", "maybe"), 2, "invalid setting: refuse_inconsistent"),
         "setting: unknown name": ((*S, "near_limit", "0.5"), 2, "error: setting: unknown setting"),
+        "spend: not a decimal": (("spend", "set", "meta", "lots", "-t", "fresh"), 2, "error: "),
+        "kpi: not a decimal": (("kpi", "set", "ROAS", "lots", "-t", "fresh"), 2, "error: "),
         "supersede --prop": (("supersede", cap, *T, *OP, "-l", "Cap 2", "-p", "amount=lots"), 1, "invalid memory: "),
         "supersede --prop negative": (("supersede", cap, *T, *OP, "-l", "Cap 3", "-p", "amount=-5"), 1,
                                       "invalid memory: "),

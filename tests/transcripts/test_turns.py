@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from reckon import InvalidInput, NotAuthorized, Principal, ShapeViolation
 from reckon.api import Engine
+from reckon.store.terms import text_fault
 
 ANN = Principal(person="ann")
 OPS = Principal.operator("ops")
@@ -153,7 +154,9 @@ def test_memory_links_to_the_turns_it_came_from(tenant):
     assert ei.value.field == "derived_from"
 
 
-_TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=40)
+#: text RDF can hold (a character outside XML 1.0 Char is refused: tests/api/test_rdf_text_doors.py)
+_TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)).filter(lambda c: text_fault(c) is None),
+                min_size=1, max_size=40)
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

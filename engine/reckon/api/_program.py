@@ -141,6 +141,20 @@ def _local(iri: str) -> str:
     return iri.rsplit("#", 1)[-1] if "#" in iri else iri.rsplit("/", 1)[-1]
 
 
+def _setting_names(old: Program | None, new: Program) -> dict[str, str]:
+    """Setting property IRI -> the name ``Tenant.settings()`` gives it (its shape's
+    ``sh:name``, as the module's author wrote it: ``max_churn``, not ``maxChurn``),
+    from ``new``'s schema, else ``old``'s (a setting whose module goes)."""
+    from reckon.api._settings import setting_specs
+
+    out: dict[str, str] = {}
+    for prog in (new, old):
+        if prog is not None:
+            for name, spec in setting_specs(list(prog.schema_triples())).items():
+                out.setdefault(spec["property"], name)
+    return out
+
+
 def _settings_delta(
     now: dict[NamedNode, list[Any]], old: Program | None, new: Program
 ) -> tuple[dict[NamedNode, list[Any]], dict[str, list[str | None]]]:
@@ -150,6 +164,7 @@ def _settings_delta(
     :raises InvalidInput: a module states a value that differs from the tenant's.
     """
     defaults = new.default_settings()
+    names = _setting_names(old, new)
     new_by = _attribution(new)
     old_by = _attribution(old)
     after: dict[NamedNode, list[Any]] = {p: list(v) for p, v in now.items()}
@@ -168,7 +183,8 @@ def _settings_delta(
             # else the tenant set its own value: it stands over the new default
         else:
             raise InvalidInput(
-                f"module {new_by[p][0]} states setting {_local(p.value)} = {v.value}, but the tenant's value "
+                f"module {new_by[p][0]} states setting {names.get(p.value, _local(p.value))} = {v.value}, but the "
+                f"tenant's value "
                 f"is {', '.join(c.value for c in cur)}; a setting has one value: change it with "
                 f"`reckon tenant settings set` / Tenant.set_setting, or drop it from the module",
                 field="settings",
@@ -182,7 +198,7 @@ def _settings_delta(
         b = sorted(x.value for x in now.get(p, []))
         a = sorted(x.value for x in after.get(p, []))
         if a != b:
-            changes[_local(p.value)] = [", ".join(b) or None, ", ".join(a) or None]
+            changes[names.get(p.value, _local(p.value))] = [", ".join(b) or None, ", ".join(a) or None]
     return after, changes
 
 

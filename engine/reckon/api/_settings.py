@@ -27,7 +27,7 @@ from reckon import vocab
 from reckon._errors import InvalidInput, ShapeViolation
 from reckon.schema.program import SETTINGS
 from reckon.store import SCHEMA
-from reckon.store.terms import parse_datetime_text
+from reckon.store.terms import check_text, parse_datetime_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from reckon.api._tenant import Tenant
@@ -118,6 +118,7 @@ def _term(spec: dict[str, Any], name: str, value: Any) -> Literal:
 
     dt = spec.get("datatype") or _XSD + "string"
     fld = name
+    check_text(value.value if isinstance(value, Literal) else value, fld)
     if isinstance(value, Literal):
         return canonical_term(value)
     if dt == _XSD + "decimal":

@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
+from typing import TYPE_CHECKING, Any, cast
 from typing import Literal as TLiteral
 
 from pyoxigraph import Literal, NamedNode, Quad, Triple
 
 from reckon import vocab as V
+from reckon._args import bind_error, checked_methods
 from reckon._errors import InvalidInput
 from reckon.api._neighbours import NeighboursMixin
 from reckon.business import writers as B
@@ -29,30 +30,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["UNSET", "Tenant", "Unset"]
 
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
-
-
-def _arguments_checked(fn: Callable[_P, _R]) -> Callable[_P, _R]:
-    """A facade method whose missing or unknown argument raises :class:`InvalidInput`
-    naming it (every public call raises a ``ReckonError``), not a bare ``TypeError``;
-    the signature and types stay the method's own."""
-    import functools
-    import inspect
-    import re
-
-    sig = inspect.signature(fn)
-
-    @functools.wraps(fn)
-    def checked(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        try:
-            sig.bind(*args, **kwargs)
-        except TypeError as exc:
-            m = re.search(r"'(\w+)'", str(exc))
-            raise InvalidInput(f"{fn.__name__}(): {exc}", field=m.group(1) if m else None) from None
-        return fn(*args, **kwargs)
-
-    return checked
 
 
 class Unset:
@@ -78,6 +55,7 @@ UNSET = Unset()
 
 
 
+@checked_methods
 class Tenant(NeighboursMixin):
     """One tenant of an :class:`~reckon.api.Engine` (obtain with ``engine.tenant(id)``).
 
@@ -582,7 +560,6 @@ class Tenant(NeighboursMixin):
             raise InvalidInput("judge: an object with a judge(new, candidates) method is required", field="judge")
         self.memory.judge = judge
 
-    @_arguments_checked
     def remember(
         self,
         *,
@@ -758,7 +735,6 @@ class Tenant(NeighboursMixin):
                                    conversations=conversations, roles=roles)
         return hits
 
-    @_arguments_checked
     def update(
         self,
         memory_id: str,
@@ -788,7 +764,6 @@ class Tenant(NeighboursMixin):
         self._indexed()
         return m
 
-    @_arguments_checked
     def supersede(self, old_id: str, new: Mapping[str, Any] | str, *, principal: Principal) -> Memory:
         """Replace ``old_id`` by a new memory (a mapping of :meth:`remember` fields) or by
         an existing one (its id); see ``MemoryService.supersede``.
@@ -802,7 +777,6 @@ class Tenant(NeighboursMixin):
         self._indexed()
         return m
 
-    @_arguments_checked
     def restore(self, memory_id: str, *, principal: Principal) -> Memory:
         """Operator only: undo a supersession; see ``MemoryService.restore``.
 
@@ -811,7 +785,6 @@ class Tenant(NeighboursMixin):
         self._indexed()
         return m
 
-    @_arguments_checked
     def delete(self, memory_id: str, *, principal: Principal, reason: str | None = None) -> None:
         """Operator only: delete a memory; see ``MemoryService.delete`` (``reason`` is
         kept on the tombstone and shown by ``history()``)."""
@@ -877,7 +850,6 @@ class Tenant(NeighboursMixin):
         :raises UnknownMemory: when absent, or not readable by ``principal``."""
         return self.memory.history(memory_id, principal=self.principal_of(principal) if principal is not None else None)
 
-    @_arguments_checked
     def memories(
         self,
         *,
@@ -1017,7 +989,6 @@ class Tenant(NeighboursMixin):
 
                 logging.getLogger("reckon.recall").warning("offering turn vectors failed", exc_info=True)
 
-    @_arguments_checked
     def search(
         self,
         query: str,
@@ -1078,17 +1049,16 @@ class Tenant(NeighboursMixin):
 
 def _checked(fn: Any, *args: Any, **kwargs: Any) -> Any:
     """Call ``fn`` after checking the arguments against its signature, so a missing or
-    unknown argument raises :class:`InvalidInput` naming it (every public call raises a
-    ``ReckonError``), not a bare ``TypeError``.
+    unknown argument raises :class:`InvalidInput` naming it and the accepted ones (every
+    public call raises a ``ReckonError``), not a bare ``TypeError``.
 
     :raises InvalidInput: when the arguments do not fit ``fn``'s signature.
     """
     import inspect
-    import re
 
+    sig = inspect.signature(fn)
     try:
-        inspect.signature(fn).bind(*args, **kwargs)
+        sig.bind(*args, **kwargs)
     except TypeError as exc:
-        m = re.search(r"'(\w+)'", str(exc))
-        raise InvalidInput(f"{fn.__name__}(): {exc}", field=m.group(1) if m else None) from None
+        raise bind_error(fn, sig, exc, kwargs=kwargs) from None
     return fn(*args, **kwargs)

@@ -48,6 +48,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from reckon import _json as strict_json
+from reckon._config import MAX_SEARCH_K
 from reckon._errors import (
     ConflictPending,
     InvalidInput,
@@ -247,7 +248,7 @@ def tool_schemas(catalogue: Catalogue) -> list[dict[str, Any]]:
         "properties": {
             "query": {"type": "string", "minLength": 1, "maxLength": MAX_SEARCH_CHARS,
                       "description": "What to look for, in plain words."},
-            "k": {"type": "integer", "minimum": 1, "maximum": 50, "description": "Number of results (default 10)."},
+            "k": {"type": "integer", "minimum": 1, "maximum": MAX_SEARCH_K, "description": "Number of results (default 10)."},
             "kinds": {"type": "array", "items": {"type": "string", "enum": list(KINDS)}},
             "scopes": {"type": "array", "items": {"type": "string", "enum": list(SCOPES)}},
             "subclasses": {"type": "array", "items": {"type": "string", "enum": names}},

@@ -43,7 +43,8 @@ EXIT_CODES_HELP = (
     "Exit codes: 0 ok; 1 validation failed (a memory its model or SHACL shapes refuse, e.g. a blank label "
     "or a negative budget amount; a rule file; data that does not conform); 2 usage or input error (an "
     "unknown or missing option, an option value outside its type, choices or range, e.g. --kind bogus or "
-    "--importance 9; unknown tenant, project, team or memory; unreadable file; not authorized; a conflict "
+    "--importance 9; a setting, amount or KPI value not of its type, e.g. a non-decimal threshold; "
+    "unknown tenant, project, team or memory; unreadable file; not authorized; a conflict "
     "to confirm; a refused query); 3 internal error or store failure."
 )
 

@@ -325,11 +325,13 @@ def forget(
     tenant: str = TENANT_OPT,
     as_person: str = AS_OPT,
     operator: bool = OPERATOR_OPT,
+    reason: str = typer.Option(None, "--reason", help="Why it is deleted: kept on the tombstone and shown by "
+                               "`reckon history` (Tenant.delete(reason=...))."),
 ) -> None:
     """Delete a memory (operators only)."""
     t = open_tenant(tenant)
-    t.delete(memory_id, principal=principal(as_person, operator))
-    say(f"deleted {memory_id}")
+    t.delete(memory_id, principal=principal(as_person, operator), reason=reason)
+    say(f"deleted {memory_id}" + (f" ({reason})" if reason else ""))
 
 
 @app.command("get")
@@ -383,7 +385,8 @@ def history(memory_id: str = typer.Argument(...), tenant: str = TENANT_OPT, as_j
         arrow = f" -> superseded by {', '.join(e.superseded_by)}" if e.superseded_by else ""
         if e.event == "deleted":
             when = e.deleted_at.strftime("%Y-%m-%d %H:%M") if e.deleted_at else "?"
-            say(f"{when}  {e.id}  deleted    (by {e.deleted_by}){arrow}", markup=False)
+            why = f": {e.deleted_reason}" if e.deleted_reason else ""
+            say(f"{when}  {e.id}  deleted    (by {e.deleted_by}{why}){arrow}", markup=False)
             continue
         when = e.created_at.strftime("%Y-%m-%d %H:%M") if e.created_at else "?"
         say(f"{when}  {e.id}  {e.event:<10} {e.label!r} (source {e.source}, author {e.author}){arrow}",

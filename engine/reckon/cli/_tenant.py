@@ -15,7 +15,7 @@ from typing import Any
 
 import typer
 
-from reckon.cli._app import EXIT_INVALID, app, console, err_console, fail, memory_write, state
+from reckon.cli._app import EXIT_INPUT, EXIT_INVALID, app, console, err_console, fail, memory_write, state
 
 tenant_app = typer.Typer(help="Create, list, delete, export, import and validate tenants.", no_args_is_help=True)
 app.add_typer(tenant_app, name="tenant")
@@ -472,7 +472,9 @@ def settings_set(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Replace one setting's value; the statuses that read it are re-derived. A value
-    the setting refuses (wrong type or out of range) exits 1, like an invalid memory; an
+    of the wrong type (not a decimal, an integer, true / false as the setting's type)
+    exits 2, like a bad amount of `reckon spend set` or `kpi set`; a value of the right
+    type its shape refuses (out of range) exits 1, like data that does not conform; an
     unknown setting or tenant exits 2."""
     from rich.markup import escape
 
@@ -485,7 +487,7 @@ def settings_set(
         if isinstance(exc, ShapeViolation) or exc.field == "name":
             raise
         err_console.print(f"[red]invalid setting:[/red] {escape(str(exc))}", soft_wrap=True)
-        raise typer.Exit(EXIT_INVALID) from None
+        raise typer.Exit(EXIT_INPUT) from None
     if as_json:
         print_json(change)
         return

@@ -15,6 +15,8 @@ import bisect
 import re
 from dataclasses import dataclass
 
+from reckon.store.terms import text_fault
+
 __all__ = ["Token", "tokenize", "LineIndex", "unescape_string", "unescape_iri", "unescape_local"]
 
 _BASE = (
@@ -172,4 +174,8 @@ def unescape_local(raw: str) -> str:
 def _codepoint(cp: int) -> str:
     if 0xD800 <= cp <= 0xDFFF or cp > 0x10FFFF:
         raise ValueError(f"invalid code point U+{cp:04X} in escape")
-    return chr(cp)
+    c = chr(cp)
+    fault = text_fault(c)
+    if fault is not None:  # no RDF term can hold it (reckon.store.terms.text_fault)
+        raise ValueError(f"escape \\u{cp:04X}: {fault.replace(' at character offset 0', '')}")
+    return c

@@ -30,6 +30,25 @@ FORMATS = {".srl": "srl", ".rl": "srl", ".dlog": "dlog", ".datalog": "dlog"}
 """File extension -> rule syntax."""
 
 
+def _check_rule_text(text: str, file: str) -> None:
+    """Refuse a character no RDF text can hold anywhere in rule text (a constant holding
+    it could never be derived into the store; :func:`reckon.store.terms.text_fault`).
+
+    :raises RuleSyntaxError: SRL013 at its line and column.
+    """
+    from reckon.store.terms import text_fault
+
+    fault = text_fault(text) if isinstance(text, str) else None
+    if fault is None:
+        return
+    from reckon._errors import RuleSyntaxError
+
+    at = int(fault.rsplit(" at character offset ", 1)[1].split(" ", 1)[0])
+    line = text.count("\n", 0, at) + 1
+    col = at - (text.rfind("\n", 0, at) + 1) + 1
+    raise RuleSyntaxError([Diagnostic("SRL013", fault, file, line, col)])
+
+
 def parse_rules(text: str, *, format: str = "srl", file: str = "<string>", base: str | None = None, check: bool = True) -> RuleSet:
     """Parse rule text in SRL (``format="srl"``) or the RDFox Datalog subset (``"dlog"``).
 
@@ -39,6 +58,7 @@ def parse_rules(text: str, *, format: str = "srl", file: str = "<string>", base:
     :raises RuleSetInvalid: unknown prefix; with ``check``, not well-formed.
     :raises ValueError: when ``format`` is neither ``"srl"`` nor ``"dlog"``.
     """
+    _check_rule_text(text, file)
     if format == "srl":
         from reckon.datalog.srl import parse_srl
 

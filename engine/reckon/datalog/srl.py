@@ -513,6 +513,11 @@ class TermParser:
     def builtin_call(self) -> Call:
         t = self.next()
         name = str(t.value).upper()
+        if name == "EXISTS" or (name == "NOT" and self.at_kw("EXISTS")):
+            what = "FILTER NOT EXISTS" if name == "NOT" else "FILTER EXISTS"
+            instead = ("write NOT { ... } (stratified negation) in the body instead" if name == "NOT"
+                       else "write its patterns in the body instead")
+            self.fail(f"{what} is not supported in rule bodies; {instead}", "SRL011", t=t)
         if name not in BUILTINS:
             self.fail(f"unknown function {t.value!r} (expected a SPARQL built-in, an IRI function or an expression)", t=t)
         arity = BUILTINS[name]

@@ -42,10 +42,11 @@ from urllib.parse import quote, unquote
 from pyoxigraph import Literal, NamedNode, Quad, Triple
 
 from reckon import vocab as V
+from reckon._args import checked_methods
 from reckon._errors import InvalidInput, UnknownMemory
 from reckon.events.similarity import DEFAULT_THRESHOLD, P_SIMILAR, Similarity
 from reckon.memory import _rdf as R
-from reckon.store.terms import parse_datetime_text
+from reckon.store.terms import check_text, parse_datetime_text
 from reckon.vocab import EV, EVENTS, INFERRED, ev
 
 __all__ = [
@@ -178,6 +179,7 @@ class _Pending:
     nodes: set[NamedNode] = field(default_factory=set)
 
 
+@checked_methods
 class EventGraph:
     """The event graph of one tenant (see the module docstring).
 
@@ -188,6 +190,9 @@ class EventGraph:
         semantic edges.
     :param similarity_threshold: returns the tenant setting ``event_similarity_threshold``.
     """
+
+    _ARGUMENT_HINTS = {"record": "events is a list of event dicts ({'label', 'at', ...}); for one event "
+                                  "call record_event(label, at=...)"}
 
     def __init__(self, store: Any, memory: Any, *, max_nodes: Callable[[], int] | None = None,
                  embedder: Any = None, similarity_threshold: Callable[[], float] | None = None) -> None:
@@ -254,7 +259,7 @@ class EventGraph:
         if not isinstance(label, str) or not normalize_label(label) or len(label) > 500:
             raise InvalidInput(f"{field}: entity label {label!r}: 1 to 500 characters, not only white space",
                                field=field)
-        _text(label, field)
+        check_text(label, field)
         return self.entity_iri(label, type_), " ".join(label.split()), type_
 
     def _node_ref(self, ref: Any) -> NamedNode:
@@ -392,7 +397,7 @@ class EventGraph:
         label = raw.get("label")
         if not isinstance(label, str) or not label.strip() or len(label) > 10000:
             raise InvalidInput(f"{where}label: one string of 1 to 10,000 characters is required", field=f"{where}label")
-        _text(label, f"{where}label")
+        check_text(label, f"{where}label")
         at = _when(raw.get("at"), f"{where}at")
         kind = raw.get("kind") or "event"
         if kind not in ("event", "episode"):
@@ -644,11 +649,6 @@ class EventGraph:
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-def _text(value: str, field: str) -> None:
-    if "\x00" in value or any(0xD800 <= ord(c) <= 0xDFFF for c in value):
-        raise InvalidInput(f"{field}: U+0000 and lone surrogates are not allowed", field=field)
 
 
 def _seq(value: Any, field: str) -> builtins.list[Any]:

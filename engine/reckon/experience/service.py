@@ -41,9 +41,11 @@ from typing import Any
 from pyoxigraph import Literal, NamedNode, Quad, Triple
 
 from reckon import vocab as V
+from reckon._args import checked_methods
 from reckon._errors import InvalidInput, ReckonError, UnknownMemory
 from reckon.memory import _rdf as R
 from reckon.memory.models import Principal
+from reckon.store.terms import check_text
 from reckon.vocab import BUSINESS, EXPERIENCE, INFERRED, MEMORIES, XP, xp
 
 __all__ = ["OUTCOMES", "XP", "Experience", "ExperienceHit", "ExperienceService", "StrategyCard"]
@@ -132,6 +134,7 @@ class ExperienceHit:
         return {"score": round(self.score, 6), **self.item.to_dict()}
 
 
+@checked_methods
 class ExperienceService:
     """Experience records and strategy cards of one tenant (see the module docstring).
 
@@ -379,9 +382,7 @@ def _text(value: Any, field: str, *, required: bool = False) -> Any:
         return None
     if not isinstance(value, str) or not value.strip():
         raise InvalidInput(f"{field}: a non-empty string is required", field=field)
-    if "\x00" in value or any(0xD800 <= ord(c) <= 0xDFFF for c in value):
-        raise InvalidInput(f"{field}: U+0000 and lone surrogates are not allowed", field=field)
-    return value
+    return check_text(value, field)
 
 
 def _k(k: Any) -> None:

@@ -18,6 +18,7 @@ from reckon.memory import _policy as P
 from reckon.memory import _rdf as R
 from reckon.memory import authz
 from reckon.memory.models import Memory, Principal
+from reckon.store.terms import check_text
 
 if TYPE_CHECKING:
     from reckon.memory.service import MemoryService
@@ -231,6 +232,7 @@ def delete(svc: MemoryService, memory_id: str, *, principal: Principal, reason: 
     authz.check_delete(principal, memory_id=str(memory_id))
     if reason is not None and (not isinstance(reason, str) or not reason.strip() or len(reason) > 2000):
         raise InvalidInput("reason: a non-empty string of at most 2,000 characters is required", field="reason")
+    check_text(reason, "reason")
     with svc._transaction() as txn:
         m, a, _ = svc._load(memory_id)
         for p, objs in a.items():

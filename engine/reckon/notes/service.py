@@ -49,9 +49,11 @@ from urllib.parse import quote
 from pyoxigraph import Literal, NamedNode, Quad, Triple, Variable
 
 from reckon import vocab as V
+from reckon._args import checked_methods
 from reckon._errors import InvalidInput
 from reckon.memory import _rdf as R
 from reckon.memory.models import Principal
+from reckon.store.terms import check_text, text_fault
 from reckon.vocab import BUSINESS, INFERRED, MEMORIES, NOTES, NT, nt
 
 __all__ = [
@@ -110,6 +112,10 @@ def parse_key(key: Any) -> tuple[str, str, str]:
     if not isinstance(key, str):
         raise InvalidInput(f"key: a string project/<project-id>/<namespace>/<name> is required, not {type(key).__name__}",
                            field="key")
+    fault = text_fault(key)
+    if fault is not None:
+        raise InvalidInput(f"key: {fault}; a key is project/<project-id>/<namespace>/<name> (seed 000 Transit)",
+                           field="key")
     m = _KEY.fullmatch(key) if len(key) <= MAX_KEY else None
     if m is None:
         raise InvalidInput(
@@ -138,6 +144,7 @@ def namespace_iri(tenant: str, project: str, namespace: str) -> NamedNode:
 
 
 def _json_text(value: Any) -> str:
+    check_text(value, "value")  # JSON would escape a control character, never a noncharacter or lone surrogate
     try:
         text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     except (TypeError, ValueError) as e:
@@ -234,6 +241,7 @@ class Namespace:
         return {"project": self.project, "namespace": self.namespace, "count": self.count}
 
 
+@checked_methods
 class NoteService:
     """Keyed notes of one tenant (see the module docstring).
 
@@ -250,28 +258,40 @@ class NoteService:
         self._wall = wall or (lambda: datetime.now(UTC))
 
     # ------------------------------------------------------------------ reads
-    def get(self, key: str) -> Note | None:
+    def get(self, key: str, *, principal: Principal | None = None) -> Note | None:
         """The live note of ``key``, or ``None`` (never written, deleted, or expired
         against the in-graph clock).
 
-        :raises InvalidInput: for a malformed key.
+        :param principal: who reads; notes are shared by every principal of the tenant
+            (see the module docstring), so it changes nothing but is accepted, like the
+            other reads of the facade, and checked to be a ``Principal``.
+        :raises InvalidInput: for a malformed key or a principal that is not a ``Principal``.
         """
+        if principal is not None:
+            self._principal(principal)
         parse_key(key)
         with self.store.snapshot() as view:
             return self._read(view, note_iri(self.tenant, key))
 
-    def version(self, key: str) -> int:
-        """The live version of ``key`` (0 when there is no live note)."""
-        n = self.get(key)
+    def version(self, key: str, *, principal: Principal | None = None) -> int:
+        """The live version of ``key`` (0 when there is no live note); ``principal`` as
+        for :meth:`get`."""
+        n = self.get(key, principal=principal)
         return n.version if n else 0
 
-    def list(self, prefix: str = "project/", *, limit: int = MAX_LIST) -> list[Note]:
+    def list(self, prefix: str = "project/", *, limit: int = MAX_LIST,
+             principal: Principal | None = None) -> list[Note]:
         """Live notes whose key starts with ``prefix``, by key.
 
         :param prefix: any leading part of a key (``"project/webgpu-wiki/findings/"``).
         :param limit: 1 to 1,000.
+        :param principal: as for :meth:`get` (accepted and checked; notes are shared).
         :raises InvalidInput: for a prefix with characters no key has, or a bad limit.
         """
+        if principal is not None:
+            self._principal(principal)
+        if isinstance(prefix, str):
+            check_text(prefix, "prefix")
         if not isinstance(prefix, str) or not _PREFIX.fullmatch(prefix):
             raise InvalidInput(f"prefix {str(prefix)[:80]!r}: characters of a key (A-Z a-z 0-9 . _ - /), "
                                f"at most {MAX_KEY}", field="prefix")
@@ -288,12 +308,14 @@ class NoteService:
                     break
         return out
 
-    def namespaces(self, project: str) -> builtins.list[Namespace]:
+    def namespaces(self, project: str, *, principal: Principal | None = None) -> builtins.list[Namespace]:
         """The namespaces of ``project`` that were ever written, each with its number of
-        live notes (seed 000: "namespace-level listing").
+        live notes (seed 000: "namespace-level listing"); ``principal`` as for :meth:`get`.
 
         :raises InvalidInput: for a malformed project id.
         """
+        if principal is not None:
+            self._principal(principal)
         _project(project)
         with self.store.snapshot() as view:
             rows = view.query(_Q_NAMESPACES, substitutions={Variable("project"): Literal(project)})

@@ -14,6 +14,7 @@ import numpy as np
 from pyoxigraph import NamedNode
 
 from reckon import vocab as V
+from reckon._config import MAX_SEARCH_K
 from reckon._errors import InvalidInput
 from reckon.memory import authz
 from reckon.memory.models import KINDS, SCOPES, Memory, Principal
@@ -82,8 +83,8 @@ def search(
         raise InvalidInput("principal: a reckon Principal is required", field="principal")
     if not isinstance(query, str) or not query.strip():
         raise InvalidInput("query: a non-empty string is required", field="query")
-    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 100:
-        raise InvalidInput(f"k: an integer 1-100 is required, got {k!r}", field="k")
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_SEARCH_K:
+        raise InvalidInput(f"k: an integer 1-{MAX_SEARCH_K} is required, got {k!r}", field="k")
     if expand not in (None, "graph"):
         raise InvalidInput(f"expand: 'graph' or None, not {expand!r}", field="expand")
     tiers = _tiers(importance)

@@ -63,6 +63,7 @@ from pyoxigraph import (
 
 from reckon import vocab
 from reckon._errors import InvalidInput, SchemaError
+from reckon.store.terms import check_file_text
 
 __all__ = [
     "PROGRAM_DIGEST",
@@ -239,6 +240,7 @@ class Module:
                 text = f.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as e:
                 raise InvalidInput(f"cannot read module file {f}: {e}", field="modules") from e
+            check_file_text(text, str(f), field="modules")
             out.append(ModuleFile(f.name, text, f.as_uri()))
             if suffix in _RULE_SUFFIXES:
                 todo += _rule_imports(text, f)
@@ -346,7 +348,7 @@ def _rule_imports(text: str, path: Path) -> list[Path]:
 
 
 def _parse_schema(module: Module) -> tuple[frozenset[Triple], dict[NamedNode, list[Any]]]:
-    from reckon.store.terms import canonical_term
+    from reckon.store.terms import canonical_term, check_triples_text
 
     ds = Dataset()
     for f in module.files:
@@ -354,10 +356,12 @@ def _parse_schema(module: Module) -> tuple[frozenset[Triple], dict[NamedNode, li
             continue
         fmt = _SCHEMA_SUFFIXES[Path(f.path).suffix.lower()]
         try:
-            for q in parse(f.text.encode("utf-8"), format=fmt, base_iri=f.base):
-                ds.add(Quad(q.subject, q.predicate, q.object, DefaultGraph()))
+            parsed = list(parse(f.text.encode("utf-8", "surrogatepass"), format=fmt, base_iri=f.base))
         except SyntaxError as e:
             raise InvalidInput(f"module {module.name}: {f.path} does not parse: {e}", field="modules") from e
+        check_triples_text((q.triple for q in parsed), f"module {module.name}: {f.path}", field="modules")
+        for q in parsed:
+            ds.add(Quad(q.subject, q.predicate, q.object, DefaultGraph()))
     ds.canonicalize(CanonicalizationAlgorithm.RDFC_1_0)
     prefix = "m" + hashlib.sha256(module.name.encode("utf-8", "surrogatepass")).hexdigest()[:10]
 

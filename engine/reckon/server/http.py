@@ -88,6 +88,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from reckon import _json as strict_json
 from reckon import vocab as _vocab
+from reckon._config import MAX_SEARCH_K
 from reckon._errors import (
     ConflictPending,
     InvalidInput,
@@ -1041,7 +1042,7 @@ def create_app(
              tags=["recall"], response_model=SearchOut, responses=_ERRORS)
     def search(
         q: str = Query(..., min_length=1, max_length=MAX_SEARCH_CHARS, description="What to look for."),
-        k: int = Query(10, ge=1, le=100),
+        k: int = Query(10, ge=1, le=MAX_SEARCH_K),
         kind: list[Kind] | None = Query(None, description="Restrict to kinds (repeat)."),
         scope: list[Scope] | None = Query(None, description="Restrict to scopes (repeat)."),
         subclass: list[str] | None = Query(None, description="Restrict to memory classes (repeat)."),

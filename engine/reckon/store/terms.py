@@ -48,7 +48,9 @@ __all__ = [
     "canonical_quad",
     "canonical_term",
     "canonical_triple",
+    "check_file_text",
     "check_text",
+    "check_triples_text",
     "datetime_literal",
     "decimal_literal",
     "same_term",
@@ -288,6 +290,47 @@ def text_fault(text: str) -> str | None:
     what = ("the NUL character" if c == 0 else "lone surrogate" if 0xD800 <= c <= 0xDFFF
             else "noncharacter" if c >= 0xFFFE else "control character")
     return f"{what} U+{c:04X} at character offset {m.start()} (not allowed in RDF text)"
+
+
+def check_file_text(text: str, where: str, field: str = "path") -> str:
+    """``text`` (the content of the file ``where``) unchanged when every character is
+    an XML 1.0 ``Char`` (:func:`text_fault`).
+
+    :raises InvalidInput: naming ``field``, ``where:line:column`` (1-based) of the first
+        character no RDF text can hold, the character and its offset in the file.
+    """
+    m = _NOT_RDF_CHAR.search(text)
+    if m is None:
+        return text
+    line = text.count("\n", 0, m.start()) + 1
+    col = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
+    raise InvalidInput(f"{where}:{line}:{col}: {text_fault(text)}", field=field)
+
+
+def check_triples_text(triples: Any, where: str, field: str = "path") -> None:
+    """Refuse the first parsed triple whose IRI or literal holds a character no RDF text
+    can hold (written as an escape such as ``\\u0001`` or ``\\uFFFF``, which parsers
+    decode; :func:`text_fault`).
+
+    :raises InvalidInput: naming ``field``, ``where``, the triple's subject and
+        predicate, the character and its offset in the term.
+    """
+    for t in triples:
+        stack: list[Any] = [t]
+        while stack:
+            x = stack.pop()
+            for term in (x.subject, x.predicate, x.object):
+                if isinstance(term, Triple):
+                    stack.append(term)
+                    continue
+                fault = text_fault(term.value) if isinstance(term, (Literal, NamedNode)) else None
+                if fault is None and isinstance(term, Literal) and term.language:
+                    fault = text_fault(term.language)
+                if fault is not None:
+                    what = "literal" if isinstance(term, Literal) else "IRI"
+                    s_ = t.subject.value if isinstance(t.subject, NamedNode) else str(t.subject)
+                    raise InvalidInput(f"{where}: the {what} of the triple about <{s_[:200]}> "
+                                       f"<{t.predicate.value[:200]}>: {fault}", field=field)
 
 
 def check_text(value: Any, field: str) -> Any:

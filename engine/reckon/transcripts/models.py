@@ -9,6 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from reckon._errors import InvalidInput
+from reckon.store.terms import text_fault
 
 __all__ = ["ROLES", "Conversation", "Role", "Turn", "TurnHit", "TurnInput", "parse_turn"]
 
@@ -108,6 +109,10 @@ class TurnHit(BaseModel):
     score: float
 
 
+_TEXT_FIELDS = ("conversation", "text", "speaker", "caption", "external_id")
+"""The text fields of a turn: each must be text RDF can hold."""
+
+
 def parse_turn(data: Any, index: int | None = None) -> TurnInput:
     """A :class:`TurnInput` from a dict (or a TurnInput).
 
@@ -119,6 +124,11 @@ def parse_turn(data: Any, index: int | None = None) -> TurnInput:
     if not isinstance(data, dict):
         raise InvalidInput(f"{where.rstrip('.') or 'turn'}: expected an object with conversation and text",
                            field=f"{where}turn".strip("."))
+    for k in _TEXT_FIELDS:
+        v = data.get(k)
+        fault = text_fault(v) if isinstance(v, str) else None
+        if fault is not None:  # the store cannot hold it (reckon.store.terms.check_text)
+            raise InvalidInput(f"{where}{k}: {fault}", field=f"{where}{k}")
     try:
         return TurnInput(**data)
     except ValidationError as exc:

@@ -25,6 +25,7 @@ from urllib.parse import quote, unquote
 from pyoxigraph import Literal, NamedNode, Quad, Triple, Variable
 
 from reckon import vocab
+from reckon._args import checked_methods
 from reckon._errors import InvalidInput, NotAuthorized, ShapeViolation, UnknownMemory
 from reckon.memory import _rdf as R
 from reckon.memory.models import Principal
@@ -94,6 +95,7 @@ def _conversation_id(iri: str) -> str:
     return unquote(iri.rsplit(":", 1)[-1].split("/", 1)[0])
 
 
+@checked_methods
 class TranscriptService:
     """Transcripts of one tenant.
 
