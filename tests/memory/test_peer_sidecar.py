@@ -189,7 +189,8 @@ def test_damaged_foreign_or_stale_file_is_never_served(make_store, tmp_path, sav
         _rewrite(path, lambda b: (b[0] + 1, b[1], b[2], b[3]))
     elif damage == "ahead":
         _rewrite(path, lambda b: (b[0], b[1], b[2], {k: (g + 1000, blob) for k, (g, blob) in b[3].items()}))
-    elif damage == "unbridged":
+    elif damage == "unbridged":  # the file a commit behind, and the change log does not reach it
+        _rewrite(path, lambda b: (b[0], b[1], b[2], {k: (g - 1, blob) for k, (g, blob) in b[3].items()}))
         monkeypatch.setattr(TenantStore, "changes", lambda self, since, until: None)
     elif damage == "format1":  # the previous release's file: its own magic, version and rows
         body = marshal.loads(path.read_bytes()[len(_peers.MAGIC) + 32:])
@@ -598,3 +599,95 @@ def test_the_idle_saver_says_nothing_when_the_store_closed_under_it(make_store, 
     with caplog.at_level(logging.WARNING, logger="reckon"):
         svc.peers._idle_save()
     assert "saving the peer index failed" in caplog.text  # a real failure is still reported
+
+
+def _turns(st: TenantStore, n: int) -> None:
+    """``n`` commits that touch no memory (as recording transcript turns does)."""
+    from pyoxigraph import Literal, NamedNode, Quad
+
+    from reckon.store import TRANSCRIPTS
+
+    for i in range(n):
+        with st.transaction() as txn:
+            txn.add(Quad(NamedNode(f"https://example.org/turn/{i}"), NamedNode("https://example.org/text"),
+                         Literal(f"turn {i}"), TRANSCRIPTS))
+
+
+def _file_gens(st: TenantStore) -> set[int]:
+    return {g for g, _ in marshal.loads(sidecar(st).read_bytes()[len(_peers.MAGIC) + 32:])[3].values()}
+
+
+@pytest.mark.parametrize("who", ["same_service", "another_writer"])
+def test_many_commits_without_a_memory_write_do_not_age_the_file_out(make_store, no_idle_save, who):
+    """A process that records 100 turns after its last memory write leaves a file at the
+    newest generation (its close brings the index forward), and a file that many commits
+    behind (another writer, no save) is still served; a fresh service's prefill restamps
+    the saved groups, so the next process has them at the newest generation too."""
+    st = make_store("acme")
+    a = MemoryService(st)
+    fill(a, "x")
+    a.peers.save(a.peers.current)
+    saved_at = st.generation()
+    _turns(st, 100)
+    assert st.generation() - saved_at == 100 > 64  # beyond the bound an earlier release had
+    if who == "same_service":
+        a.peers.close()
+        assert _file_gens(st) == {st.generation()}
+    b = MemoryService(st)
+    got, want = listed(b)
+    assert got == want and sum(map(len, want.values())) == 5
+    assert b.peers.current.cold == 0  # every group from the file
+    if who == "another_writer":
+        c = MemoryService(st)
+        c.peers.prefill()
+        c.peers.close()
+        assert _file_gens(st) == {st.generation()}
+        d = MemoryService(st)
+        got, want = listed(d)
+        assert got == want and d.peers.current.cold == 0
+
+
+def test_a_file_beyond_save_behind_is_read_from_the_store(make_store, no_idle_save, monkeypatch):
+    st = make_store("acme")
+    a = MemoryService(st)
+    fill(a, "x")
+    a.peers.save(a.peers.current)
+    monkeypatch.setattr(_peers, "SAVE_BEHIND", 16)
+    _turns(st, 17)
+    b = MemoryService(st)
+    got, want = listed(b)
+    assert got == want and b.peers.current.cold == len(GROUPS)
+
+
+def test_saves_and_prefills_beside_writes_never_deadlock(make_store, no_idle_save):
+    """The saver takes the store's lock before the index's guard, as a write does: a
+    thread saving and prefilling in a loop beside writes of another thread (and a
+    snapshot reader) finishes. The earlier order (guard, then the store's lock inside a
+    save) hung here within a few writes."""
+    import threading
+
+    st = make_store("acme")
+    a = MemoryService(st)
+    fill(a, "x")
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def saver() -> None:
+        try:
+            while not stop.is_set():
+                a.peers.flush()
+                a.peers.prefill()
+        except BaseException as e:  # noqa: BLE001 -- reported by the main thread
+            errors.append(e)
+
+    t = threading.Thread(target=saver, daemon=True)
+    w = threading.Thread(target=lambda: [fill(a, f"w{i}") for i in range(8)], daemon=True)
+    t.start()
+    w.start()
+    w.join(120)
+    stop.set()
+    t.join(120)
+    assert not w.is_alive() and not t.is_alive(), "a write and the saver wait on each other"
+    assert not errors
+    got, want = listed(a)
+    assert got == want and sum(map(len, want.values())) == 5 * 9

@@ -39,6 +39,8 @@ import threading
 import time
 import weakref
 from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -65,7 +67,7 @@ SAVE_EVERY = 1.0
 """Seconds the write path must be idle before the background saver writes the index (a
 save encodes the groups changed since the last: ~10-20 ms at 10k memories, under
 :attr:`PeerCache.guard`, so never inside a user's write); asked for when a group was read
-cold, or when the file is half of :data:`SAVE_BEHIND` generations behind."""
+cold, or when the file is :data:`RESAVE_AFTER` generations behind."""
 PREFILL = True
 """Whether the idle saver lists every person's group (:meth:`PeerCache.prefill`) before
 it saves."""
@@ -74,10 +76,17 @@ PREFILL_CHUNK = 16
 that many members' reads (~0.1 ms each) behind it."""
 SAVE_AT_MOST = 30.0
 """Seconds after which the saver writes even though the write path never went idle."""
-SAVE_BEHIND = 64
+SAVE_BEHIND = 512
 """A saved group more generations behind the store than this is not used (read from the
-store instead): bringing it forward re-reads every memory written since (~0.3 ms each)
-and parses the change log (~0.3 ms a commit), which soon costs more than a cold read."""
+store instead): bringing it forward parses the change log since (~0.05 ms a commit at 10k
+memories: ~25 ms at this bound, once per process) and probes each memory a commit
+touched since for its groups (~0.05 ms each; read whole only when it is in the group
+listed), which beyond this costs more than a cold read of a person's group (~60 µs a
+member). Commits that touch no memory (transcript turns, business data) cost only
+their parse, so a process that records turns for a while does not age the file out."""
+RESAVE_AFTER = 32
+"""Generations a process's index may move ahead of its last save before a write asks
+the idle saver for a new one."""
 
 
 class _PeerEntry:
@@ -141,6 +150,24 @@ def _read(m: Any, view: Any) -> dict[Any, list[Any]] | None:
     if not a.get(R.P_SCOPE) or not a.get(R.A) or not a.get(R.LABEL):
         return None
     return dict(a)
+
+
+_UNREAD: Any = object()
+_GROUP_FIELDS = (R.P_SCOPE, R.P_OWNER, R.P_TEAM, *(pred for pred, _ in R.LINKS.values()))
+
+
+def _groups_now(m: Any, view: Any) -> list[tuple[Any, ...]]:
+    """The groups memory ``m`` is listed in as of ``view`` (:func:`_groups_of` of its
+    scope, owner, team and link triples; none when it is not an active memory): a few
+    pattern reads, where :func:`_read` reads every triple of it."""
+    if not isinstance(m, NamedNode) or not view.contains(Quad(m, R.A, R.ACTIVE, R.INFERRED)):
+        return []
+    a: dict[Any, list[Any]] = {}
+    for pred in _GROUP_FIELDS:
+        objs = [q.object for q in view.quads(m, pred, None, R.MEMORIES)]
+        if objs:
+            a[pred] = objs
+    return _groups_of(a)
 
 
 _PEER_FIELDS = (R.A, R.LABEL, R.P_CONTENT, R.P_TEAM, R.P_KIND, R.P_SOURCE)  # what a peer read returns
@@ -223,6 +250,7 @@ class _PeerIndex:
         # memories a commit touched after the oldest saved group: memory -> last generation
         self.touched: dict[Any, int] = {}
         self.reads: dict[Any, dict[Any, list[Any]] | None] = {}  # touched memories as read now
+        self.probes: dict[Any, list[tuple[Any, ...]]] = {}  # touched memories' groups now (_groups_now)
         self.cold = 0  # groups read from the store (not the saved index)
         self.dirty: set[tuple[Any, ...]] = set()  # listed groups changed since their last encoding
         self.encoded: dict[tuple[Any, ...], bytes] = {}  # listed groups as last encoded
@@ -342,9 +370,14 @@ class _PeerIndex:
         for m, when in touched.items():
             if when <= g0:
                 continue
-            if m not in self.reads:
-                self.reads[m] = _read(m, view)
-            now = self.reads[m]
+            now = self.reads.get(m, _UNREAD)
+            if now is _UNREAD:
+                probe = self.probes.get(m)
+                if probe is None:
+                    probe = self.probes[m] = _groups_now(m, view)
+                if g not in probe:
+                    continue  # another group's memory (most of those written since): not read whole
+                now = self.reads[m] = _read(m, view)
             if now is None or g not in _groups_of(now):
                 continue
             e = self.entries.get(m)
@@ -479,7 +512,7 @@ class PeerCache:
         self.commits: dict[int, Any] = {}
         self.lock = threading.Lock()
         self.saved_at = float("-inf")  # perf_counter of this process's last save
-        self.saved_gen = -1  # generation of the listed groups in the last file read or written
+        self.saved_gen = -1  # the oldest group generation in the last file read (or written: all at one)
         self.saved_cold = 0  # groups read cold, as of the last save
         # held by the write path while it reads or changes the index (inside the store's
         # transaction: the store's lock is always taken first), and by a save
@@ -526,7 +559,7 @@ class PeerCache:
             return None
         idx = _PeerIndex(gen)
         idx.saved, idx.touched = saved, touched
-        self.saved_gen = max(g0 for g0, _ in saved.values())
+        self.saved_gen = min(g0 for g0, _ in saved.values())  # the oldest: a save brings it forward
         return idx
 
     def touched(self, old: int, new: int) -> dict[Any, int] | None:
@@ -593,15 +626,53 @@ class PeerCache:
         return idx.cold != self.saved_cold or behind >= 8
 
     def flush(self) -> None:
-        """Save the index now if :meth:`due` (under :attr:`guard`: never while a write of
-        this process reads or changes it; never inside :meth:`remember_many`, whose
-        index lists the batch's pending nodes). Called at :meth:`close`, from the idle
-        saver and at interpreter exit -- never from inside a write."""
+        """Save the index now if :meth:`due`, brought to the store's generation first
+        (:meth:`forwarded`: never while a write of this process reads or changes it; never
+        inside :meth:`remember_many`, whose index lists the batch's pending nodes). Called
+        at :meth:`close`, from the idle saver and at interpreter exit -- never from inside
+        a write."""
+        with self.forwarded(build=False):
+            pass  # the store's lock is let go before the save: another process's write never waits on it
         with self.guard:
             idx = self.current
-            if idx is None or idx.unsaved or not self.due(idx):
+            if idx is not None and not idx.unsaved and self.due(idx):
+                self.save(idx)
+
+    @contextmanager
+    def forwarded(self, *, build: bool) -> Iterator[tuple[_PeerIndex | None, Any]]:
+        """The index brought to the store's generation, and the snapshot it was brought
+        forward from, for the ``with`` block: the store's shared lock, then :attr:`guard`
+        (the write path's order: the store's lock is always taken first). Brought forward
+        over the commits since its own generation -- this service's writes, other writers'
+        and processes' (transcript turns, business data), from the change log -- so that a
+        save is exact at the newest generation and a later process can use it however many
+        commits this one made after its last write (``load`` drops groups more than
+        :data:`SAVE_BEHIND` generations behind).
+
+        ``build=False``: only an index this process already has (``None`` when it has
+        none, or it is a batch's). Without snapshots (or once the store is closed) the
+        index as it is, under the guard, and no view."""
+        store = self.svc.store
+        with ExitStack() as stack:
+            view = None
+            if getattr(store, "snapshot", None) is not None and getattr(store, "generation", None) is not None:
+                try:
+                    view = stack.enter_context(store.snapshot())
+                except (TenantClosed, TenantGone):
+                    view = None
+            stack.enter_context(self.guard)
+            idx = self.current
+            if view is None or (not build and (idx is None or idx.unsaved)):
+                yield (idx if not build else None), None
                 return
-            self.save(idx)
+            start = self.last_use
+            self.svc._tl.txn = _ViewOnly(view)
+            try:
+                idx = self.index()
+            finally:
+                self.svc._tl.txn = None
+                self.last_use = start  # not the write path's use
+            yield idx, view
 
     def schedule(self) -> None:
         """Ask for a save once the write path has been idle :data:`SAVE_EVERY` seconds
@@ -620,7 +691,8 @@ class PeerCache:
         self._saver.start()
 
     def prefill(self) -> int:
-        """List every person's user group and the company group not listed yet. A write of
+        """List every person's user group and the company group not listed yet, and the
+        groups the saved file has besides (a team's: from the file). A write of
         this process never waits behind it for more than one chunk's read: each group is
         read :data:`PREFILL_CHUNK` members per store snapshot, outside :attr:`guard`
         (the write path's lock on the index), and listed under the guard only when the
@@ -650,16 +722,16 @@ class PeerCache:
             if self._closed or self.last_use != start:
                 break  # the write path is busy again: fill later
             g = (R.SCOPE_IRI[scope], self.svc._person(owner)) if owner is not None else (R.SCOPE_IRI[scope],)
-            with store.snapshot() as view, self.guard:  # bring the index forward (a few reads)
-                self.svc._tl.txn = _ViewOnly(view)
-                try:
-                    idx = self.index()
-                finally:
-                    self.svc._tl.txn = None
-                    self.last_use = start  # not the write path's use
-                if idx is None or idx.unsaved:
+            with self.forwarded(build=True) as (idx, view):  # brought forward (a few reads)
+                if idx is None or idx.unsaved or view is None:
                     break
-                if idx.complete or g in idx.built or g in idx.saved:
+                if idx.complete or g in idx.built:
+                    continue
+                if g in idx.saved and _list_saved(idx, g, view):
+                    # listed from the file (brought forward), so the next save stamps it at
+                    # the newest generation: a group this process never wrote to does not
+                    # age out of the file (SAVE_BEHIND)
+                    done += 1
                     continue
                 gen = idx.gen
             nodes = self._read_chunked(scope, owner, gen, start)
@@ -674,6 +746,11 @@ class PeerCache:
                 idx.cold += 1
                 done += 1
             time.sleep(0.001)  # let a waiting write in between two groups
+        else:  # the file's other groups (a team's): listed from it, so the next save restamps them
+            with self.forwarded(build=False) as (idx, view):
+                if idx is not None and view is not None and not idx.unsaved and not self._closed \
+                        and self.last_use == start:
+                    done += sum(_list_saved(idx, g, view) for g in list(idx.saved))
         return done
 
     def _read_chunked(self, scope: str, owner: str | None, gen: int,
@@ -803,6 +880,7 @@ class PeerCache:
                     now = idx.refresh(m, view)
                     if idx.saved:
                         idx.touched[m], idx.reads[m] = gen, now
+                        idx.probes.pop(m, None)
                 idx.gen, idx.unsaved = gen, False
         if idx is None:
             with self.lock:
@@ -812,7 +890,7 @@ class PeerCache:
             # (``_PeerIndex.build`` did, ~1 s at 10k memories), from the saved index when
             # it has the group
             idx = self.load(gen) or _PeerIndex(gen)
-        elif idx.gen - self.saved_gen >= SAVE_BEHIND // 2 and self.saved_gen >= 0:
+        elif idx.gen - self.saved_gen >= RESAVE_AFTER and self.saved_gen >= 0:
             self.schedule()  # before the file is too far behind for the next process to use
         self.last_use = time.perf_counter()
         self.current = idx
@@ -835,21 +913,12 @@ class PeerCache:
             g = (scope_iri,)
         if not idx.complete and g not in idx.built:
             self.current = None  # until the group is listed
-            saved = idx.saved.pop(g, None)
-            rows = None
-            if saved is not None:
-                try:
-                    rows = _dec_group(saved[1])
-                except (ValueError, TypeError, EOFError, IndexError, KeyError) as e:  # checksummed: a foreign writer
-                    log.warning("peer index group unreadable (%s): read from the store", e)
-            if saved is not None and rows is not None:
-                idx.add_saved(g, saved[0], rows, self.svc._tl.txn.view)
-            else:
+            if not _list_saved(idx, g, self.svc._tl.txn.view):
                 idx.add_group(g, self.read_group(scope, owner, teams, lean=True))
                 idx.cold += 1
                 self.schedule()
-            if not idx.saved:
-                idx.touched, idx.reads = {}, {}
+                if not idx.saved:
+                    idx.touched, idx.reads, idx.probes = {}, {}, {}
             self.current = idx
         return idx, g
 
@@ -971,6 +1040,24 @@ class PeerCache:
             want = {self.svc._team(t) for t in teams}
             nodes = {k: a for k, a in nodes.items() if set(a.get(R.P_TEAM, [])) == want}
         return nodes
+
+
+def _list_saved(idx: _PeerIndex, g: tuple[Any, ...], view: Any) -> bool:
+    """List group ``g`` from the saved index (brought to ``idx.gen`` by re-reading from
+    ``view`` what was touched since its generation); ``False`` when the file has no
+    usable entry for it (not saved, or its blob does not decode: read it from the store)."""
+    saved = idx.saved.pop(g, None)
+    if saved is None:
+        return False
+    try:
+        rows = _dec_group(saved[1])
+    except (ValueError, TypeError, EOFError, IndexError, KeyError) as e:  # checksummed: a foreign writer
+        log.warning("peer index group unreadable (%s): read from the store", e)
+        return False
+    idx.add_saved(g, saved[0], rows, view)
+    if not idx.saved:
+        idx.touched, idx.reads, idx.probes = {}, {}, {}
+    return True
 
 
 def _read_lean(v: Any, members: Any, scope_iri: NamedNode, team: bool) -> dict[NamedNode, dict[Any, list[Any]]]:
