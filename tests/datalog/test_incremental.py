@@ -487,7 +487,7 @@ def _dump_version_3(r: Reasoner) -> bytes:
         return (facts, index(fs.spo), index(fs.pos), dict(fs.count), sorted(fs.pos_preds), fs.pos_all, fs.indexed,
                 fs.index_below)
 
-    loaded = list(marshal.loads(r.dump_state()))
+    loaded = list(marshal.loads(r.dump_state()))[:16]  # format 5 added the drop_unread flag
     st = r._state
     loaded[0], loaded[8], loaded[9] = 3, parts(st.full, st.base.facts), parts(st.base)
     return marshal.dumps(tuple(loaded))
@@ -525,3 +525,46 @@ def test_an_older_format_state_restores_like_the_original(dump: Callable[[Reason
         assert restored.inferred() == original.inferred() == materialize(rs, current)
     with pytest.raises(ValueError):
         Reasoner(rs).restore_state(dump(original)[:-7])
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(programs(), histories(), st.lists(_DATA_ONLY, max_size=6), st.lists(_DATA_ONLY, max_size=4),
+       st.integers(0, 4), st.booleans())
+def test_dropping_the_triples_no_rule_reads_changes_no_delta(
+        program: str, history: tuple, extra: list[Triple], extra_later: list[Triple], restore_at: int,
+        from_whole: bool) -> None:
+    """If a reasoner keeps out of its base graph the triples no rule can read
+    (``drop_unread``: here the data-only predicates q0, q1, inserted and deleted along a
+    random history), then after every apply() its delta and inference graph equal those
+    of a reasoner that keeps every triple (the independent oracle) and materialize();
+    it holds no fact of those predicates; a restore mid-history -- of its own state, or
+    of a state that kept every triple (an older tenant's) -- changes nothing; and its
+    state does not restore into a reasoner that keeps every triple."""
+    rs = parse_srl(program)
+    base, steps = history
+    base = base + extra
+    steps = [(ins + (extra_later if i == 0 else []), dels + (extra[:1] if i == 1 else []))
+             for i, (ins, dels) in enumerate(steps)]
+    oracle = Reasoner(rs)
+    oracle.load(base)
+    r = Reasoner(rs, drop_unread=True)
+    r.load(base)
+    current = set(base)
+    q_terms = {NamedNode(EX + q) for q in ("q0", "q1")}
+    dropping = r._read_preds is not None
+    for i, (ins, dels) in enumerate(steps):
+        if i == restore_at:
+            spare = Reasoner(rs, drop_unread=True)
+            spare.restore_state(oracle.dump_state() if from_whole else r.dump_state())
+            if dropping and not from_whole:
+                with pytest.raises(ValueError):
+                    Reasoner(rs).restore_state(r.dump_state())
+            r = spare
+        d1, d2 = oracle.apply(insert=ins, delete=dels), r.apply(insert=ins, delete=dels)
+        current = (current - set(dels)) | set(ins)
+        assert (d2.added, d2.removed) == (d1.added, d1.removed)
+        assert r.inferred() == oracle.inferred() == materialize(rs, current)
+        if dropping:
+            assert not any(t.predicate in q_terms for t in r.base())
+            assert r.base() == {t for t in current if t.predicate not in q_terms and
+                                t.predicate in r._read_preds}  # type: ignore[operator]

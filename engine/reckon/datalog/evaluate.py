@@ -252,6 +252,16 @@ class Reasoner:
         ``rki:recognizedDatatype`` ``DATA`` triples are restricted to D and the ``rkf:``
         datatype functions see only D (:class:`reckon.datalog.expr.EvalContext`).
         ``None`` (default): every datatype Reckon supports.
+    :param drop_unread: keep out of the base graph every triple whose predicate no rule
+        can read: when every body atom (also inside NOT, AGGREGATE and ``WHERE DATA``) and
+        every head has a constant predicate, a triple of any other predicate can neither
+        match a body nor equal a derived fact, so the inference graph, its deltas and its
+        explanations are those of the whole base graph; :meth:`base` then returns only the
+        triples kept. A memory's content, label, author and timestamps are such triples
+        in a tenant: at 100k memories half the base facts and of the term dictionary,
+        which a fresh process decodes before its first write (:meth:`restore_state`).
+        Off when some predicate is a variable. Default off (:meth:`base` is the whole
+        base graph).
     :raises RuleSetInvalid: when the rule set is not well-formed or not stratifiable.
 
     ``stats`` (updated by :meth:`load` / :meth:`apply`): ``strata`` (number),
@@ -274,6 +284,7 @@ class Reasoner:
         canonical: Callable[[object], object] | None = None,
         datatypes: Iterable[str] | None = None,
         refuse_when: Triple | None = None,
+        drop_unread: bool = False,
     ) -> None:
         strata = _cache.check_program_cached(ruleset)
         self._program = _cache.program_cache(ruleset)
@@ -316,6 +327,13 @@ class Reasoner:
         }
         self.stats: dict[str, Any] = {}
         self._index_below = self._constant_predicates_only()
+        self._read_preds: frozenset[object] | None = None
+        if drop_unread and self._index_below is not None and all(si.heads is not None for si in self._sinfo):
+            dic = self._dic
+            keep: set[object] = {dic.terms[i] for i in range(self._index_below) if dic.kinds[i] == IRI}
+            if refuse_when is not None:
+                keep.add(refuse_when.predicate)
+            self._read_preds = frozenset(keep)
         self._state = _State(self._store(), self._store(indexed=self._needs_base_index()), set())
         self._guard = Guard(limits, self._dic)
         self._compiler = PlanCompiler(
@@ -336,6 +354,14 @@ class Reasoner:
             if any(x is None for x in parts) or any(pid is None for _, _, pid in (*si.atoms, *si.base_atoms)):
                 return None
         return len(self._dic)
+
+    def _readable(self, triples: Iterable[Triple]) -> list[Triple]:
+        """The triples of ``triples`` the base graph keeps (``drop_unread``: those whose
+        predicate a rule can read; else all)."""
+        keep = self._read_preds
+        if keep is None:
+            return list(triples)
+        return [t for t in triples if t.predicate in keep]
 
     def _store(self, facts: Iterable[Fact] = (), *, indexed: bool = True, fresh: bool = False) -> FactStore:
         return FactStore(facts, indexed=indexed, fresh=fresh, index_below=self._index_below)
@@ -365,7 +391,7 @@ class Reasoner:
         t0 = time.perf_counter()
         dic = self._dic
         bstore = self._store(indexed=self._needs_base_index())
-        bstore.add_all(dic.encode_all(base))
+        bstore.add_all(dic.encode_all(self._readable(base)))
         if bstore.indexed:
             full = bstore.copy()
         else:
@@ -410,11 +436,11 @@ class Reasoner:
 
         try:
             with _no_cyclic_gc():
-                return apply_changes(self, list(insert), list(delete))
+                return apply_changes(self, self._readable(insert), list(delete))
         finally:
             self._program.save()
 
-    STATE_VERSION = 4
+    STATE_VERSION = 5
     """Version of :meth:`dump_state`'s format (bumped with any change of the layout).
     2: the term dictionary in columns (one list of IRI / blank-node strings, literal
     values with datatype numbers, sparse language tags, triple-term component ids)
@@ -427,9 +453,13 @@ class Reasoner:
     4: the fact stores' facts and index entries as buffers of C ints (one
     ``bytes`` each instead of a tuple per fact and a list per index key: reading them
     creates no objects, and an index entry no write reads is never decoded), with the
-    machine's integer layout recorded."""
+    machine's integer layout recorded.
+    5: format 4 and whether the base graph holds only the triples a rule can read
+    (``drop_unread``). A reasoner with ``drop_unread`` reads a state without it by
+    dropping the unread facts (one pass over the facts); the other way round is refused
+    (the triples are not there)."""
 
-    READ_STATE_VERSIONS = (1, 3, STATE_VERSION)
+    READ_STATE_VERSIONS = (1, 3, 4, STATE_VERSION)
     """The formats :meth:`restore_state` reads: 1 (sets, one tuple per term; what a
     tenant last written by an older engine holds) and 3 (lists) are converted on
     reading, so an upgrade costs a restore, not a recompute."""
@@ -471,6 +501,7 @@ class Reasoner:
             self.STATE_VERSION, bytes(kinds), names, values, dts, list(dt_table), langs, triples,
             st.full.to_lists(beside=st.base.facts), st.base.to_lists(), list(st.data), dict(st.rank),
             st.clock, {k: list(v) for k, v in st.outputs.items()}, self._memo, self._memo_rev,
+            self._read_preds is not None,
         )
         enabled = gc.isenabled()
         gc.disable()  # the index dictionaries copied above are many small containers
@@ -507,17 +538,21 @@ class Reasoner:
             version = loaded[0]
         except (EOFError, ValueError, TypeError, IndexError, KeyError) as e:
             raise ValueError(f"not a reasoner state: {e}") from e
-        if version == 1:
-            loaded = self._from_version_3(self._from_version_1(loaded))
-        elif version == 3:
-            loaded = self._from_version_3(loaded)
-        elif version != self.STATE_VERSION:
+        if version not in self.READ_STATE_VERSIONS:
             raise ValueError("reasoner state of another format version")
         try:
+            if version == 1:
+                loaded = (*self._from_version_3(self._from_version_1(loaded)), False)
+            elif version == 3:
+                loaded = (*self._from_version_3(loaded), False)
+            elif version == 4:  # format 5 with every base triple kept
+                loaded = (self.STATE_VERSION, *loaded[1:], False)
             (version, kinds, names, values, dts, dt_names, langs, triples, full_parts, base_parts, data_f,
-             rank, clock, outputs, memo, memo_rev) = loaded
+             rank, clock, outputs, memo, memo_rev, dropped) = loaded
         except (ValueError, TypeError) as e:
             raise ValueError(f"not a reasoner state: {e}") from e
+        if dropped and self._read_preds is None:
+            raise ValueError("reasoner state without the unread triples (drop_unread), for a reasoner that keeps them")
         if not isinstance(kinds, bytes):
             raise ValueError("reasoner state of another format version")
         dic = self._dic
@@ -586,6 +621,12 @@ class Reasoner:
             if i >= n0:
                 dic.parts[i] = key
                 dic.triple_ids[key] = i
+        if self._read_preds is not None and not dropped:  # a state that kept every base triple
+            below = len(dic) if self._index_below is None else self._index_below  # set: drop_unread needs it
+            also = {j for t in self._read_preds if (j := dic.lookup(t)) is not None and j >= below}
+            unread = [f for f in base.facts if f[1] >= below and f[1] not in also]
+            base.facts.difference_update(unread)
+            full.facts.difference_update(unread)
         self._state = _State(full, base, data_set, ranks, clock, outs)
         self._memo, self._memo_rev = memo, memo_rev
         # the helper-vocabulary IRIs (_hidden), found in the name column: no term is read

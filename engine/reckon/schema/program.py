@@ -506,7 +506,9 @@ class Program:
 
     def reasoner_factory(self, *, refuse_inconsistent: bool = False) -> Any:
         """A factory of empty reasoners for the rule program, with the store's term
-        identity (``reckon.store.terms.canonical_term``); ``None`` without rules.
+        identity (``reckon.store.terms.canonical_term``), holding only the asserted triples
+        a rule can read (``Reasoner(drop_unread=True)``: the store keeps the rest);
+        ``None`` without rules.
 
         :param refuse_inconsistent: the reasoners refuse a change that derives a new
             ``?x rdf:type owl:Nothing`` (``Reasoner(refuse_inconsistent=True)``).
@@ -522,7 +524,7 @@ class Program:
 
         switch = Triple(SETTINGS, REFUSE_INCONSISTENT, Literal(True))
         return lambda: Reasoner(ruleset, canonical=canonical_term, refuse_inconsistent=refuse_inconsistent,
-                                refuse_when=switch)
+                                refuse_when=switch, drop_unread=True)
 
     # -- schema ----------------------------------------------------------------------
     def schema_triples(self) -> set[Triple]:
