@@ -99,3 +99,15 @@ def test_warm_for_callers_writes_nothing_and_their_first_write_and_bundle_work(t
     assert b.ids() == fresh.context(LEE, "how should the weekly report look?", record_access=False).ids()
     assert b.render() == fresh.context(LEE, "how should the weekly report look?", record_access=False).render()
     assert ids[0] in b.ids()  # the company profile (importance 5) is preloaded
+
+
+def test_warm_all_opens_every_tenant_once_named_ones_first(tmp_path):
+    from reckon.cli._serve import tenants_to_warm
+
+    eng = Engine(tmp_path)
+    for tid in ("zeta", "acme", "beta"):
+        eng.create_tenant(tid, company_name=tid.title())
+    assert tenants_to_warm(eng, ["beta", "beta"], warm_all=False) == ["beta"]
+    assert tenants_to_warm(eng, ["beta"], warm_all=True) == ["beta", "acme", "zeta"]
+    assert tenants_to_warm(eng, [], warm_all=True) == ["acme", "beta", "zeta"]
+    assert tenants_to_warm(eng, [], warm_all=False) == []
