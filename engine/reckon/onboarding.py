@@ -221,7 +221,7 @@ def onboard(engine: Any, source: str | Path | dict[str, Any], *, tenant_id: str 
     try:
         tenant = engine.tenant(tid)
         if not existing:
-            raise TenantExists(f"tenant {tid!r} already exists (pass --existing to add to it)")
+            raise TenantExists(f"tenant {tid!r} already exists (onboard with existing=True to add to it)")
     except UnknownTenant:
         tenant = engine.create_tenant(tid, company_name=spec.company_name)
         created = True

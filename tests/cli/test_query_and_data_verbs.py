@@ -256,6 +256,27 @@ def test_demo_shows_every_status_transition(tmp_path: Path, monkeypatch: pytest.
     assert "acme" in json.loads(run_cli(tmp_path, "tenant", "list", "--json").out)
     again = run_cli(tmp_path, "demo")
     assert again.code == 2 and "already exists" in again.err
+    # refused before anything is printed, and with no hint of an option demo does not have
+    assert again.out == "" and "--existing" not in again.err
+
+
+def test_demo_refuses_a_small_budget_naming_the_option_and_takes_its_own_data_dir(tmp_path: Path) -> None:
+    r = run_cli(tmp_path, "demo", "--budget", "100")
+    assert r.code == 2 and "--budget" in r.err and r.out == ""
+    from reckon.cli import main
+
+    old_out, old_err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = io.StringIO(), io.StringIO()
+    target = tmp_path / "here"
+    try:
+        os.environ["RECKON_EMBEDDER"] = "hashing"
+        code = main(["demo", "--data-dir", str(target), "--tenant", "demo1"])
+        out = sys.stdout.getvalue()
+    finally:
+        sys.stdout, sys.stderr = old_out, old_err
+        os.environ.pop("RECKON_EMBEDDER", None)
+    assert code == 0 and f"data in {target}" in out
+    assert (target / "tenants" / "demo1").is_dir()
 
 
 def test_console_script_process_exit_codes(tmp_path: Path) -> None:

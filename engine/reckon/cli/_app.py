@@ -52,7 +52,7 @@ app = typer.Typer(
     name="reckon",
     help=(
         "Reckon: typed, rule-derived memory for AI agents.\n\n"
-        "Tenants live in --data-dir, $RECKON_DATA_DIR, else ~/.local/share/reckon (the same default as "
+        "Tenants live in --data-dir, $RECKON_DATA_DIR, else $XDG_DATA_HOME/reckon or ~/.local/share/reckon (the same default as "
         "reckon.Engine() in Python). Verbs that act as a person take --as PERSON (or $RECKON_AS).\n\n"
         + EXIT_CODES_HELP
     ),

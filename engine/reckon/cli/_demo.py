@@ -56,13 +56,22 @@ def run_demo(data_dir: Path, *, out: Console, tenant_id: str = "acme", budget_ch
     from pyoxigraph import NamedNode
 
     from reckon import loaders
+    from reckon._errors import InvalidInput, TenantExists, UnknownTenant
     from reckon._resources import resource_dir
     from reckon.api import Engine, Principal
     from reckon.onboarding import load_spec, onboard
 
+    if budget_chars < 500:
+        raise InvalidInput(f"budget_chars must be at least 500 characters, got {budget_chars}", field="budget_chars")
     examples = resource_dir("examples")
     spec_path = examples / DEMO_FILE
     engine = Engine(data_dir)
+    try:  # refused before anything is printed or written
+        engine.tenant(tenant_id)
+    except UnknownTenant:
+        pass
+    else:
+        raise TenantExists(f"tenant {tenant_id!r} already exists in {data_dir}")
     out.print(Rule(f"Reckon demo: onboarding {spec_path.name}"))
     result = onboard(engine, spec_path, tenant_id=tenant_id)
     tenant = engine.tenant(result.tenant)
@@ -134,7 +143,9 @@ def demo(
     keep: bool = typer.Option(False, "--keep", help="Keep the temporary data directory (its path is printed)."),
     embeddings: bool = typer.Option(True, "--embeddings/--no-embeddings",
                                     help="Rank bundle items with MiniLM when installed (else the lexical fallback)."),
-    budget: int = typer.Option(3000, "--budget", help="Bundle size budget, characters."),
+    budget: int = typer.Option(3000, "--budget", min=500, help="Bundle size budget, characters (>= 500)."),
+    data_dir_opt: Path = typer.Option(None, "--data-dir", help="Run in this data directory (kept) instead of a "
+                                      "temporary one; the same as the global `reckon --data-dir DIR demo`."),
 ) -> None:
     """Onboard a demo company from examples/, replay a month of daily spend and revenue,
     and print the bundle whenever a derived status changes (budget within_budget ->
@@ -144,7 +155,9 @@ def demo(
     if not embeddings:
         os.environ["RECKON_EMBEDDER"] = "hashing"
     temp = None
-    if state.data_dir_given:
+    if data_dir_opt is not None:
+        data_dir = data_dir_opt
+    elif state.data_dir_given:
         data_dir = state.data_dir
     else:
         temp = Path(tempfile.mkdtemp(prefix="reckon-demo-"))
@@ -152,7 +165,7 @@ def demo(
     try:
         run_demo(data_dir, out=console, tenant_id=tenant_id, budget_chars=budget)
     except TenantExists as e:
-        raise fail(f"{e}; pick another --tenant or data directory") from e
+        raise fail(f"{e}; pick another --tenant or --data-dir") from e
     finally:
         if temp is not None and not keep:
             shutil.rmtree(temp, ignore_errors=True)
