@@ -21,8 +21,9 @@ modules are byte-compiled first, as ``pip install`` does for an installed packag
 Peers (floors): the interpreter starting (``python -c pass``) and ``import
 sentence_transformers`` (what every ranking command paid before the torch-free runtime).
 The servers: ``serve`` is started and polled on ``/healthz`` (it binds only once the
-model is loaded), once as it is and once with ``--warm bench`` (the tenant opened
-before it binds); then the first ``POST /memories``, ``GET /search`` and ``GET
+model is loaded), as it starts by default (the tenants holding an API token, here
+``bench``, opened before it binds), with ``--no-auto-warm`` (the tenant opened by its
+first request) and with ``--warm bench``; then the first ``POST /memories``, ``GET /search`` and ``GET
 /bundle`` are timed, and the fifth of each. ``mcp`` is driven by the ``mcp`` SDK's stdio
 client: time to the initialize answer, then the first and fifth ``get_context`` and
 ``search`` tool calls.
@@ -93,18 +94,26 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def bench_serve(data: Path, warm: bool = False) -> dict[str, float]:
-    """``reckon serve`` (with ``--warm bench`` when ``warm``): seconds to /healthz, then
-    each request's seconds, five rounds (``remember_0`` .. ``bundle_4``)."""
+SERVE_MODES = {"default": [], "no_auto_warm": ["--no-auto-warm"], "warm": ["--warm", "bench"]}
+"""``reckon serve`` as it starts by default (the tenants holding an API token opened
+before binding: the benchmark's token makes ``bench`` one), with ``--no-auto-warm`` (the
+tenant opened by its first request) and with ``--warm bench``."""
+
+
+def bench_serve(data: Path, warm: bool | str = False) -> dict[str, float]:
+    """``reckon serve`` in one of :data:`SERVE_MODES` (``True``: ``warm``, ``False``:
+    ``no_auto_warm``): seconds to /healthz, then each request's seconds, five rounds
+    (``remember_0`` .. ``bundle_4``)."""
     import httpx
 
     from reckon.server.auth import TokenStore
 
+    mode = warm if isinstance(warm, str) else ("warm" if warm else "no_auto_warm")
     _, token = TokenStore(data).create("bench", person="person0", teams=["team0", "team1"], role="operator")
     port = free_port()
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "reckon.cli", "--data-dir", str(data), "serve", "--port", str(port),
-                             "--log-level", "warning", *(["--warm", "bench"] if warm else [])],
+                             "--log-level", "warning", *SERVE_MODES[mode]],
                             env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     base = f"http://127.0.0.1:{port}"
     out: dict[str, float] = {}
@@ -238,11 +247,13 @@ def main() -> None:
         print(f"{r['name']:<46} {r['median_s']:>9.2f} {r['max_s']:>7.2f} {r['cpu_s']:>6.2f} {r['target']:>8}"
               + (f"  (exit {r['code']})" if r["code"] else ""), flush=True)
     print("CPU s: user + system time of the command's process (what it costs without the machine's other load)")
-    for warm in (False, True):
-        s = bench_serve(data, warm)
+    for mode, flags in SERVE_MODES.items():
+        s = bench_serve(data, mode)
         print()
-        print(f"reckon serve{' --warm bench' if warm else ''}: /healthz answered {s['ready_s']:.1f} s after launch "
-              f"(the model is loaded before it binds{', and the tenant opened' if warm else ''})")
+        opened = {"default": ", and the tenants holding an API token opened", "warm": ", and the tenant opened",
+                  "no_auto_warm": "; the tenant opens on its first request"}[mode]
+        print(f"reckon serve {' '.join(flags)}: /healthz answered {s['ready_s']:.1f} s after launch "
+              f"(the model is loaded before it binds{opened})")
         print(f"{'request':<28} {'first ms':>9} {'fifth ms':>9}")
         for op in ("remember", "search", "bundle"):
             print(f"{op:<28} {s[op + '_0'] * 1e3:>9.0f} {s[op + '_4'] * 1e3:>9.0f}")

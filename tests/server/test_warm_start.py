@@ -111,3 +111,24 @@ def test_warm_all_opens_every_tenant_once_named_ones_first(tmp_path):
     assert tenants_to_warm(eng, ["beta"], warm_all=True) == ["beta", "acme", "zeta"]
     assert tenants_to_warm(eng, [], warm_all=True) == ["acme", "beta", "zeta"]
     assert tenants_to_warm(eng, [], warm_all=False) == []
+
+
+def test_serve_opens_the_tenants_holding_api_tokens_by_default(tmp_path):
+    """With neither --warm nor --warm-all, the tenants a request can reach (a live API
+    token) open before binding, newest token first, at most AUTO_WARM; --no-auto-warm and
+    a --warm list turn it off; a revoked token no longer counts."""
+    from reckon.cli._serve import AUTO_WARM, tenants_to_warm
+    from reckon.server.auth import TokenStore
+
+    eng = Engine(tmp_path)
+    names = [f"t{i:02d}" for i in range(AUTO_WARM + 2)]
+    for tid in [*names, "quiet"]:
+        eng.create_tenant(tid, company_name=tid.title())
+    tokens = TokenStore(tmp_path)
+    made = {tid: tokens.create(tid, person="lee")[0] for tid in names}  # created in this order
+    assert tenants_to_warm(eng, [], warm_all=False, auto=False) == []
+    assert tenants_to_warm(eng, [], warm_all=False, auto=True) == names[::-1][:AUTO_WARM]
+    assert tenants_to_warm(eng, ["quiet"], warm_all=False, auto=True) == ["quiet"]
+    for tid in names[2:]:
+        tokens.revoke(tid, made[tid].id)
+    assert tenants_to_warm(eng, [], warm_all=False, auto=True) == [names[1], names[0]]

@@ -18,6 +18,11 @@ token_app = typer.Typer(help="API tokens of the HTTP server (per tenant, stored 
 app.add_typer(token_app, name="token")
 
 
+#: With neither ``--warm`` nor ``--warm-all``, the most tenants ``serve`` opens before it
+#: binds (those holding a live API token, newest token first).
+AUTO_WARM = 8
+
+
 @app.command("serve")
 def serve_cmd(
     host: str = typer.Option("127.0.0.1", "--host", help="Interface to bind (default: loopback only)."),
@@ -50,6 +55,11 @@ def serve_cmd(
     warm_all: bool = typer.Option(False, "--warm-all",
                                   help="Open every tenant of the data directory before binding, as --warm does "
                                        "(about 0.2-1 s each: a server of a few busy tenants)."),
+    auto_warm: bool = typer.Option(True, "--auto-warm/--no-auto-warm",
+                                   help="With neither --warm nor --warm-all: open before binding the tenants that "
+                                        f"hold a live API token (the only ones a request can reach), at most "
+                                        f"{AUTO_WARM}, newest token first (default); --no-auto-warm opens every "
+                                        "tenant on its first request."),
 ) -> None:
     """Serve the memory inspector at / and the HTTP API: per-tenant SPARQL endpoint and
     REST routes (OpenAPI at /openapi.json).
@@ -60,6 +70,8 @@ def serve_cmd(
     queries (endpoint and console) run in sandboxed worker processes (no network) under
     the limits above.
     """
+    import time
+
     import uvicorn
 
     from reckon.server.http import create_app
@@ -71,9 +83,11 @@ def serve_cmd(
     eng = engine(limits)
     eng.query_pool.start()  # warm workers: the first query does not pay for their start
     _load_model(eng)  # the embedder too: loaded before the server binds
-    for tenant_id in tenants_to_warm(eng, warm, warm_all=warm_all):
+    for tenant_id in tenants_to_warm(eng, warm, warm_all=warm_all, auto=auto_warm):
+        t0 = time.perf_counter()
         t = eng.tenant(tenant_id)  # UnknownTenant -> exit 2
         _warm_tenant(t, wall_clock=wall_clock, callers=_token_principals(tenant_id))
+        warn(f"reckon: tenant {tenant_id} opened in {time.perf_counter() - t0:.1f} s")
     application = create_app(eng, rate_limit=rate_limit or None, rate_burst=rate_burst,
                              max_body_bytes=max_body_bytes, wall_clock=wall_clock)
     warn(f"reckon: serving {state.data_dir} on http://{host}:{port} (inspector: /, OpenAPI: /openapi.json)")
@@ -106,13 +120,33 @@ def mcp_cmd(
     run_stdio(t, p, wall_clock=wall_clock)
 
 
-def tenants_to_warm(eng: Any, named: list[str], *, warm_all: bool) -> list[str]:
+def tenants_to_warm(eng: Any, named: list[str], *, warm_all: bool, auto: bool = False) -> list[str]:
     """The tenants ``serve`` opens before it binds: those named (``--warm``, in order,
     once each), then with ``--warm-all`` every other tenant of the data directory
-    (sorted)."""
+    (sorted); with neither and ``auto`` (``--auto-warm``, the default), the tenants that
+    hold a live API token -- no request can reach another -- newest token first, at most
+    :data:`AUTO_WARM`."""
     out = list(dict.fromkeys(named))
     if warm_all:
         out += [t for t in sorted(eng.list_tenants()) if t not in out]
+    elif auto and not out:
+        out = [t for _, t in sorted(_tokened(eng), reverse=True)][:AUTO_WARM]
+    return out
+
+
+def _tokened(eng: Any) -> list[tuple[Any, str]]:
+    """``(newest live token's creation time, tenant)`` of each tenant holding one."""
+    from reckon.server.auth import TokenStore
+
+    store = TokenStore(eng.data_dir)
+    out = []
+    for tenant_id in eng.list_tenants():
+        try:
+            recs = store.list(tenant_id)
+        except Exception:  # noqa: BLE001 - a tenant whose token file cannot be read: not warmed, served as before
+            continue
+        if recs:
+            out.append((max(r.created_at for r in recs), tenant_id))
     return out
 
 
