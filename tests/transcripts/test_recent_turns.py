@@ -35,7 +35,8 @@ def test_recent_and_last_order_follow_every_history(steps: list[tuple[str, str, 
     with tempfile.TemporaryDirectory() as d:
         a = Engine(Path(d), embedder="hashing", jobs=False)
         t = a.create_tenant("acme", company_name="Acme")
-        b = Engine(Path(d), embedder="hashing", jobs=False).tenant("acme")  # another writer
+        other = Engine(Path(d), embedder="hashing", jobs=False)
+        b = other.tenant("acme")  # another writer
         model: dict[str, dict[int, str]] = {"c1": {}, "c2": {}}
         ext: dict[tuple[str, str], int] = {}
         try:
@@ -79,6 +80,7 @@ def test_recent_and_last_order_follow_every_history(steps: list[tuple[str, str, 
                     assert t.transcripts.unprocessed(c) == (orders[-1] + 1 if orders else 0)
         finally:
             a.close()
+            other.close()  # its turn index's thread stopped before the directory is removed
 
 
 def test_a_long_conversation_reads_only_its_last_turns(tmp_path: Path) -> None:
