@@ -319,11 +319,16 @@ def print_table(args: argparse.Namespace, res: dict[int, dict[str, Any]], big: d
         b, w, nb = big["b"], big["w"], big["n"]
         f = b["fresh"]
         vals = {"remember p50": pct(w["user"], 50), "context p95": pct(b["ctx"], 95), "search p95": pct(b["search"], 95),
-                "first write": f["remember"]["open_s"] + f["remember"]["remember_s"]}
+                "first write": f["remember"]["open_s"] + f["remember"]["remember_s"],
+                "first search": f["search"]["open_s"] + f["search"]["search_s"],
+                "first context": f["context"]["open_s"] + f["context"]["context_s"]}
         if ref:
             rb, rw, rf = ref["b"], ref["w"], ref["b"]["fresh"]["remember"]
             base = {"remember p50": pct(rw["user"], 50), "context p95": pct(rb["ctx"], 95),
                     "search p95": pct(rb["search"], 95), "first write": rf["open_s"] + rf["remember_s"]}
+            for op in ("search", "context"):  # a fresh process's open + first read (the recall index opened)
+                rfo = ref["b"]["fresh"][op]
+                base[f"first {op}"] = rfo["open_s"] + rfo[op + "_s"]
             ratio = {k: vals[k] / base[k] for k in vals}
         else:
             ratio = {}

@@ -54,3 +54,50 @@ def test_batched_encode_equals_each_text_alone_in_input_order(texts: list[str], 
 def test_no_texts_give_an_empty_matrix() -> None:
     out = encode_batched(_Tok(), [], HIDDEN, _forward, 32, 2, "test-minilm")
     assert out.shape == (0, HIDDEN)
+
+
+class _NeverRuns:
+    """A pool whose helpers are never scheduled (a machine busy with other work)."""
+
+    def __init__(self) -> None:
+        self.submitted = 0
+
+    def submit(self, fn: object) -> None:
+        self.submitted += 1
+
+
+def test_a_few_texts_run_in_parallel_runs_and_the_caller_never_waits_for_an_unstarted_one(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import threading
+
+    import reckon.recall._minilm as mod
+
+    texts = ["a short one", "a somewhat longer text here", "mid length"]
+    seen: set[str] = set()
+
+    def forward(ids: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        seen.add(threading.current_thread().name)
+        assert ids.shape[0] == 1  # one text per run: no padding
+        return _forward(ids, lengths)
+
+    out = encode_batched(_Tok(), texts, HIDDEN, forward, 32, 3, "test-minilm")
+    for row, text in zip(out, texts):
+        np.testing.assert_allclose(row, _alone(text), rtol=1e-5, atol=1e-6)
+    never = _NeverRuns()
+    monkeypatch.setattr(mod, "_HELPERS", never)
+    seen.clear()
+    out = encode_batched(_Tok(), texts, HIDDEN, forward, 32, 3, "test-minilm")  # returns: the caller ran all three
+    assert never.submitted == 2 and seen == {threading.current_thread().name}
+    for row, text in zip(out, texts):
+        np.testing.assert_allclose(row, _alone(text), rtol=1e-5, atol=1e-6)
+
+
+def test_an_error_in_a_parallel_run_reaches_the_caller() -> None:
+    import pytest
+
+    def forward(ids: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        if ids.shape[1] > 5:
+            raise RuntimeError("model failed")
+        return _forward(ids, lengths)
+
+    with pytest.raises(RuntimeError, match="model failed"):
+        encode_batched(_Tok(), ["ab", "a much longer text"], HIDDEN, forward, 32, 2, "test-minilm")

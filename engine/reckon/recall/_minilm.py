@@ -36,6 +36,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -75,7 +76,8 @@ def limit_blas_threads() -> int | None:
 def encode_threads() -> int:
     """Threads of a many-batch encode: ``$RECKON_ENCODE_THREADS``, default the cores
     this process may run on, at most 4 (a bulk import or a backlog uses the machine; a
-    query is one batch and always runs on its own thread)."""
+    query of a few texts, a conversation's new turns, runs one text per run on the
+    calling thread and as many helpers, each on the single-threaded BLAS)."""
     try:
         n = int(os.environ.get("RECKON_ENCODE_THREADS", "0"))
     except ValueError:
@@ -114,8 +116,9 @@ def encode_batched(tok: Any, texts: Sequence[str], hidden: int,
     ``tokenizers.Tokenizer`` without padding), sorted by count and cut into batches of
     ``batch_size``, each padded with id 0 to its longest and run through ``forward(ids
     int64 (batch, n), lengths int64 (batch,))`` -> mean-pooled ``float32 (batch,
-    hidden)``; more than one batch runs on up to ``threads`` Python threads, one batch on
-    the calling thread. Returns ``float32 (len(texts), hidden)`` in the order of
+    hidden)``; more than one batch runs on up to ``threads`` Python threads; a single
+    batch of several texts is cut in up to ``threads`` runs of neighbouring lengths that
+    the calling thread and helper threads share (:func:`_run_shared`). Returns ``float32 (len(texts), hidden)`` in the order of
     ``texts``, rows L2-normalised as sentence-transformers' ``Normalize`` does
     (``x / max(||x||, 1e-12)``)."""
     out = np.zeros((len(texts), hidden), dtype=np.float32)
@@ -125,6 +128,14 @@ def encode_batched(tok: Any, texts: Sequence[str], hidden: int,
     lengths = np.fromiter((len(e.ids) for e in encs), dtype=np.int64, count=len(encs))
     order = np.argsort(lengths, kind="stable")
     batches = [order[k:k + batch_size] for k in range(0, len(order), batch_size)]
+    if len(batches) == 1 and threads > 1 and len(texts) > 1:
+        # one batch of a few texts (a conversation's new turns): cut it in up to `threads`
+        # runs of neighbouring lengths, shared by the caller and helper threads -- less
+        # padding, and the texts in parallel (two turns measured here: 20 -> 12 ms p50)
+        k = min(threads, len(texts))
+        small = [part for part in np.array_split(order, k) if len(part)]
+    else:
+        small = None
 
     def run(idx: np.ndarray) -> None:
         ln = lengths[idx]
@@ -135,7 +146,9 @@ def encode_batched(tok: Any, texts: Sequence[str], hidden: int,
         out[idx] = forward(ids, ln)
 
     workers = min(max(1, threads), len(batches))
-    if workers <= 1:
+    if small is not None:
+        _run_shared(small, run)
+    elif workers <= 1:
         for idx in batches:
             run(idx)
     else:
@@ -146,6 +159,52 @@ def encode_batched(tok: Any, texts: Sequence[str], hidden: int,
                 pass
     norms = np.maximum(np.linalg.norm(out, axis=1, keepdims=True), np.float32(1e-12))
     return out / norms  # type: ignore[no-any-return]
+
+_HELPERS: Any = None  # the ThreadPoolExecutor of _run_shared, made on first use
+_HELPERS_LOCK = threading.Lock()
+
+
+def _run_shared(batches: list[np.ndarray], run: Callable[[np.ndarray], None]) -> None:
+    """Run every batch of a small encode on the calling thread and up to
+    ``len(batches) - 1`` helper threads (one shared pool): each takes the next batch
+    nobody has started, so the caller runs them all itself when the helpers are not
+    scheduled (a busy machine) and waits only for batches a helper has started. The
+    first exception of a batch is raised."""
+    global _HELPERS
+    with _HELPERS_LOCK:
+        if _HELPERS is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            _HELPERS = ThreadPoolExecutor(max_workers=3, thread_name_prefix="reckon-minilm-small")
+        pool = _HELPERS
+    cond = threading.Condition()
+    state = {"next": 0, "done": 0}
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        while True:
+            with cond:
+                i = state["next"]
+                if i >= len(batches):
+                    return
+                state["next"] = i + 1
+            try:
+                run(batches[i])
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller below
+                errors.append(exc)
+            finally:
+                with cond:
+                    state["done"] += 1
+                    cond.notify_all()
+
+    for _ in range(len(batches) - 1):
+        pool.submit(work)
+    work()
+    with cond:
+        cond.wait_for(lambda: state["done"] >= state["next"])  # only batches already started
+    if errors:
+        raise errors[0]
+
 
 def _gelu(x: np.ndarray) -> np.ndarray:
     """GELU, tanh form ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`` (Hendrycks &
@@ -305,8 +364,9 @@ class NumpyMiniLM:
         of ``texts``. With more than one batch, batches run on ``threads`` threads (default
         :attr:`threads`), each with a single-threaded BLAS: numpy releases the GIL in
         its GEMMs and ufuncs, and independent batches need no barrier between cores, unlike
-        a multi-threaded GEMM (see the module docstring). One batch (a query) runs on
-        the calling thread.
+        a multi-threaded GEMM (see the module docstring). One batch of several texts
+        (a conversation's new turns) is cut in runs the calling thread shares with
+        helper threads; one text runs on the calling thread.
         """
         return encode_batched(self._tok, texts, self.hidden, self._forward, batch_size,
                               self.threads if threads is None else max(1, threads), "reckon-minilm")

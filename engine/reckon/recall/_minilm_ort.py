@@ -455,7 +455,9 @@ class OrtMiniLM:
         Sentences are sorted by word-piece count and cut into batches of ``batch_size``,
         each padded to its longest (padding is masked in attention and left out of the
         mean); with more than one batch they run on ``threads`` threads (default
-        :attr:`threads`). One batch runs on the calling thread.
+        :attr:`threads`); a single batch of several texts is cut in up to ``threads``
+        runs that the calling thread shares with helper threads (no padding between
+        them; the caller runs any a helper has not started).
         """
         with self._state:
             if self._closing:
