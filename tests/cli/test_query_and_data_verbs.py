@@ -277,6 +277,10 @@ def test_demo_refuses_a_small_budget_naming_the_option_and_takes_its_own_data_di
         os.environ.pop("RECKON_EMBEDDER", None)
     assert code == 0 and f"data in {target}" in out
     assert (target / "tenants" / "demo1").is_dir()
+    a_file = tmp_path / "not-a-dir"
+    a_file.write_text("x")
+    r = run_cli(a_file, "demo")  # a data directory that cannot be made: refused before anything is printed
+    assert r.code == 3 and "cannot create the data directory" in r.err and r.out == ""
 
 
 def test_console_script_process_exit_codes(tmp_path: Path) -> None:

@@ -72,6 +72,7 @@ def run_demo(data_dir: Path, *, out: Console, tenant_id: str = "acme", budget_ch
         pass
     else:
         raise TenantExists(f"tenant {tenant_id!r} already exists in {data_dir}")
+    engine._make_data_dir()  # noqa: SLF001 - a data directory that cannot be made is refused before the banner
     out.print(Rule(f"Reckon demo: onboarding {spec_path.name}"))
     result = onboard(engine, spec_path, tenant_id=tenant_id)
     tenant = engine.tenant(result.tenant)
