@@ -101,3 +101,29 @@ def test_an_error_in_a_parallel_run_reaches_the_caller() -> None:
 
     with pytest.raises(RuntimeError, match="model failed"):
         encode_batched(_Tok(), ["ab", "a much longer text"], HIDDEN, forward, 32, 2, "test-minilm")
+
+
+def test_a_background_embedder_thread_keeps_its_encodes_on_itself() -> None:
+    import threading
+
+    import reckon.recall._minilm as mod
+
+    texts = ["one text", "another, longer text", "third"]
+    seen: list[tuple[str, int]] = []
+
+    def forward(ids: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        seen.append((threading.current_thread().name, ids.shape[0]))
+        return _forward(ids, lengths)
+
+    got: list[np.ndarray] = []
+
+    def background() -> None:
+        mod.mark_background_thread()
+        got.append(encode_batched(_Tok(), texts, HIDDEN, forward, 32, 3, "test-minilm"))
+
+    t = threading.Thread(target=background, name="bg-embedder")
+    t.start()
+    t.join()
+    assert seen == [("bg-embedder", 3)]  # one padded batch, on the embedder's own thread
+    for row, text in zip(got[0], texts):
+        np.testing.assert_allclose(row, _alone(text), rtol=1e-5, atol=1e-6)

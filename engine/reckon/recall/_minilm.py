@@ -128,7 +128,7 @@ def encode_batched(tok: Any, texts: Sequence[str], hidden: int,
     lengths = np.fromiter((len(e.ids) for e in encs), dtype=np.int64, count=len(encs))
     order = np.argsort(lengths, kind="stable")
     batches = [order[k:k + batch_size] for k in range(0, len(order), batch_size)]
-    if len(batches) == 1 and threads > 1 and len(texts) > 1:
+    if len(batches) == 1 and threads > 1 and len(texts) > 1 and not getattr(_THREAD, "background", False):
         # one batch of a few texts (a conversation's new turns): cut it in up to `threads`
         # runs of neighbouring lengths, shared by the caller and helper threads -- less
         # padding, and the texts in parallel (two turns measured here: 20 -> 12 ms p50)
@@ -159,6 +159,16 @@ def encode_batched(tok: Any, texts: Sequence[str], hidden: int,
                 pass
     norms = np.maximum(np.linalg.norm(out, axis=1, keepdims=True), np.float32(1e-12))
     return out / norms  # type: ignore[no-any-return]
+
+_THREAD = threading.local()
+
+
+def mark_background_thread() -> None:
+    """Mark the calling thread as a background embedder (the recall index's embedding
+    thread): its single-batch encodes stay on it, leaving the other cores to requests
+    (see the module docstring); a request's few texts are split (:func:`encode_batched`)."""
+    _THREAD.background = True
+
 
 _HELPERS: Any = None  # the ThreadPoolExecutor of _run_shared, made on first use
 _HELPERS_LOCK = threading.Lock()

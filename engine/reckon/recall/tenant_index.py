@@ -691,6 +691,9 @@ class TenantIndex:
             self._worker.start()
 
     def _work(self) -> None:
+        from reckon.recall._minilm import mark_background_thread
+
+        mark_background_thread()  # its encodes stay on this thread: the other cores serve requests
         idle_since = time.monotonic()
         idle = False
         while not self._closed:
