@@ -100,15 +100,13 @@ before binding: the benchmark's token makes ``bench`` one), with ``--no-auto-war
 tenant opened by its first request) and with ``--warm bench``."""
 
 
-def bench_serve(data: Path, warm: bool | str = False) -> dict[str, float]:
-    """``reckon serve`` in one of :data:`SERVE_MODES` (``True``: ``warm``, ``False``:
-    ``no_auto_warm``): seconds to /healthz, then each request's seconds, five rounds
-    (``remember_0`` .. ``bundle_4``)."""
+def bench_serve(data: Path, mode: str = "default") -> dict[str, float]:
+    """``reckon serve`` in ``mode``, one of :data:`SERVE_MODES`: seconds to /healthz,
+    then each request's seconds, five rounds (``remember_0`` .. ``bundle_4``)."""
     import httpx
 
     from reckon.server.auth import TokenStore
 
-    mode = warm if isinstance(warm, str) else ("warm" if warm else "no_auto_warm")
     _, token = TokenStore(data).create("bench", person="person0", teams=["team0", "team1"], role="operator")
     port = free_port()
     t0 = time.perf_counter()

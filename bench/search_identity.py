@@ -4,7 +4,8 @@ as the recall snapshot's BM25 export outside ``TenantIndex._lock`` (d77908e).
 
 Usage (one copy of the tenant per run: the script writes into it)::
 
-    cp -a /work/bench-data/pubbench/n10000 /tmp/a && cp -a /work/bench-data/pubbench/n10000 /tmp/b
+    PYTHONPATH=engine python bench/bundle.py --sizes 10000 --data bench-data   # builds bench-data/n10000
+    cp -a bench-data/n10000 /tmp/a && cp -a bench-data/n10000 /tmp/b
     PYTHONPATH=<old tree>/engine python bench/search_identity.py run /tmp/a old.json
     PYTHONPATH=<new tree>/engine python bench/search_identity.py run /tmp/b new.json
     python bench/search_identity.py compare old.json new.json   # exit 1 on any difference

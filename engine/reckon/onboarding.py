@@ -203,7 +203,8 @@ def onboard(engine: Any, source: str | Path | dict[str, Any], *, tenant_id: str 
     :param tenant_id: overrides the file's ``tenant``.
     :raises InvalidInput: bad file (see :func:`load_spec`), no tenant id, or a person's
         team that is neither under ``teams:`` nor a team of the (existing) tenant.
-    :raises TenantExists: the tenant exists and ``existing`` is false.
+    :raises TenantExists: the tenant exists and ``existing`` is false (pass
+        ``existing=True`` to add to it).
     :raises ShapeViolation: a seed memory does not conform to its shapes.
     """
     from reckon._errors import TenantExists, UnknownTenant
@@ -221,7 +222,7 @@ def onboard(engine: Any, source: str | Path | dict[str, Any], *, tenant_id: str 
     try:
         tenant = engine.tenant(tid)
         if not existing:
-            raise TenantExists(f"tenant {tid!r} already exists (onboard with existing=True to add to it)")
+            raise TenantExists(f"tenant {tid!r} already exists")
     except UnknownTenant:
         tenant = engine.create_tenant(tid, company_name=spec.company_name)
         created = True

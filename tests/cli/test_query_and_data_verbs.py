@@ -260,7 +260,9 @@ def test_demo_shows_every_status_transition(tmp_path: Path, monkeypatch: pytest.
     assert again.out == "" and "--existing" not in again.err
 
 
-def test_demo_refuses_a_small_budget_naming_the_option_and_takes_its_own_data_dir(tmp_path: Path) -> None:
+def test_demo_refuses_a_small_budget_naming_the_option_and_takes_its_own_data_dir(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RECKON_EMBEDDER", "hashing")
     r = run_cli(tmp_path, "demo", "--budget", "100")
     assert r.code == 2 and "--budget" in r.err and r.out == ""
     from reckon.cli import main
@@ -269,12 +271,10 @@ def test_demo_refuses_a_small_budget_naming_the_option_and_takes_its_own_data_di
     sys.stdout, sys.stderr = io.StringIO(), io.StringIO()
     target = tmp_path / "here"
     try:
-        os.environ["RECKON_EMBEDDER"] = "hashing"
         code = main(["demo", "--data-dir", str(target), "--tenant", "demo1"])
         out = sys.stdout.getvalue()
     finally:
         sys.stdout, sys.stderr = old_out, old_err
-        os.environ.pop("RECKON_EMBEDDER", None)
     assert code == 0 and f"data in {target}" in out
     assert (target / "tenants" / "demo1").is_dir()
     a_file = tmp_path / "not-a-dir"

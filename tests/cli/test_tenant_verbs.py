@@ -113,7 +113,7 @@ def test_onboard_creates_tenant_with_seed_memories(tmp_path: Path) -> None:
     assert got["properties"]["amount"] == "40000" and got["author"] == "dana"  # a decimal: its exact text
     # onboarding the same tenant again is refused
     again = run_cli(tmp_path, "onboard", str(EXAMPLES / "acme.yaml"), "--tenant", "shop")
-    assert again.code == 2 and "already exists" in again.err
+    assert again.code == 2 and "tenant 'shop' already exists (pass --existing to add to it)" in again.err
 
 
 @pytest.mark.parametrize("drop", [("preference",), ("objective", "fact"), ("objective", "fact", "preference")])

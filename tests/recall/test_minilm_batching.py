@@ -57,19 +57,19 @@ def test_no_texts_give_an_empty_matrix() -> None:
 
 
 class _NeverRuns:
-    """A pool whose helpers are never scheduled (a machine busy with other work)."""
+    """Helpers that are never scheduled (a machine busy with other work)."""
 
     def __init__(self) -> None:
-        self.submitted = 0
+        self.offered = 0
 
-    def submit(self, fn: object) -> None:
-        self.submitted += 1
+    def offer(self, job: object, most: int) -> None:
+        self.offered += most
 
 
-def test_a_few_texts_run_in_parallel_runs_and_the_caller_never_waits_for_an_unstarted_one(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_few_texts_run_one_per_run_and_the_caller_never_waits_for_an_unstarted_one(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     import threading
 
-    import reckon.recall._minilm as mod
+    import reckon.recall._shared as shared
 
     texts = ["a short one", "a somewhat longer text here", "mid length"]
     seen: set[str] = set()
@@ -83,10 +83,10 @@ def test_a_few_texts_run_in_parallel_runs_and_the_caller_never_waits_for_an_unst
     for row, text in zip(out, texts):
         np.testing.assert_allclose(row, _alone(text), rtol=1e-5, atol=1e-6)
     never = _NeverRuns()
-    monkeypatch.setattr(mod, "_HELPERS", never)
+    monkeypatch.setattr(shared, "_HELPERS", never)
     seen.clear()
     out = encode_batched(_Tok(), texts, HIDDEN, forward, 32, 3, "test-minilm")  # returns: the caller ran all three
-    assert never.submitted == 2 and seen == {threading.current_thread().name}
+    assert never.offered == 2 and seen == {threading.current_thread().name}
     for row, text in zip(out, texts):
         np.testing.assert_allclose(row, _alone(text), rtol=1e-5, atol=1e-6)
 

@@ -56,17 +56,17 @@ def run_demo(data_dir: Path, *, out: Console, tenant_id: str = "acme", budget_ch
     from pyoxigraph import NamedNode
 
     from reckon import loaders
-    from reckon._errors import InvalidInput, TenantExists, UnknownTenant
+    from reckon._errors import TenantExists, UnknownTenant
     from reckon._resources import resource_dir
     from reckon.api import Engine, Principal
     from reckon.onboarding import load_spec, onboard
+    from reckon.recall.bundle import check_budget_chars
 
-    if budget_chars < 500:
-        raise InvalidInput(f"budget_chars must be at least 500 characters, got {budget_chars}", field="budget_chars")
+    check_budget_chars(budget_chars)  # refused before anything is printed or written
     examples = resource_dir("examples")
     spec_path = examples / DEMO_FILE
     engine = Engine(data_dir)
-    try:  # refused before anything is printed or written
+    try:
         engine.tenant(tenant_id)
     except UnknownTenant:
         pass

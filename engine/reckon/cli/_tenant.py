@@ -324,7 +324,7 @@ def onboard_cmd(
         with memory_write():  # an invalid seed memory exits 1, like a shape violation
             result = onboard(engine(), file, tenant_id=tenant_id, existing=existing)
     except TenantExists as e:
-        raise fail(f"{str(e).split(' (', 1)[0]} (pass --existing to add to it)") from e
+        raise fail(f"{e} (pass --existing to add to it)") from e
     if as_json:
         print_json(result.model_dump())
         return

@@ -38,6 +38,7 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -118,7 +119,8 @@ def encode_batched(tok: Any, texts: Sequence[str], hidden: int,
     int64 (batch, n), lengths int64 (batch,))`` -> mean-pooled ``float32 (batch,
     hidden)``; more than one batch runs on up to ``threads`` Python threads; a single
     batch of several texts is cut in up to ``threads`` runs of neighbouring lengths that
-    the calling thread and helper threads share (:func:`_run_shared`). Returns ``float32 (len(texts), hidden)`` in the order of
+    the calling thread and helper threads share (:func:`reckon.recall._shared.run_shared`:
+    the caller runs any a helper has not started). Returns ``float32 (len(texts), hidden)`` in the order of
     ``texts``, rows L2-normalised as sentence-transformers' ``Normalize`` does
     (``x / max(||x||, 1e-12)``)."""
     out = np.zeros((len(texts), hidden), dtype=np.float32)
@@ -147,7 +149,9 @@ def encode_batched(tok: Any, texts: Sequence[str], hidden: int,
 
     workers = min(max(1, threads), len(batches))
     if small is not None:
-        _run_shared(small, run)
+        from reckon.recall._shared import run_shared
+
+        run_shared([partial(run, idx) for idx in small], helpers=len(small) - 1)
     elif workers <= 1:
         for idx in batches:
             run(idx)
@@ -160,6 +164,7 @@ def encode_batched(tok: Any, texts: Sequence[str], hidden: int,
     norms = np.maximum(np.linalg.norm(out, axis=1, keepdims=True), np.float32(1e-12))
     return out / norms  # type: ignore[no-any-return]
 
+
 _THREAD = threading.local()
 
 
@@ -168,52 +173,6 @@ def mark_background_thread() -> None:
     thread): its single-batch encodes stay on it, leaving the other cores to requests
     (see the module docstring); a request's few texts are split (:func:`encode_batched`)."""
     _THREAD.background = True
-
-
-_HELPERS: Any = None  # the ThreadPoolExecutor of _run_shared, made on first use
-_HELPERS_LOCK = threading.Lock()
-
-
-def _run_shared(batches: list[np.ndarray], run: Callable[[np.ndarray], None]) -> None:
-    """Run every batch of a small encode on the calling thread and up to
-    ``len(batches) - 1`` helper threads (one shared pool): each takes the next batch
-    nobody has started, so the caller runs them all itself when the helpers are not
-    scheduled (a busy machine) and waits only for batches a helper has started. The
-    first exception of a batch is raised."""
-    global _HELPERS
-    with _HELPERS_LOCK:
-        if _HELPERS is None:
-            from concurrent.futures import ThreadPoolExecutor
-
-            _HELPERS = ThreadPoolExecutor(max_workers=3, thread_name_prefix="reckon-minilm-small")
-        pool = _HELPERS
-    cond = threading.Condition()
-    state = {"next": 0, "done": 0}
-    errors: list[BaseException] = []
-
-    def work() -> None:
-        while True:
-            with cond:
-                i = state["next"]
-                if i >= len(batches):
-                    return
-                state["next"] = i + 1
-            try:
-                run(batches[i])
-            except BaseException as exc:  # noqa: BLE001 - handed to the caller below
-                errors.append(exc)
-            finally:
-                with cond:
-                    state["done"] += 1
-                    cond.notify_all()
-
-    for _ in range(len(batches) - 1):
-        pool.submit(work)
-    work()
-    with cond:
-        cond.wait_for(lambda: state["done"] >= state["next"])  # only batches already started
-    if errors:
-        raise errors[0]
 
 
 def _gelu(x: np.ndarray) -> np.ndarray:

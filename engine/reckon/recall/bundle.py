@@ -164,6 +164,17 @@ _KIND_BLOCKS: tuple[tuple[str, str], ...] = (
 )
 _MIN_BUDGET = 500
 _MIN_TOKENS = 100
+
+
+def check_budget_chars(budget_chars: object) -> None:
+    """Refuse a bundle size that :meth:`TenantRecall.context` would refuse.
+
+    :param budget_chars: the bundle's maximum rendered length, characters.
+    :raises InvalidInput: (field ``budget_chars``) when it is not an integer >= 500.
+    """
+    if isinstance(budget_chars, bool) or not isinstance(budget_chars, int) or budget_chars < _MIN_BUDGET:
+        raise InvalidInput(f"budget_chars: an integer >= {_MIN_BUDGET} is required, got {budget_chars!r}",
+                           field="budget_chars")
 _DEFAULT_BUDGET = 6000
 _MAX_ITEM_CHARS = MAX_ITEM_CHARS
 _CONVERSATION_TURNS = 6
@@ -605,10 +616,8 @@ class TenantRecall:
             measure = token_measure()
         elif budget_chars is None:
             budget_chars = _DEFAULT_BUDGET
-        if budget_chars is not None and (isinstance(budget_chars, bool) or not isinstance(budget_chars, int)
-                                         or budget_chars < _MIN_BUDGET):
-            raise InvalidInput(f"budget_chars: an integer >= {_MIN_BUDGET} is required, got {budget_chars!r}",
-                               field="budget_chars")
+        if budget_chars is not None:
+            check_budget_chars(budget_chars)
         turns = _conversation_turns(conversation)
         with self.store.snapshot() as view:
             prep = self._prepared_for(view, principal, project, conversation_id)

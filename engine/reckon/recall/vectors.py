@@ -32,15 +32,16 @@ import fcntl
 import hashlib
 import logging
 import os
-import queue
 import re
 import threading
 import uuid
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from reckon.recall._shared import run_shared
 
 __all__ = ["MAGIC", "MemoryVectors", "VectorFile", "row_dots", "text_key"]
 
@@ -316,93 +317,6 @@ class MemoryVectors:
 _CHUNK_ROWS = 8192
 
 
-class _Dots:
-    """One :func:`row_dots` call: chunks claimed one at a time by the caller and the
-    helpers; the caller never waits for a chunk nobody has started."""
-
-    def __init__(self, matrix: np.ndarray, vector: np.ndarray, out: np.ndarray) -> None:
-        self.matrix, self.vector, self.out = matrix, vector, out
-        # the last chunk takes the remainder (at least _CHUNK_ROWS rows): its tail rows are
-        # the whole matrix's, handled by the same kernel as in one call
-        self.starts = list(range(0, max(1, len(matrix) - _CHUNK_ROWS + 1), _CHUNK_ROWS)) + [len(matrix)]
-        self.next = 0
-        self.running = 0
-        self.error: BaseException | None = None
-        self.cv = threading.Condition(threading.Lock())
-
-    def run(self) -> None:
-        while True:
-            with self.cv:
-                if self.next >= len(self.starts) - 1 or self.error is not None:
-                    return
-                a, b = self.starts[self.next], self.starts[self.next + 1]
-                self.next += 1
-                self.running += 1
-            try:
-                np.dot(self.matrix[a:b], self.vector, out=self.out[a:b])  # releases the GIL
-            except BaseException as exc:  # noqa: BLE001 - handed to the caller
-                self.error = exc
-            finally:
-                with self.cv:
-                    self.running -= 1
-                    self.cv.notify_all()
-
-    def finish(self) -> None:
-        self.run()
-        with self.cv:
-            while self.running:
-                self.cv.wait()
-        if self.error is not None:
-            raise self.error
-
-
-class _Helpers:
-    """Daemon threads that take part in :func:`row_dots` (restarted after a fork)."""
-
-    def __init__(self) -> None:
-        self.pid = -1
-        self.jobs: queue.SimpleQueue[_Dots] = queue.SimpleQueue()
-        self.count = 0
-        self.mu = threading.Lock()
-
-    def offer(self, job: _Dots) -> None:
-        with self.mu:
-            if self.pid != os.getpid():
-                self.pid = os.getpid()
-                self.jobs = queue.SimpleQueue()
-                self.count = _helper_threads()
-                for k in range(self.count):
-                    threading.Thread(target=self._loop, args=(self.jobs,), name=f"reckon-dots-{k}",
-                                     daemon=True).start()
-            jobs, count = self.jobs, self.count
-        for _ in range(count):
-            jobs.put(job)
-
-    @staticmethod
-    def _loop(jobs: queue.SimpleQueue[_Dots]) -> None:
-        while True:
-            jobs.get().run()
-
-
-_HELPERS = _Helpers()
-
-
-def _helper_threads() -> int:
-    """``$RECKON_DOT_THREADS`` (default: the cores this process may run on, at most 4)
-    minus the caller's own; 0 = the caller alone."""
-    try:
-        n = int(os.environ.get("RECKON_DOT_THREADS", "0"))
-    except ValueError:
-        n = 0
-    if n <= 0:
-        try:
-            n = len(os.sched_getaffinity(0))
-        except (AttributeError, OSError):
-            n = os.cpu_count() or 1
-        n = min(n, 4)
-    return max(0, n - 1)
-
-
 _BLAS: list[list[Any]] = []  # numpy's BLAS libraries (threadpoolctl controllers), found once
 
 
@@ -445,7 +359,16 @@ def row_dots(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
         res: np.ndarray = matrix @ vector
         return res
     out = np.empty(len(matrix), dtype=np.float32)
-    job = _Dots(matrix, np.ascontiguousarray(vector), out)
-    _HELPERS.offer(job)
-    job.finish()
+    vec = np.ascontiguousarray(vector)
+    # the last chunk takes the remainder (at least _CHUNK_ROWS rows): its tail rows are
+    # the whole matrix's, handled by the same kernel as in one call
+    starts = list(range(0, max(1, len(matrix) - _CHUNK_ROWS + 1), _CHUNK_ROWS)) + [len(matrix)]
+
+    def chunk(a: int, b: int) -> Callable[[], None]:
+        def dot() -> None:
+            np.dot(matrix[a:b], vec, out=out[a:b])  # releases the GIL
+
+        return dot
+
+    run_shared([chunk(a, b) for a, b in zip(starts, starts[1:])])
     return out
