@@ -55,13 +55,34 @@ def text_key(embedder: str, text: str) -> bytes:
     return hashlib.blake2b(embedder.encode() + b"\0" + text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
+#: Rows per block of :func:`_checksums`: a block's ``(rows, m)`` uint32 product (1.5 MB at
+#: dim 384) stays in cache; 1024 measured fastest against 512, 2048, 4096 and one block.
+_CHECK_ROWS = 1024
+
+
 def _checksums(body: np.ndarray) -> np.ndarray:
-    """uint32 check of each row of ``body`` (uint32 words ``(records, m)``)."""
-    w = body.astype(np.uint64)
-    i = np.arange(1, body.shape[1] + 1, dtype=np.uint64)
-    s1 = w.sum(axis=1) & 0xFFFFFFFF
-    s2 = (w * i).sum(axis=1) & 0xFFFFFFFF
-    return ((s1 + (s2 << np.uint64(16))) & 0xFFFFFFFF).astype(np.uint32)  # type: ignore[no-any-return]
+    """The check of each row of ``body``, as defined in the module docstring.
+
+    Computed in uint32 (sums and products wrap around, which is the ``mod 2**32``),
+    in blocks of :data:`_CHECK_ROWS` rows; ``tests/recall/test_vectors_props.py`` checks it
+    bit for bit against the formula computed in 64-bit integers.
+
+    :param body: uint32 ``(records, m)``, the key + vector words of each record (any
+        strides, e.g. a column slice of the records' words).
+    :returns: uint32 ``(records,)``.
+    """
+    n, m = body.shape
+    i = np.arange(1, m + 1, dtype=np.uint32)
+    out = np.empty(n, dtype=np.uint32)
+    tmp = np.empty((min(n, _CHECK_ROWS), m), dtype=np.uint32)
+    for a in range(0, n, _CHECK_ROWS):
+        blk = body[a:a + _CHECK_ROWS]
+        t = tmp[: len(blk)]
+        np.multiply(blk, i, out=t)
+        s2 = t.sum(axis=1, dtype=np.uint32)
+        np.left_shift(s2, 16, out=s2)
+        np.add(blk.sum(axis=1, dtype=np.uint32), s2, out=out[a:a + len(blk)])
+    return out
 
 
 def _slug(name: str) -> str:
@@ -138,13 +159,12 @@ class VectorFile:
             if whole <= self._offset:
                 return 0
             try:
-                with open(self.path, "rb") as f:
-                    f.seek(self._offset)
-                    data = f.read(whole - self._offset)
+                got, data = self._read(whole - self._offset)
             except OSError as exc:
                 log.warning("cannot read %s: %s", self.path, exc)
                 return 0
-            count = len(data) // self._rec
+            count = got // self._rec
+            data = data[: count * self._rec]
             recs = np.frombuffer(data, dtype=self._dtype, count=count)
             words = np.frombuffer(data, dtype="<u4").reshape(count, self._rec // 4)[:, 1:1 + self._words]
             ok = (recs["magic"] == MAGIC) & (_checksums(words) == recs["crc"])
@@ -159,21 +179,66 @@ class VectorFile:
                 good = good[good < stop]
             new = 0
             if len(good):
-                keys = recs["key"][good]
-                vecs = recs["vec"][good]
-                need = self._n + len(good)
-                if need > len(self._mat):
-                    grown = np.zeros((max(need, 2 * len(self._mat), 64), self.dim), dtype=np.float32)
-                    grown[: self._n] = self._mat[: self._n]
-                    self._mat = grown
-                for k, v in zip(keys.tolist(), vecs):
-                    if k not in self._rows:
-                        self._rows[k] = self._n
-                        self._mat[self._n] = v
-                        self._n += 1
-                        new += 1
+                new = self._take(recs, good, stop)
             self._offset += stop * self._rec
             return new
+
+    def _read(self, size: int) -> tuple[int, np.ndarray]:
+        """Up to ``size`` bytes of the file from ``_offset``, read straight into one
+        uint8 array (measured at 150 MB: about half the time of ``f.read``, which
+        builds a ``bytes``). Returns how many bytes were read (fewer when the file was
+        cut meanwhile) and the array ``(size,)``.
+
+        :raises OSError: when the file cannot be opened or read.
+        """
+        buf = np.empty(size, dtype=np.uint8)
+        view = buf.data  # a memoryview of buf
+        got = 0
+        with open(self.path, "rb", buffering=0) as f:
+            f.seek(self._offset)
+            while got < size and (r := f.readinto(view[got:])):
+                got += r
+        return got, buf
+
+    def _take(self, recs: np.ndarray, good: np.ndarray, stop: int) -> int:
+        """Make the keys of ``recs[good]`` known that are not known yet and copy their
+        vectors into ``_mat`` (one numpy copy, no per-record row assignment); the first
+        record of a key wins, later ones are ignored and take no row. Returns how many
+        keys became known.
+
+        :param recs: the records read (structured, ``self._dtype``).
+        :param good: int ``(g,)``, increasing indices of the records that check, all
+            below ``stop``.
+        :param stop: how many records of ``recs`` this refresh consumes.
+        """
+        keys: list[bytes] = recs["key"][good].tolist()
+        rows, base = self._rows, self._n
+        fresh = dict(zip(keys, range(base, base + len(keys))))
+        take = good
+        if len(fresh) != len(keys) or not rows.keys().isdisjoint(fresh):
+            # a key twice among these records, or known already: its first record only
+            fresh = {}
+            idx: list[int] = []
+            for j, k in zip(good.tolist(), keys):
+                if k not in rows and k not in fresh:
+                    fresh[k] = base + len(idx)
+                    idx.append(j)
+            take = np.asarray(idx, dtype=np.intp)
+        m = len(take)
+        if not m:
+            return 0
+        if base + m > len(self._mat):
+            grown = np.zeros((max(base + m, 2 * len(self._mat), 64), self.dim), dtype=np.float32)
+            grown[:base] = self._mat[:base]
+            self._mat = grown
+        dst = self._mat[base:base + m]
+        if m == stop:  # take is 0..stop-1: a slice
+            dst[...] = recs["vec"][:stop]
+        else:  # mode "clip" (the indices are valid): "raise" would copy through a buffer
+            np.take(recs["vec"], take, axis=0, out=dst, mode="clip")
+        rows.update(fresh)
+        self._n = base + m
+        return m
 
     # ------------------------------------------------------------------ writing
     def _sealed(self, recs: np.ndarray) -> bytes:
