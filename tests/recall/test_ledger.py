@@ -225,3 +225,24 @@ def test_critical_content_is_shortened_lowest_ranked_first_before_any_is_dropped
     assert full_shown and compact  # some kept whole, some shortened
     assert order.index(max(full_shown, key=order.index)) < order.index(min(compact, key=order.index))
     assert {x.key: x for x in b.ledger.blocks}["critical"].form == "compact"
+
+
+@pytest.mark.parametrize("prefetch", [0, 10_000])
+def test_capped_counts_are_the_same_read_by_one_query_or_one_by_one(tenant, monkeypatch, prefetch):
+    """The importance of the capped candidates is read by one store query when many are
+    not known yet (``_PREFETCH``: 0 forces it), else one by one: the counts are the same,
+    company and personal memories alike, and equal what was written."""
+    from reckon.recall.bundle import TenantRecall
+
+    monkeypatch.setattr(TenantRecall, "_PREFETCH", prefetch)
+    written = [5, 5, 5, 4, 4]
+    for imp in written:
+        fact(tenant, imp)
+    for _ in range(2):
+        tenant.remember(kind="preference", scope="user", importance=4, source="agent_tool", principal=ANN,
+                        label=f"mine {_uniq()}", content=_uniq())
+    tenant.set_setting("live_context_cap", 0)
+    b = tenant.context(ANN, budget_chars=100_000)
+    assert b.ids() == []
+    assert b.capped == {"company": 5, "user": 2}
+    assert b.capped_importance == {"Critical": 3, "High": 4}

@@ -96,6 +96,7 @@ store's snapshot.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from collections import OrderedDict, defaultdict
@@ -530,6 +531,29 @@ class TenantRecall:
             self._importance[m.value] = got
         return got
 
+    _PREFETCH = 64
+    """More memories than this without a known importance are read by one SPARQL join
+    (every live candidate's importance) instead of one pattern read each."""
+
+    def _importances(self, view: Any, ms: Sequence[NamedNode]) -> list[int]:
+        """:meth:`_importance_of` of each of ``ms``; when many are not known yet (a fresh
+        process on a big tenant: thousands of capped candidates), the importance of every
+        ``rk:LiveCandidate`` is read first with one query on the snapshot (the join runs in
+        the store: ~16 us a row at 100k memories, against ~41 us for a pattern read each)."""
+        known = self._importance
+        if sum(1 for m in ms if m.value not in known) > self._PREFETCH and len(known) < 4 * self._RECORDS_MAX:
+            # (a UNION with rk:liveCandidateIn here makes the store's plan 10x slower; the
+            # stakeholder candidates a cap left out are few and read one by one)
+            rows = view.query(
+                f"SELECT ?m ?i WHERE {{ GRAPH <{INFERRED.value}> {{ ?m a <{_LIVE_CANDIDATE.value}> }} "
+                f"GRAPH <{MEMORIES.value}> {{ ?m <{R.rk('importance').value}> ?i }} }}")
+            for row in rows:
+                m, i = row["m"], row["i"]
+                if isinstance(m, NamedNode) and m.value not in known:
+                    with contextlib.suppress(TypeError, ValueError):
+                        known[m.value] = int(R.python_value(i))
+        return [self._importance_of(view, m) for m in ms]
+
     def _memories(self, view: Any, iris: Sequence[NamedNode]) -> list[Memory]:
         """Memories (with derived state) of ``iris``, in that order; ids that are not
         memories are skipped. Two indexed pattern reads per memory on the snapshot (a
@@ -698,7 +722,7 @@ class TenantRecall:
         with self._lock:
             self._follow_commits(view)
             candidates: set[str] = set()
-            capped_imp = _capped_importance(view, chosen, capped, left_out, lambda m: self._importance_of(view, m),
+            capped_imp = _capped_importance(view, chosen, capped, left_out, lambda ms: self._importances(view, ms),
                                             candidates)
         memories = self._memories(view, list(chosen))
         memories = [m for m in memories if m.active and authz.can_read_memory(principal, m)
@@ -817,7 +841,7 @@ class TenantRecall:
 
 
 def _capped_importance(view: Any, chosen: dict[NamedNode, None], capped: dict[str, int],
-                       left_out: Sequence[NamedNode], importance: Callable[[NamedNode], int],
+                       left_out: Sequence[NamedNode], importance: Callable[[Sequence[NamedNode]], list[int]],
                        candidates: set[str]) -> dict[str, int]:
     """The context ledger's account of the ``rk:liveContextCap`` guardrail: company
     candidates (``rk:LiveCandidate``) the rule did not make live go into ``capped``
@@ -826,20 +850,18 @@ def _capped_importance(view: Any, chosen: dict[NamedNode, None], capped: dict[st
     -- that their ``stakeholder-live-cap`` left out); adds every ``rk:LiveCandidate``'s
     IRI to ``candidates``."""
     by_imp: dict[int, int] = defaultdict(int)
-    n = 0
+    out: list[NamedNode] = []
     for q in view.quads(None, R.A, _LIVE_CANDIDATE, INFERRED):
         m = q.subject
         if not isinstance(m, NamedNode):
             continue
         candidates.add(m.value)
-        if m in chosen:
-            continue
-        n += 1
-        by_imp[importance(m)] += 1
-    if n:
-        capped["company"] = n
-    for m in dict.fromkeys(left_out):
-        by_imp[importance(m)] += 1
+        if m not in chosen:
+            out.append(m)
+    if out:
+        capped["company"] = len(out)
+    for imp in importance([*out, *dict.fromkeys(left_out)]):
+        by_imp[imp] += 1
     return {IMPORTANCE_NAMES.get(i, str(i)): c for i, c in sorted(by_imp.items(), reverse=True)}
 
 def _conversation_turns(conversation: Any) -> list[str]:
