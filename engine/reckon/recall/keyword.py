@@ -10,7 +10,9 @@ frequency}, document lengths, N, avgdl), updated in O(len(document)) on every ad
 update / remove; a query reads only the postings of its terms. The owner persists it
 (:meth:`KeywordIndex.export` -> arrays; :meth:`KeywordIndex.load` on open: the postings
 arrive as arrays, each term's turned into a dict only when a write touches it, so
-opening costs O(terms), not O(postings)).
+opening costs O(ids + terms) in Python plus a few numpy passes over the postings). The postings
+are the only copy of a loaded document's tokens: a write that needs them (re-indexing or
+removing the document) derives them from the loaded arrays.
 
 Tokenisation (:func:`tokenize`): lowercase word tokens ``[a-z0-9]+`` (an apostrophe
 suffix such as ``'s`` is dropped), no stemming, English stopwords removed.
@@ -100,6 +102,121 @@ def _strictly_increasing_per_term(doc: np.ndarray, off: np.ndarray) -> bool:
     return bool(up.all())
 
 
+_I32_MAX = (1 << 31) - 1  # export writes ``tf`` and ``dl`` as int32
+#: derivations of loaded documents' tokens by a scan of all postings before a per-document
+#: index of them is built instead (at 1.3M postings a scan takes ~0.35 ms, the build ~30 ms:
+#: ski rental, so many derivations cost at most ~2x what the best choice in hindsight would)
+_SCANS_BEFORE_INDEX = 64
+
+
+def _order_by_doc(doc: np.ndarray) -> np.ndarray:
+    """int64: the stable permutation sorting ``doc`` (int64, values in ``[0, 2**32)``):
+    two 16-bit radix passes (numpy sorts 16-bit keys by radix, ~2.5x an int64 argsort)."""
+    lo = np.argsort((doc & 0xFFFF).astype(np.uint16), kind="stable")
+    if not len(doc) or int(doc.max()) < 1 << 16:
+        return lo
+    hi = (doc[lo] >> 16).astype(np.uint16)
+    res: np.ndarray = lo[np.argsort(hi, kind="stable")]
+    return res
+
+
+def _group_by_doc(doc: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The positions of ``doc`` (int64, values in ``[0, n)``) grouped by value, int64
+    ``(len(doc),)`` (increasing within a group), and the groups' bounds, int64 ``(n + 1,)``:
+    value ``s`` is at ``order[bounds[s]:bounds[s+1]]``."""
+    bounds = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(doc, minlength=n), out=bounds[1:])
+    return _order_by_doc(doc), bounds
+
+
+def _ints(a: object, what: str) -> np.ndarray:
+    """``a`` as an int64 array; ValueError unless it holds integers (an empty array may
+    have any dtype)."""
+    arr = np.asarray(a)
+    if arr.size and arr.dtype.kind not in "iu":
+        raise ValueError(f"keyword index array {what} holds {arr.dtype}, not integers")
+    return arr.astype(np.int64)  # a copy: the caller's array is never kept
+
+
+def _checked_postings(n: int, terms: Sequence[str], off: object, doc: object,
+                      tf: object) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(off, doc, tf, dl)`` as int64 copies (the postings sorted by document within
+    each term if they were not), ``dl`` float64 ``(n,)`` the lengths the postings give
+    (``max(1, sum of tf)``); ValueError unless they fit together as
+    :meth:`KeywordIndex.load` states."""
+    off, doc, tf = _ints(off, "off"), _ints(doc, "doc"), _ints(tf, "tf")
+    if off.shape != (len(terms) + 1,) or off[0] != 0 or off[-1] != len(doc):
+        raise ValueError(f"keyword term offsets {off.shape} do not span {len(doc)} postings of {len(terms)} terms")
+    if doc.ndim != 1 or tf.shape != doc.shape:
+        raise ValueError(f"keyword postings: doc {doc.shape}, tf {tf.shape}")
+    if np.any(off[1:] <= off[:-1]):
+        raise ValueError("a keyword term without postings (offsets not increasing)")
+    if len(doc) and (int(doc.min()) < 0 or int(doc.max()) >= n):
+        raise ValueError(f"a keyword posting names a document outside [0, {n})")
+    if len(tf) and (int(tf.min()) < 1 or int(tf.max()) > _I32_MAX):
+        raise ValueError("a keyword term frequency outside [1, 2**31)")
+    if not _strictly_increasing_per_term(doc, off):  # an older writer's order, or a document twice
+        keys = np.repeat(np.arange(len(terms), dtype=np.int64), np.diff(off)) * max(n, 1) + doc
+        by = np.argsort(keys, kind="stable")
+        doc, tf = doc[by], tf[by]
+        if not _strictly_increasing_per_term(doc, off):
+            raise ValueError("a document twice in one keyword term's postings")
+    dl = np.maximum(np.bincount(doc, weights=tf, minlength=n).astype(np.float64, copy=False), 1.0)
+    if n and dl.max() > _I32_MAX:
+        raise ValueError("a keyword document length of 2**31 or more")
+    return off, doc, tf, dl
+
+
+class _LoadedTokens:
+    """The tokens of the documents as :meth:`KeywordIndex.load` got them, derived from the
+    loaded postings (which never change: a write moves a term's postings into a dict and
+    leaves these arrays alone). Document ``slot``'s postings are the positions ``p`` with
+    ``doc[p] == slot``; its term is the ``j`` with ``off[j] <= p < off[j+1]``.
+
+    :param terms: the loaded terms by number; ``off`` int64 ``(terms + 1,)``, ``doc`` int64
+        and ``tf`` float64 ``(postings,)``, already validated by :meth:`KeywordIndex.load`.
+    """
+
+    def __init__(self, terms: list[str], off: np.ndarray, doc: np.ndarray, tf: np.ndarray, n: int) -> None:
+        self.terms, self.off, self.doc, self.tf, self.n = terms, off, doc, tf, n
+        self._scans = 0
+        # (positions grouped by document, int64 (postings,); group bounds, int64 (n + 1,))
+        self._by_doc: tuple[np.ndarray, np.ndarray] | None = None
+
+    def of(self, slot: int) -> list[str]:
+        """Document ``slot``'s tokens: each of its terms (in sorted order) repeated tf
+        times. One O(postings) numpy scan, or O(its postings) once
+        :data:`_SCANS_BEFORE_INDEX` scans have paid for a per-document index."""
+        if self._by_doc is None and self._scans < _SCANS_BEFORE_INDEX:
+            self._scans += 1
+            pos = np.flatnonzero(self.doc == slot)
+        else:
+            if self._by_doc is None:
+                self._by_doc = _group_by_doc(self.doc, self.n)
+            order, bounds = self._by_doc
+            pos = order[bounds[slot]:bounds[slot + 1]]
+        j = np.searchsorted(self.off, pos, side="right") - 1
+        terms = self.terms
+        pairs = sorted(zip([terms[k] for k in j.tolist()], self.tf[pos].astype(np.int64).tolist()))
+        return [t for t, f in pairs for _ in range(f)]
+
+    def joined(self, slots: Sequence[int]) -> list[str]:
+        """Per slot of ``slots``, :meth:`of` joined by single spaces; O(postings) numpy,
+        then O(their postings) Python. Writes nothing shared (a frozen view calls it
+        without the index's lock)."""
+        order, bounds = self._by_doc or _group_by_doc(self.doc, self.n)
+        term_no = np.repeat(np.arange(len(self.terms), dtype=np.int64), np.diff(self.off))[order].tolist()
+        freq = self.tf[order].astype(np.int64).tolist()
+        b = bounds.tolist()
+        terms = self.terms
+        out = []
+        for s in slots:
+            a, e = b[s], b[s + 1]
+            pairs = sorted(zip([terms[k] for k in term_no[a:e]], freq[a:e]))
+            out.append(" ".join(t for t, f in pairs for _ in range(f)))
+        return out
+
+
 def postings_match_tokens(terms_blob: np.ndarray, terms_off: np.ndarray, tokens_blob: np.ndarray,
                           tokens_off: np.ndarray, off: np.ndarray, doc: np.ndarray, tf: np.ndarray,
                           dl: np.ndarray) -> bool:
@@ -160,7 +277,9 @@ def postings_match_tokens(terms_blob: np.ndarray, terms_off: np.ndarray, tokens_
 class FrozenKeywords:
     """A :class:`KeywordIndex` as it was when :meth:`KeywordIndex.frozen` took it: its
     own copies of the id, slot, token and length tables and of the term dicts; the
-    postings dicts and loaded arrays are shared, never written while the view is open."""
+    postings dicts and loaded arrays are shared, never written while the view is open.
+    A document missing from ``tokens`` is a loaded one still at its loaded slot: its
+    tokens are those ``loaded`` derives from the loaded postings."""
 
     ids: list[str]
     slot: dict[str, int]
@@ -172,6 +291,7 @@ class FrozenKeywords:
     base_off: np.ndarray
     base_doc: np.ndarray
     base_tf: np.ndarray
+    loaded: _LoadedTokens | None = None
 
     def _term_arrays(self, term: str) -> tuple[np.ndarray, np.ndarray]:
         arr = self.arrays.get(term)
@@ -181,7 +301,7 @@ class FrozenKeywords:
                    np.fromiter(p.values(), dtype=np.float64, count=len(p)))
         return arr
 
-    def export(self, order: Sequence[str]) -> dict[str, np.ndarray | list[str]]:
+    def export(self, order: Sequence[str], *, tokens: bool = True) -> dict[str, np.ndarray | list[str]]:
         """:meth:`KeywordIndex.export` of the view (same arrays, same errors); holds no lock."""
         if len(order) != len(self.ids) or len(set(order)) != len(order):
             raise ValueError(f"order lists {len(order)} ids for {len(self.ids)} documents")
@@ -222,11 +342,25 @@ class FrozenKeywords:
             by = np.lexsort((cat_doc, np.repeat(np.arange(len(terms), dtype=np.int64), np.diff(off))))
             cat_doc, cat_tf = cat_doc[by], cat_tf[by]
         dl = self.dl[[slot_of[i] for i in order]].astype(np.int32)
+        out: dict[str, np.ndarray | list[str]] = {"terms": terms, "off": off, "doc": cat_doc, "tf": cat_tf, "dl": dl}
+        if tokens:
+            out["tokens"] = self._joined_tokens(order)
+        return out
+
+    def _joined_tokens(self, order: Sequence[str]) -> list[str]:
+        """Per id of ``order``, its tokens joined by spaces (derived in one pass for the
+        loaded documents whose tokens were never needed)."""
+        got = self.tokens
+        derive = [k for k, i in enumerate(order) if i not in got]
         toks: list[str] = []
         for i in order:
-            tk = self.tokens[i]
-            toks.append(tk if isinstance(tk, str) else " ".join(tk))
-        return {"terms": terms, "off": off, "doc": cat_doc, "tf": cat_tf, "dl": dl, "tokens": toks}
+            tk = got.get(i)
+            toks.append("" if tk is None else tk if isinstance(tk, str) else " ".join(tk))
+        if derive:
+            assert self.loaded is not None  # only a loaded document has no tokens stored
+            for k, joined in zip(derive, self.loaded.joined([self.slot[order[k]] for k in derive])):
+                toks[k] = joined
+        return toks
 
 
 class KeywordIndex:
@@ -262,7 +396,9 @@ class KeywordIndex:
         self.k1 = k1
         self.b = b
         self._lock = threading.RLock()
-        # id -> tokens (a str: the tokens joined by spaces, as loaded; split when needed)
+        # id -> tokens (a str: the tokens joined by spaces, as loaded; split when needed);
+        # a loaded document missing here is still at its loaded slot, its tokens those
+        # ``_loaded`` derives from the loaded postings (stored here when first needed)
         self._tokens: dict[str, list[str] | str] = {}
         self._slot: dict[str, int] = {}  # id -> slot (dense 0..N-1)
         self._ids: list[str] = []  # slot -> id
@@ -274,6 +410,7 @@ class KeywordIndex:
         self._base_off = np.zeros(1, dtype=np.int64)
         self._base_doc = np.zeros(0, dtype=np.int64)
         self._base_tf = np.zeros(0, dtype=np.float64)
+        self._loaded: _LoadedTokens | None = None
         self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # term -> (slots, tf)
         # term -> (slots, float32 BM25 contributions), valid until the next write
         self._scored: dict[str, tuple[np.ndarray, np.ndarray]] = {}
@@ -320,7 +457,7 @@ class KeywordIndex:
                     self._ids.append(doc_id)
                     self._layout_dirty = True
                 else:
-                    self._unpost(slot, self._toks(doc_id))
+                    self._unpost(slot, self._toks(doc_id, slot))
                     self._total -= int(self._dl[slot])
                 self._tokens[doc_id] = toks
                 self._post(slot, toks)
@@ -334,13 +471,13 @@ class KeywordIndex:
             if slot is None:
                 return
             self._scored.clear()
-            self._unpost(slot, self._toks(doc_id))
+            self._unpost(slot, self._toks(doc_id, slot))
             del self._tokens[doc_id]
             self._total -= int(self._dl[slot])
             last = len(self._ids) - 1
             if slot != last:
                 moved = self._ids[last]
-                mtoks = self._toks(moved)
+                mtoks = self._toks(moved, last)  # stored: its slot no longer is the loaded one
                 self._unpost(last, mtoks)
                 self._post(slot, mtoks)
                 self._ids[slot] = moved
@@ -386,9 +523,13 @@ class KeywordIndex:
         p = self._postings[term] = dict(self._postings[term])
         return p
 
-    def _toks(self, doc_id: str) -> list[str]:
-        t = self._tokens[doc_id]
-        if isinstance(t, str):
+    def _toks(self, doc_id: str, slot: int) -> list[str]:
+        """The tokens of ``doc_id`` (at ``slot``), stored in ``_tokens`` from now on."""
+        t = self._tokens.get(doc_id)
+        if t is None:
+            assert self._loaded is not None, doc_id  # only a loaded document has none stored
+            t = self._tokens[doc_id] = self._loaded.of(slot)
+        elif isinstance(t, str):
             t = self._tokens[doc_id] = t.split(" ") if t else []
         return t
 
@@ -411,20 +552,25 @@ class KeywordIndex:
         return p
 
     # ------------------------------------------------------------------ persistence
-    def export(self, order: Sequence[str]) -> dict[str, np.ndarray | list[str]]:
+    def export(self, order: Sequence[str], *, tokens: bool = True) -> dict[str, np.ndarray | list[str]]:
         """The index as arrays, documents numbered by their position in ``order`` (every
         indexed id once): ``terms`` (list of str, sorted), ``off`` int64 ``(terms + 1,)``
         (term ``j``'s postings are ``off[j]:off[j+1]``, in increasing document number), ``doc`` int32 and ``tf`` int32
-        ``(postings,)``, ``dl`` int32 ``(len(order),)`` (document lengths, >= 1) and
-        ``tokens`` (per document of ``order``, its tokens joined by spaces).
+        ``(postings,)``, ``dl`` int32 ``(len(order),)`` (document lengths, >= 1) and, with
+        ``tokens``, ``tokens`` (per document of ``order``, its tokens joined by spaces: a
+        second copy of what the postings hold, which :meth:`load` no longer needs).
 
         Holds the index's lock throughout; :meth:`frozen` exports without holding it.
+
+        :param tokens: whether to add the ``tokens`` column. Without it no loaded
+            document's tokens are derived: the cost is numpy over the postings plus
+            O(documents + written terms) Python for ``order``, ``dl`` and the postings dicts.
 
         :raises KeyError: when ``order`` names an id that is not indexed.
         :raises ValueError: when ``order`` does not list every indexed id once.
         """
         with self._lock, self.frozen() as view:
-            return view.export(order)
+            return view.export(order, tokens=tokens)
 
     @contextlib.contextmanager
     def frozen(self) -> Iterator[FrozenKeywords]:
@@ -445,7 +591,8 @@ class KeywordIndex:
             view = FrozenKeywords(
                 ids=list(self._ids), slot=dict(self._slot), tokens=dict(self._tokens),
                 dl=self._dl[:n].copy(), postings=dict(self._postings), arrays=dict(self._arrays),
-                base=dict(self._base), base_off=self._base_off, base_doc=self._base_doc, base_tf=self._base_tf)
+                base=dict(self._base), base_off=self._base_off, base_doc=self._base_doc, base_tf=self._base_tf,
+                loaded=self._loaded)
             self._cow = set(self._postings)
         try:
             yield view
@@ -453,37 +600,62 @@ class KeywordIndex:
             with self._lock:
                 self._cow = None
 
-    def load(self, ids: Sequence[str], tokens: Sequence[str], dl: np.ndarray, terms: Sequence[str],
+    def load(self, ids: Sequence[str], tokens: Sequence[str] | None, dl: np.ndarray | None, terms: Sequence[str],
              off: np.ndarray, doc: np.ndarray, tf: np.ndarray) -> None:
         """Fill an empty index with what :meth:`export` wrote (``ids`` in its ``order``).
 
+        The postings are the only copy of the documents' tokens the index needs: with
+        ``tokens=None`` none is stored, and a write that needs a loaded document's tokens
+        (re-indexing or removing it, or moving it into a removed one's slot) derives them
+        from the loaded arrays (:meth:`tokens`). The arrays are checked to be
+        self-consistent, so no later write can find postings missing: O(postings) numpy,
+        plus a sort when some term's postings are not in increasing document number (an
+        older writer's), and O(ids + terms) Python for the id and term tables.
+
+        :param ids: ``(documents,)`` distinct ids, document ``k`` being ``ids[k]``.
+        :param tokens: None, or per document its tokens joined by single spaces (the
+            former format: stored as given; that they are the postings' is the caller's
+            to check, e.g. with :func:`postings_match_tokens`).
+        :param dl: None (derived), or int ``(documents,)`` document lengths: must equal
+            ``max(1, sum of tf over the document's postings)``.
+        :param terms: ``(terms,)`` distinct terms (any order).
+        :param off: int ``(terms + 1,)``: term ``j``'s postings are ``off[j]:off[j+1]``;
+            ``off[0] == 0``, ``off[-1] == len(doc)``, every term at least one posting.
+        :param doc: int ``(postings,)`` document numbers in ``[0, documents)``, no
+            document twice in one term's postings (in any order within a term).
+        :param tf: int ``(postings,)`` term frequencies in ``[1, 2**31)``.
         :raises ValueError: when the index is not empty or the arrays do not fit together
-            (lengths, offsets, document numbers out of range, a term twice): the index is
+            (any condition above, or document lengths of 2**31 or more): the index is
             left empty.
         """
         n = len(ids)
         with self._lock:
             if self._ids:
                 raise ValueError("load into a non-empty keyword index")
-            off = np.asarray(off, dtype=np.int64)
-            doc = np.asarray(doc, dtype=np.int64)
-            tf = np.asarray(tf, dtype=np.float64)
-            dl = np.asarray(dl, dtype=np.float64)
-            if (len(tokens) != n or dl.shape != (n,) or off.shape != (len(terms) + 1,) or doc.shape != tf.shape
-                    or (len(off) and (off[0] != 0 or off[-1] != len(doc))) or np.any(np.diff(off) <= 0)
-                    or (len(doc) and (doc.min() < 0 or doc.max() >= n)) or (len(tf) and tf.min() < 1)
-                    or (n and dl.min() < 1) or len(set(terms)) != len(terms) or len(set(ids)) != n):
-                raise ValueError("keyword index arrays do not fit together")
-            base = dict(zip(terms, range(len(terms))))
-            size = max(16, n)
-            self._dl = np.zeros(size, dtype=np.float64)
-            self._dl[:n] = dl
-            self._total = int(dl.sum())
+            off, doc, tf_i, length = _checked_postings(n, terms, off, doc, tf)
+            if dl is not None:
+                given = np.asarray(dl, dtype=np.float64)
+                if given.shape != (n,) or not np.array_equal(given, length):
+                    raise ValueError("keyword index document lengths are not those of the postings")
+            if tokens is not None and len(tokens) != n:
+                raise ValueError(f"{len(tokens)} token lists for {n} documents")
+            if len(set(terms)) != len(terms):
+                raise ValueError("a term twice in the keyword index arrays")
+            if len(set(ids)) != n:
+                raise ValueError("an id twice in the keyword index arrays")
+            tf = tf_i.astype(np.float64)
+            for a in (off, doc, tf):
+                a.flags.writeable = False  # the only copy of the loaded documents' tokens
+            self._dl = np.zeros(max(16, n), dtype=np.float64)
+            self._dl[:n] = length
+            self._total = int(length.sum())
             self._ids = list(ids)
             self._slot = {i: k for k, i in enumerate(self._ids)}
-            self._tokens = dict(zip(self._ids, tokens))
-            self._base = base
+            self._tokens = {} if tokens is None else dict(zip(self._ids, tokens))
+            terms = list(terms)
+            self._base = dict(zip(terms, range(len(terms))))
             self._base_off, self._base_doc, self._base_tf = off, doc, tf
+            self._loaded = _LoadedTokens(terms, off, doc, tf, n) if tokens is None else None
             self._postings, self._arrays, self._scored = {}, {}, {}
             self._layout_dirty = True
 
@@ -556,5 +728,10 @@ class KeywordIndex:
             return out
 
     def tokens(self, doc_id: str) -> list[str]:
-        """The indexed tokens of ``doc_id`` (empty list if unknown)."""
-        return list(self._toks(doc_id)) if doc_id in self._tokens else []
+        """The indexed tokens of ``doc_id`` (empty list if unknown): as given for a
+        document added or loaded with its tokens; for one loaded without
+        (:meth:`load` with ``tokens=None``), derived from the postings -- its terms in
+        sorted order, each repeated by its frequency (O(postings) numpy, the first time)."""
+        with self._lock:
+            slot = self._slot.get(doc_id)
+            return [] if slot is None else list(self._toks(doc_id, slot))
