@@ -19,6 +19,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -28,7 +29,7 @@ import pytest
 from reckon import ConflictPending
 from reckon.api import Engine, Principal
 from reckon.recall import tenant_index
-from reckon.recall.keyword import postings_match_tokens
+from reckon.recall.keyword import tokenize
 from reckon.recall.tenant_index import SNAPSHOT
 
 ENGINE = str(Path(__file__).resolve().parents[2] / "engine")
@@ -87,12 +88,24 @@ def _keep_snapshot(data: Path, kept: dict[int, dict[str, np.ndarray]]) -> None:
 
 
 def _whole(cols: dict[str, np.ndarray]) -> bool:
-    """Whether a snapshot's BM25 postings are those of its documents' tokens and number
-    its documents (what a fresh process checks before it serves the snapshot)."""
-    n = int(json.loads(cols["meta"].tobytes())["n"])
-    return (len(cols["kw.dl"]) == n == len(cols["id.off"]) - 1 and postings_match_tokens(
-        cols["kw.terms.blob"], cols["kw.terms.off"], cols["tokens.blob"], cols["tokens.off"], cols["kw.off"],
-        cols["kw.doc"], cols["kw.tf"], cols["kw.dl"]))
+    """Whether a snapshot is whole: its digest is the writer's (what a fresh process
+    checks before it serves the snapshot) and -- the independent oracle -- each
+    document's BM25 postings are the terms of :func:`tokenize` of its text, with their
+    counts."""
+    meta = json.loads(cols["meta"].tobytes())
+    n = int(meta["n"])
+    if meta.get("digest") != tenant_index._digest(cols) or len(cols["id.off"]) != n + 1:  # noqa: SLF001
+        return False
+    tb, to = cols["text.blob"].tobytes(), cols["text.off"].tolist()
+    want = [Counter(tokenize(tb[a:b].decode("utf-8", "surrogatepass"))) for a, b in zip(to, to[1:])]
+    mb, mo = cols["kw.terms.blob"].tobytes(), cols["kw.terms.off"].tolist()
+    terms = [mb[a:b].decode() for a, b in zip(mo, mo[1:])]
+    got: list[Counter[str]] = [Counter() for _ in range(n)]
+    off = cols["kw.off"].tolist()
+    for j, term in enumerate(terms):
+        for d, f in zip(cols["kw.doc"][off[j]:off[j + 1]].tolist(), cols["kw.tf"][off[j]:off[j + 1]].tolist()):
+            got[d][term] += f
+    return got == want
 
 
 def _remember(t, rng: random.Random, i: int):  # type: ignore[no-untyped-def]

@@ -25,7 +25,8 @@ import pytest
 from reckon import ConflictPending
 from reckon.api import Engine, Principal
 from reckon.recall import HashingEmbedder
-from reckon.recall.tenant_index import SNAPSHOT
+from reckon.recall.keyword import tokenize
+from reckon.recall.tenant_index import SNAPSHOT, _digest
 
 CHILD = Path(__file__).with_name("recall_child.py")
 OPS = Principal.operator(person="dana")
@@ -235,7 +236,7 @@ def test_snapshot_and_commits_open_without_rereading_every_memory(tmp_path: Path
     with np.load(t.store.path / "recall" / SNAPSHOT, allow_pickle=False) as z:
         meta = json.loads(z["meta"].tobytes())
         assert int(z["has"].sum()) == 4  # the vectors travel with the snapshot
-    assert meta["generation"] == t.store.generation() and meta["n"] == 4 and meta["version"] == 3
+    assert meta["generation"] == t.store.generation() and meta["n"] == 4 and meta["version"] == 4
     t.store.release()
     child(tmp_path, "acme", "update", t.memories()[0].id, "2")
     new = child(tmp_path, "acme", "remember", "Topic echo", "notes about echo").strip()
@@ -458,8 +459,11 @@ def test_bm25_arrays_reopen_and_follow_commits_of_other_processes(tmp_path: Path
     t.recall.index.close()
     t.store.release()
     with np.load(t.store.path / "recall" / SNAPSHOT, allow_pickle=False) as z:
-        assert {"kw.terms.blob", "kw.off", "kw.doc", "kw.tf", "kw.dl"} <= set(z.files)
-        assert int(z["kw.tf"].sum()) == int(z["kw.dl"].sum())  # every token of every document posted once
+        assert {"kw.terms.blob", "kw.off", "kw.doc", "kw.tf"} <= set(z.files)
+        assert "tokens.blob" not in z.files and "kw.dl" not in z.files  # the postings are the only copy
+        tb, to = z["text.blob"].tobytes(), z["text.off"].tolist()
+        # every token of every document posted once
+        assert int(z["kw.tf"].sum()) == sum(len(tokenize(tb[a:b].decode())) for a, b in zip(to, to[1:]))
     child(tmp_path, "acme", "update", ms[0].id, "2")
     new = child(tmp_path, "acme", "remember", "Topic foxtrot", "notes about foxtrot launch").strip()
     fresh = Engine(tmp_path, embedder="hashing").tenant("acme")
@@ -485,7 +489,7 @@ def test_version_2_snapshot_is_read_then_rewritten_with_the_bm25_arrays(tmp_path
     t.store.release()
     path = t.store.path / "recall" / SNAPSHOT
     with np.load(path, allow_pickle=False) as z:
-        cols = {k: z[k] for k in z.files if not k.startswith("kw.")}
+        cols = {k: v for k, v in _as_version_3({k: z[k] for k in z.files}).items() if not k.startswith("kw.")}
     meta = json.loads(cols["meta"].tobytes())
     cols["meta"] = np.frombuffer(json.dumps({**meta, "version": 2}).encode(), dtype=np.uint8)
     with open(path, "wb") as f:
@@ -494,7 +498,7 @@ def test_version_2_snapshot_is_read_then_rewritten_with_the_bm25_arrays(tmp_path
     assert fresh.recall.index.rebuilds == 0  # read, not rebuilt
     assert [h.memory.id for h in fresh.search("alpha notes", principal=OPS)] == [m.id]
     with np.load(path, allow_pickle=False) as z:
-        assert json.loads(z["meta"].tobytes())["version"] == 3 and "kw.doc" in z.files
+        assert json.loads(z["meta"].tobytes())["version"] == 4 and "kw.doc" in z.files
 
 
 def test_sigkill_while_the_snapshot_is_written_never_serves_a_wrong_index(tmp_path: Path) -> None:
@@ -533,8 +537,44 @@ def _snapshotted(tmp_path: Path):  # type: ignore[no-untyped-def]
     return t, ms, t.store.path / "recall" / SNAPSHOT
 
 
-def _damage_snapshot(path: Path, damage: str) -> None:
-    """Rewrite the snapshot at ``path`` with one kind of ``damage``."""
+def _strings(cols: dict[str, np.ndarray], name: str) -> list[str | None]:
+    blob, off, none = cols[f"{name}.blob"].tobytes(), cols[f"{name}.off"].tolist(), cols[f"{name}.none"].tolist()
+    return [None if z else blob[a:b].decode("utf-8", "surrogatepass") for a, b, z in zip(off, off[1:], none)]
+
+
+def _put_strings(cols: dict[str, np.ndarray], name: str, values: list[str | None]) -> None:
+    parts = [v.encode("utf-8", "surrogatepass") if v is not None else b"" for v in values]
+    cols[f"{name}.blob"] = np.frombuffer(b"".join(parts), dtype=np.uint8)
+    cols[f"{name}.off"] = np.concatenate([[0], np.cumsum([len(x) for x in parts], dtype=np.int64)]).astype(np.int64)
+    cols[f"{name}.none"] = np.array([v is None for v in values], dtype=bool)
+
+
+def _as_version_3(cols: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The columns of a version 4 snapshot as a version 3 writer wrote them: filter
+    columns as strings, a ``tokens`` column (each text's tokens joined by spaces), the
+    document lengths ``kw.dl``, no digest."""
+    meta = json.loads(cols["meta"].tobytes())
+    n = int(meta["n"])
+    out = {k: v for k, v in cols.items() if ".vocab." not in k and not k.endswith(".code")}
+    for name in ("scope", "kind", "owner", "teams"):
+        vocab = _strings(cols, f"{name}.vocab")
+        _put_strings(out, name, [vocab[c] for c in cols[f"{name}.code"].tolist()])
+    _put_strings(out, "tokens", [" ".join(tokenize(t or "")) for t in _strings(cols, "text")])
+    dl = np.bincount(cols["kw.doc"], weights=cols["kw.tf"], minlength=n)
+    out["kw.dl"] = np.maximum(dl, 1).astype(np.int32)
+    meta = {k: v for k, v in meta.items() if k != "digest"}
+    out["meta"] = np.frombuffer(json.dumps({**meta, "version": 3}).encode(), dtype=np.uint8)
+    return out
+
+
+def _rewrite(path: Path, cols: dict[str, np.ndarray]) -> None:
+    with open(path, "wb") as f:
+        np.savez(f, **cols)
+
+
+def _damage_snapshot(path: Path, damage: str, version: int = 4) -> None:
+    """Rewrite the snapshot at ``path`` (as the writer of ``version`` wrote it) with one
+    kind of ``damage``."""
     if damage == "flip":  # a byte of the stored (uncompressed) text column: the zip CRC
         raw = bytearray(path.read_bytes())
         at = raw.find(b"notes about bravo")
@@ -551,6 +591,8 @@ def _damage_snapshot(path: Path, damage: str) -> None:
         return
     with np.load(path, allow_pickle=False) as z:
         cols = {k: z[k].copy() for k in z.files}
+    if version == 3:
+        cols = {k: np.array(v) for k, v in _as_version_3(cols).items()}
     tb, to = cols["kw.terms.blob"].tobytes(), cols["kw.terms.off"].tolist()
     terms = [tb[a:b].decode() for a, b in zip(to, to[1:])]
     off, doc, tf = cols["kw.off"], cols["kw.doc"], cols["kw.tf"]
@@ -572,6 +614,14 @@ def _damage_snapshot(path: Path, damage: str) -> None:
         tf[postings("basalt")[0]] = 1  # bravo says basalt twice
     elif damage == "dl":
         cols["kw.dl"][int(doc[a])] += 1
+    elif damage == "bad-code":  # a scope code past its vocabulary
+        cols["scope.code"][0] = len(_strings(cols, "scope.vocab"))
+    elif damage == "vocab-twice":  # two codes for one kind: a filter on it would miss rows
+        _put_strings(cols, "kind.vocab", [*_strings(cols, "kind.vocab"), "fact"])
+        cols["kind.code"][0] = len(_strings(cols, "kind.vocab")) - 1
+    elif damage == "digest":  # every array as written, the writer's digest not
+        meta = json.loads(cols["meta"].tobytes())
+        cols["meta"] = np.frombuffer(json.dumps({**meta, "digest": "0" * 32}).encode(), dtype=np.uint8)
     elif damage == "anagram-term":  # "alpha" renamed "ahpla" (same bytes, other order)
         j = terms.index("alpha")
         blob = bytearray(tb)
@@ -589,19 +639,24 @@ def _damage_snapshot(path: Path, damage: str) -> None:
         np.savez(f, **cols)
 
 
-@pytest.mark.parametrize("damage", ["flip", "truncate", "pickle", "bad-postings", "bad-importance", "swap-docs",
-                                    "move-posting", "tf", "dl", "anagram-term", "duplicate-doc",
-                                    "duplicate-doc-unsorted"])
-def test_damaged_snapshot_is_rebuilt_from_the_store_never_served(tmp_path: Path, damage: str) -> None:
+_DAMAGES = ["flip", "truncate", "pickle", "bad-postings", "bad-importance", "swap-docs", "move-posting", "tf",
+            "anagram-term", "duplicate-doc", "duplicate-doc-unsorted"]
+
+
+@pytest.mark.parametrize(("version", "damage"), [
+    *((4, d) for d in [*_DAMAGES, "bad-code", "vocab-twice", "digest"]),
+    *((3, d) for d in [*_DAMAGES, "dl"] if d not in ("flip", "truncate", "pickle"))])
+def test_damaged_snapshot_is_rebuilt_from_the_store_never_served(tmp_path: Path, version: int, damage: str) -> None:
     """A snapshot whose bytes were damaged (a flipped byte: the zip CRC; cut short), that
-    holds a pickle, whose arrays do not fit together, or whose postings fit together
-    (every number in range) but are not those of the documents' tokens -- two documents
-    exchanged, a posting moved, a frequency or a length changed, a term renamed to an
-    anagram, a document listed twice in a term (postings in document order or not) -- is
-    not served: the index is rebuilt from the store, scores as one built anew, and a good
-    snapshot is written again."""
+    holds a pickle, whose arrays do not fit together (a code outside its vocabulary, a
+    value twice in one), or whose postings fit together (every number in range) but are
+    not the ones the writer wrote -- two documents exchanged, a posting moved, a
+    frequency changed, a term renamed to an anagram, a document listed twice in a term
+    (postings in document order or not): version 4 by its digest, version 3 by its
+    tokens column (and a length changed) -- is not served: the index is rebuilt from
+    the store, scores as one built anew, and a good snapshot is written again."""
     t, ms, path = _snapshotted(tmp_path)
-    _damage_snapshot(path, damage)
+    _damage_snapshot(path, damage, version)
     fresh = Engine(tmp_path, embedder="hashing").tenant("acme")
     ix = fresh.recall.index
     assert ix.rebuilds == 1
@@ -616,13 +671,13 @@ def test_damaged_snapshot_is_rebuilt_from_the_store_never_served(tmp_path: Path,
 
 
 def test_snapshot_of_an_older_writer_with_postings_out_of_document_order_is_served(tmp_path: Path) -> None:
-    """Postings written in another order than increasing document number (a snapshot of
-    an older writer, whose postings followed the order of writes) are still the
+    """Postings written in another order than increasing document number (a version 3
+    snapshot of an older writer, whose postings followed the order of writes) are still the
     documents' tokens: the snapshot is read, not rebuilt, and scores as an index built anew;
     the next snapshot lists every term's postings in document order."""
     t, ms, path = _snapshotted(tmp_path)
     with np.load(path, allow_pickle=False) as z:
-        cols = {k: z[k].copy() for k in z.files}
+        cols = {k: np.array(v) for k, v in _as_version_3({k: z[k].copy() for k in z.files}).items()}
     off = cols["kw.off"]
     for a, b in zip(off[:-1].tolist(), off[1:].tolist()):
         cols["kw.doc"][a:b] = cols["kw.doc"][a:b][::-1].copy()
@@ -643,6 +698,62 @@ def test_snapshot_of_an_older_writer_with_postings_out_of_document_order_is_serv
         off, doc = z["kw.off"], z["kw.doc"]
         for a, b in zip(off[:-1].tolist(), off[1:].tolist()):
             assert np.all(np.diff(doc[a:b]) > 0)
+
+
+def test_version_3_snapshot_is_served_then_rewritten_as_version_4(tmp_path: Path) -> None:
+    """A version 3 snapshot (filter columns as strings, a tokens column) is read, not
+    rebuilt, scores and filters as the version 4 one it was made from, and the next
+    snapshot is version 4."""
+    t, ms, path = _snapshotted(tmp_path)
+    before = Engine(tmp_path, embedder="hashing").tenant("acme")
+    want = {q: [h.memory.id for h in before.search(q, principal=OPS)] for q in ("granite", "basalt river", "notes")}
+    before.recall.index.close(save=False)
+    before.store.close()
+    with np.load(path, allow_pickle=False) as z:
+        _rewrite(path, _as_version_3({k: z[k] for k in z.files}))
+    fresh = Engine(tmp_path, embedder="hashing").tenant("acme")
+    ix = fresh.recall.index
+    assert ix.rebuilds == 0
+    assert {q: [h.memory.id for h in fresh.search(q, principal=OPS)] for q in want} == want
+    for q in ("alpha river", "basalt", "granite marble"):
+        assert _bm25(ix, q) == _bm25_from_scratch(ix, q), q
+    assert fresh.recall.check()["conforms"]
+    ix.close()
+    with np.load(path, allow_pickle=False) as z:
+        meta = json.loads(z["meta"].tobytes())
+        assert meta["version"] == 4 and meta["digest"] == _digest({k: z[k] for k in z.files})
+
+
+def test_a_fresh_process_makes_records_only_for_what_it_reads(tmp_path: Path) -> None:
+    """Opening from a snapshot makes no record per document: a search makes the records
+    of its hits (and the documents its ranking reads), the rest stay columns; the records
+    made equal the store's memories (text with accents, context, teams, extras, time),
+    and the next snapshot carries the documents never made exactly as loaded."""
+    t = Engine(tmp_path, embedder="hashing").create_tenant("acme")
+    ms = [t.remember(**fact(f"Sujet {i} \u00e9t\u00e9", f"notes caf\u00e9 {w} \u2603 d\u00e9j\u00e0 vu",
+                            importance=2 + i % 3))
+          for i, w in enumerate(("alpha", "bravo", "charlie", "delta", "echo", "foxtrot"))]
+    t.search("alpha", principal=OPS)
+    assert t.recall.wait(30)
+    t.recall.index.close()
+    t.store.release()
+    fresh = Engine(tmp_path, embedder="hashing").tenant("acme")
+    ix = fresh.recall.index
+    docs = ix.index._docs  # noqa: SLF001
+    assert len(docs) == len(ms) and len(docs._made) == 0  # noqa: SLF001
+    hits = [h.memory.id for h in fresh.search("charlie", principal=OPS, k=1)]
+    assert len(hits) == 1 and hits[0] in {m.id for m in ms}
+    assert 1 <= len(docs._made) < len(ms)  # noqa: SLF001
+    assert fresh.recall.index.check(repair=False)["conforms"]  # every record made now equals the store
+    ix._snap_gen = None  # noqa: SLF001 - write the snapshot again from the records and columns as they are
+    assert ix.save_snapshot()
+    again = Engine(tmp_path, embedder="hashing").tenant("acme")
+    assert again.recall.index.rebuilds == 0
+    for m in ms:
+        a, b = again.recall.index.index.get(m.id), fresh.recall.index.index.get(m.id)
+        assert (a.text, a.context, a.time, a.importance, a.scope, a.kind, a.owner, a.teams, a.extra) == \
+            (b.text, b.context, b.time, b.importance, b.scope, b.kind, b.owner, b.teams, b.extra)
+    assert again.recall.index.check(repair=False)["conforms"]
 
 
 def test_close_waits_for_the_idle_snapshot_in_progress(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -708,10 +819,10 @@ def test_search_returns_while_a_snapshot_export_is_in_progress(tmp_path: Path, m
     entered, release = threading.Event(), threading.Event()
     real = keyword.FrozenKeywords.export
 
-    def gated(self: keyword.FrozenKeywords, order: list[str]) -> dict[str, object]:
+    def gated(self: keyword.FrozenKeywords, order: list[str], **kw: bool) -> dict[str, object]:
         entered.set()
         assert release.wait(60), "export gate never opened"
-        return real(self, order)  # type: ignore[return-value]
+        return real(self, order, **kw)  # type: ignore[return-value]
 
     monkeypatch.setattr(keyword.FrozenKeywords, "export", gated)
     with ti._save_lock:  # noqa: SLF001 - an idle snapshot still in flight would mark gen0 written after us

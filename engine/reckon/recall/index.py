@@ -37,9 +37,9 @@ import os
 import threading
 import uuid
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, MutableMapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +57,7 @@ from reckon.recall.rank import (
 )
 from reckon.recall.vectors import row_dots
 
-__all__ = ["DocRecord", "RecallIndex"]
+__all__ = ["DocColumns", "DocRecord", "RecallIndex", "StringColumn"]
 
 log = logging.getLogger("reckon.recall")
 
@@ -122,6 +122,211 @@ class DocRecord:
         return f"{self.context}\n{self.text}" if self.context else self.text
 
 
+_EPOCH_UTC = datetime(1970, 1, 1, tzinfo=UTC)
+_US = timedelta(microseconds=1)
+
+
+def _by_code(codes: dict[Any, int]) -> list[Any]:
+    """The keys of a value -> code map (codes ``0..len-1``), listed by code."""
+    out: list[Any] = [None] * len(codes)
+    for v, c in codes.items():
+        out[c] = v
+    return out
+
+
+class StringColumn:
+    """Strings (or None) stored as one UTF-8 blob and offsets, read one at a time.
+
+    :param blob: the strings' UTF-8 bytes concatenated (``surrogatepass``).
+    :param off: int ``(n + 1,)``: string ``r`` is ``blob[off[r]:off[r+1]]``.
+    :param none: bool ``(n,)``: entries that are None.
+    :raises ValueError: when the offsets do not fit the blob (not starting at 0, not
+        ending at its length, decreasing) or the lengths differ.
+    """
+
+    __slots__ = ("_blob", "_none", "_off", "_text")
+
+    def __init__(self, blob: bytes, off: np.ndarray, none: np.ndarray) -> None:
+        off = np.asarray(off, dtype=np.int64)
+        none = np.asarray(none, dtype=bool)
+        if (off.ndim != 1 or none.shape != (len(off) - 1,) or (len(off) and int(off[0]) != 0)
+                or int(off[-1]) != len(blob) or bool(np.any(np.diff(off) < 0))):
+            raise ValueError(f"string column: {len(off) - 1} offsets, {len(none)} flags, {len(blob)} bytes")
+        self._blob = blob
+        self._off = off
+        self._none = none
+        # ASCII: byte offsets are character offsets, so one decode serves every slice
+        self._text = blob.decode("ascii") if blob.isascii() else None
+
+    def __len__(self) -> int:
+        return len(self._none)
+
+    def __getitem__(self, r: int) -> str | None:
+        if self._none[r]:
+            return None
+        a, b = int(self._off[r]), int(self._off[r + 1])
+        if self._text is not None:
+            return self._text[a:b]
+        return self._blob[a:b].decode("utf-8", "surrogatepass")
+
+    def raw(self, r: int) -> bytes:
+        """The UTF-8 bytes of entry ``r`` (``b""`` for None)."""
+        return self._blob[int(self._off[r]):int(self._off[r + 1])]
+
+    def lengths(self) -> np.ndarray:
+        """int64 ``(n,)``: the byte length of each entry."""
+        return np.diff(self._off)
+
+    @property
+    def none(self) -> np.ndarray:
+        """bool ``(n,)``: the None entries (do not modify)."""
+        return self._none
+
+    def to_list(self) -> list[str | None]:
+        """Every entry (O(n) strings)."""
+        ends = self._off[1:].tolist()
+        starts = self._off[:-1].tolist()
+        flags = self._none.tolist()
+        if self._text is not None:
+            text = self._text
+            return [None if z else text[a:b] for a, b, z in zip(starts, ends, flags)]
+        blob = self._blob
+        return [None if z else blob[a:b].decode("utf-8", "surrogatepass") for a, b, z in zip(starts, ends, flags)]
+
+
+@dataclass(frozen=True)
+class DocColumns:
+    """Documents as columns, ``n`` rows (a persisted snapshot): the index makes a row's
+    :class:`DocRecord` only when something asks for it, and takes the filter columns
+    as they are.
+
+    ``ids`` (n distinct non-empty strings), ``text`` and ``context``
+    (:class:`StringColumn`, no text None), ``importance`` int ``(n,)`` in 1-5, ``time_us``
+    int64 ``(n,)`` microseconds since the epoch (UTC), ``vocab`` (per filter column
+    ``scope`` / ``kind`` / ``owner``: the values by code, distinct), ``codes`` (per
+    filter column int ``(n,)``, each below its vocabulary's length), ``team_vocab`` (the
+    team tuples by code, distinct), ``team_codes`` int ``(n,)``, ``extra`` (per extra
+    key the n values).
+    """
+
+    ids: list[str]
+    text: StringColumn
+    context: StringColumn
+    importance: np.ndarray
+    time_us: np.ndarray
+    vocab: dict[str, list[str | None]]
+    codes: dict[str, np.ndarray]
+    team_vocab: list[tuple[str, ...]]
+    team_codes: np.ndarray
+    extra: dict[str, list[Any]] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def check(self) -> None:
+        """:raises ValueError: when the columns do not fit together (lengths, codes out
+        of range, a value twice in a vocabulary, an empty or repeated id, a text None,
+        importance outside 1-5); O(n) numpy plus one set of the ids."""
+        n = len(self.ids)
+        if len(self.text) != n or len(self.context) != n:
+            raise ValueError(f"text / context columns of {len(self.text)} / {len(self.context)} for {n} documents")
+        for name, arr in (("importance", self.importance), ("time", self.time_us), ("teams", self.team_codes),
+                          *self.codes.items()):
+            if np.shape(arr) != (n,):
+                raise ValueError(f"{name}: shape {np.shape(arr)} for {n} documents")
+        if set(self.codes) != {"scope", "kind", "owner"} or set(self.vocab) != set(self.codes):
+            raise ValueError(f"filter columns {sorted(self.codes)}, vocabularies {sorted(self.vocab)}")
+        coded: list[tuple[str, Sequence[Any], np.ndarray]] = [
+            *((k, self.vocab[k], self.codes[k]) for k in self.codes), ("teams", self.team_vocab, self.team_codes)]
+        for name, vals, codes in coded:
+            if len(set(vals)) != len(vals):
+                raise ValueError(f"{name}: a value twice in the vocabulary")
+            if n and (int(codes.min()) < 0 or int(codes.max()) >= len(vals)):
+                raise ValueError(f"{name}: a code outside the vocabulary of {len(vals)}")
+        if n and (int(self.importance.min()) < 1 or int(self.importance.max()) > 5):
+            raise ValueError("importance outside 1-5")
+        if bool(self.text.none.any()):
+            raise ValueError("a document without text")
+        if len(set(self.ids)) != n or any(not isinstance(i, str) or not i for i in self.ids):
+            raise ValueError("an empty or repeated document id")
+        if any(len(v) != n for v in self.extra.values()):
+            raise ValueError("extra column lengths differ")
+
+    def record(self, r: int, *, embedded: bool = False) -> DocRecord:
+        """The :class:`DocRecord` of row ``r`` (a new object each call)."""
+        return DocRecord(
+            id=self.ids[r], text=self.text[r] or "", time=_EPOCH_UTC + int(self.time_us[r]) * _US,
+            importance=int(self.importance[r]), scope=self.vocab["scope"][self.codes["scope"][r]],
+            kind=self.vocab["kind"][self.codes["kind"][r]], owner=self.vocab["owner"][self.codes["owner"][r]],
+            teams=self.team_vocab[self.team_codes[r]], context=self.context[r],
+            extra={k: col[r] for k, col in self.extra.items()}, embedded=embedded)
+
+
+class _Records(MutableMapping[str, DocRecord]):
+    """id -> :class:`DocRecord` over :class:`DocColumns`: a row's record is made on first
+    access and kept (so its mutable fields -- ``embedded``, ``access_count``,
+    ``feedback`` -- stick); records set or made later live in a plain dict. Iteration
+    order is a dict's: the loaded ids in row order (a replaced one keeps its place),
+    then the others in insertion order.
+
+    :param embedded: ``embedded(doc_id)`` -> the flag a record made now gets.
+    """
+
+    def __init__(self, cols: DocColumns, embedded: Callable[[str], bool]) -> None:
+        self.cols = cols
+        self._pos: dict[str, int] = dict(zip(cols.ids, range(len(cols.ids))))  # loaded ids still here
+        self._made: dict[str, DocRecord] = {}
+        self._extra = 0  # keys of _made not in _pos
+        self._embedded = embedded
+
+    def __getitem__(self, doc_id: str) -> DocRecord:
+        rec = self._made.get(doc_id)
+        if rec is None:
+            r = self._pos[doc_id]  # KeyError: not here
+            # setdefault: two threads making the same record keep one of them
+            rec = self._made.setdefault(doc_id, self.cols.record(r, embedded=self._embedded(doc_id)))
+        return rec
+
+    def get(self, doc_id: str, default: Any = None) -> Any:  # the hot path: no exception
+        rec = self._made.get(doc_id)
+        if rec is None:
+            if doc_id not in self._pos:
+                return default
+            return self[doc_id]
+        return rec
+
+    def __setitem__(self, doc_id: str, rec: DocRecord) -> None:
+        if doc_id not in self._made and doc_id not in self._pos:
+            self._extra += 1
+        self._made[doc_id] = rec
+
+    def __delitem__(self, doc_id: str) -> None:
+        loaded = self._pos.pop(doc_id, None) is not None
+        made = self._made.pop(doc_id, None) is not None
+        if not loaded and not made:
+            raise KeyError(doc_id)
+        if made and not loaded:
+            self._extra -= 1
+
+    def __contains__(self, doc_id: object) -> bool:
+        return doc_id in self._pos or doc_id in self._made
+
+    def __len__(self) -> int:
+        return len(self._pos) + self._extra
+
+    def __iter__(self) -> Iterator[str]:
+        yield from list(self._pos)
+        pos = self._pos
+        yield from [k for k in list(self._made) if k not in pos]
+
+    def loaded_row(self, doc_id: str) -> int | None:
+        """The column row of ``doc_id`` when its record was never made nor replaced
+        (then the columns are all there is of it), else None."""
+        if doc_id in self._made:
+            return None
+        return self._pos.get(doc_id)
+
+
 class RecallIndex:
     """Hybrid (BM25 + vector) recall over one tenant's documents.
 
@@ -152,7 +357,7 @@ class RecallIndex:
         self._embedder: Embedder = embedder if embedder is not None else default_embedder()
         self._dim = int(getattr(self._embedder, "dim", DIM) or DIM)
         self._fallback_reason: str | None = None
-        self._docs: dict[str, DocRecord] = {}
+        self._docs: MutableMapping[str, DocRecord] = {}
         self._row: dict[str, int] = {}
         self._row_ids: list[str] = []
         self._emb = np.zeros((0, self._dim), dtype=np.float32)
@@ -507,6 +712,115 @@ class RecallIndex:
             self._mutations += 1
             if keyword is None:
                 self._index_keywords(recs, tokens)
+
+    def load_columns(self, cols: DocColumns, vectors: np.ndarray | None, has: np.ndarray | None,
+                     keyword: dict[str, Any] | None = None) -> None:
+        """Fill an empty index with documents given as columns (a persisted snapshot):
+        the filter columns and vocabularies are taken as they are and no
+        :class:`DocRecord` is made until something asks for one, so the cost is a few
+        array copies plus the id maps, not a Python object per document.
+
+        :param cols: the documents, already :meth:`DocColumns.check`-ed.
+        :param vectors: float32 ``(rows, dim)``, ``rows >= len(cols)``, or None; row ``r``
+            is used when ``has[r]``. A writable C-order array with rows to spare (a mapped
+            snapshot's) becomes the index's own storage, not copied: the next documents'
+            vectors go into the spare rows, whatever they hold.
+        :param keyword: the BM25 index as :meth:`KeywordIndex.export
+            <reckon.recall.keyword.KeywordIndex.export>` wrote it for ``cols.ids``' order
+            (``"tokens"`` and ``"dl"`` may be absent: derived from the postings); None:
+            built by tokenising every text.
+        :raises ValueError: when the index is not empty or the arrays do not fit (the
+            index is left empty).
+        """
+        n = len(cols)
+        with self._lock:
+            if self._n or self._docs:
+                raise ValueError("load_columns into a non-empty recall index")
+            if vectors is not None and (has is None or vectors.ndim != 2 or vectors.shape[0] < n
+                                        or vectors.shape[1] != self._dim or has.shape != (n,)):
+                raise ValueError(f"vectors {getattr(vectors, 'shape', None)} for {n} documents")
+            ids = list(cols.ids)
+            if keyword is not None:
+                self._kw.load(ids, keyword.get("tokens"), keyword.get("dl"), keyword["terms"], keyword["off"],
+                              keyword["doc"], keyword["tf"])
+            in_place = (vectors is not None and has is not None and vectors.shape[0] > n
+                        and vectors.dtype == np.float32 and vectors.flags.writeable and vectors.flags.c_contiguous)
+            if in_place:  # the caller's (mapped) array, with rows to spare: not copied
+                assert vectors is not None and has is not None
+                size = len(vectors)
+                self._emb = vectors
+                self._has = np.zeros(size, dtype=bool)
+                self._has[:n] = has
+                if not has.all():
+                    self._emb[:n][~has] = 0.0
+            else:
+                size = max(16, n + n // 8)  # room for the next writes before the first growth
+                self._emb = np.empty((size, self._dim), dtype=np.float32)
+                self._emb[n:] = 0.0
+                self._has = np.zeros(size, dtype=bool)
+                if vectors is not None and has is not None:
+                    self._has[:n] = has
+                    self._emb[:n] = vectors[:n]  # a plain copy; a masked one is 100x slower
+                    if not has.all():
+                        self._emb[:n][~has] = 0.0
+                else:
+                    self._emb[:n] = 0.0
+            self._col_imp = np.zeros(size, dtype=np.int16)
+            self._col_imp[:n] = cols.importance
+            for name in ("scope", "kind", "owner"):
+                arr = np.zeros(size, dtype=np.int32)
+                arr[:n] = cols.codes[name]
+                setattr(self, f"_col_{name}", arr)
+                self._codes[name] = {v: c for c, v in enumerate(cols.vocab[name])}
+            self._col_teams = np.zeros(size, dtype=np.int32)
+            self._col_teams[:n] = cols.team_codes
+            self._team_codes = {t: c for c, t in enumerate(cols.team_vocab)}
+            self._team_sets = {}
+            for c, t in enumerate(cols.team_vocab):
+                for team in set(t):
+                    self._team_sets.setdefault(team, []).append(c)
+            self._docs = _Records(cols, self._row_has_vector)
+            self._row = dict(zip(ids, range(n)))
+            self._row_ids = ids
+            self._n = n
+            self._mutations += 1
+            if keyword is None:
+                self._kw.add_many(zip(ids, (t or "" for t in cols.text.to_list())))
+
+    def snapshot_entries(self) -> tuple[list[DocRecord | int], DocColumns | None]:
+        """For a persisted snapshot, per row (the order of the filter columns): the
+        document's record, or -- a document loaded by :meth:`load_columns` whose record
+        was never made -- its row in those columns (returned second; None when the index
+        was not loaded from columns). Records are not copied: take this under the
+        index's lock and read only the immutable fields."""
+        with self._lock:
+            ids = self._row_ids[: self._n]
+            docs = self._docs
+            if not isinstance(docs, _Records):
+                return [docs[i] for i in ids], None
+            out: list[DocRecord | int] = []
+            for i in ids:
+                r = docs.loaded_row(i)
+                out.append(docs[i] if r is None else r)
+            return out, docs.cols
+
+    def filter_columns(self) -> dict[str, Any]:
+        """Copies of the filter columns in row order: ``importance`` int ``(n,)``;
+        ``<name>.code`` int32 ``(n,)`` and ``<name>.vocab`` (the values by code) for
+        ``scope``, ``kind``, ``owner``; ``teams.code`` and ``teams.vocab`` (team tuples)."""
+        with self._lock:
+            n = self._n
+            out: dict[str, Any] = {"importance": self._col_imp[:n].copy()}
+            for name in ("scope", "kind", "owner"):
+                out[f"{name}.code"] = getattr(self, f"_col_{name}")[:n].copy()
+                out[f"{name}.vocab"] = _by_code(self._codes[name])
+            out["teams.code"] = self._col_teams[:n].copy()
+            out["teams.vocab"] = _by_code(self._team_codes)
+            return out
+
+    def _row_has_vector(self, doc_id: str) -> bool:
+        r = self._row.get(doc_id)
+        return r is not None and bool(self._has[r])
 
     def set_vector(self, doc_id: str, vec: np.ndarray | None) -> bool:
         """Attach (or, with None, drop) the embedding of an indexed document; False when

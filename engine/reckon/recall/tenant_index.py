@@ -23,27 +23,36 @@ What it holds, and where each part comes from:
 * a **snapshot** of the documents (``<tenant>/recall/docs.npz``) at a store
   generation, so a fresh process does not re-read every memory: it loads the snapshot
   and applies the commits since. A numpy ``.npz`` archive (no pickles) of columns:
-  ``meta`` (UTF-8 JSON: version 3, tenant, incarnation, generation, embedder, dim, the
-  extra keys), per string column ``<name>.blob`` (UTF-8 bytes) + ``<name>.off`` (int64
-  offsets) + ``<name>.none`` (bool) for id, text, context, scope, kind, owner, teams
-  (joined by U+001F), tokens (the BM25 tokens joined by spaces) and ``x.<key>`` (a JSON
-  list per extra key); ``importance`` int8, ``time`` int64 microseconds since the epoch
-  (UTC), ``vectors`` float32 ``(n, dim)`` with ``has`` bool (a document's vector, used
-  when the embedder and width match; no vector-file read on open); the BM25 index
+  ``meta`` (UTF-8 JSON: version 4, tenant, incarnation, generation, embedder, dim, the
+  extra keys, ``digest``), per string column ``<name>.blob`` (UTF-8 bytes) +
+  ``<name>.off`` (int64 offsets) + ``<name>.none`` (bool) for id, text, context and
+  ``x.<key>`` (a JSON list per extra key); the filter columns as the index keeps them:
+  ``scope.code`` / ``kind.code`` / ``owner.code`` / ``teams.code`` int32 with their
+  vocabularies ``<name>.vocab`` (string columns; a team tuple joined by U+001F);
+  ``importance`` int8, ``time`` int64 microseconds since the epoch (UTC), ``vectors``
+  float32 ``(n + spare, dim)`` with ``has`` bool ``(n,)`` (a document's vector, used
+  when the embedder and width match; no vector-file read on open; memory-mapped
+  copy-on-write, not copied: the spare zero rows, n/8 and at least 16, take the next
+  documents' vectors); the BM25 postings
   (:meth:`KeywordIndex.export <reckon.recall.keyword.KeywordIndex.export>`, documents
-  numbered by their row): ``kw.terms.blob`` / ``kw.terms.off`` (the terms, sorted),
-  ``kw.off`` int64 (each term's postings), ``kw.doc`` int32 and ``kw.tf`` int32 (the
-  postings), ``kw.dl`` int32 (document lengths). So opening tokenises, hashes and embeds
-  nothing and builds no posting list: its cost is reading the columns plus one record
-  per document. Written under a unique temporary name and renamed (a process killed
-  mid-write leaves the previous snapshot); unreadable (torn, a bad zip CRC), malformed
-  (arrays that do not fit together, or BM25 postings that are not those of the
-  ``tokens`` column: :func:`reckon.recall.keyword.postings_match_tokens`, numpy over the
-  blobs, ~1.5x the cost of reading them), of another tenant or ahead of the store = ignored
-  (rebuilt from the store); behind the store = caught up from the commits since
-  (:meth:`TenantStore.changes <reckon.store.TenantStore.changes>`). A version 2
-  snapshot (no BM25 arrays) is still read and then rewritten; so is the version 1
-  snapshot (``docs.json``, documents as JSON).
+  numbered by their row, no tokens column: the postings are the only copy):
+  ``kw.terms.blob`` / ``kw.terms.off`` (the terms, sorted), ``kw.off`` int64 (each
+  term's postings), ``kw.doc`` int32 and ``kw.tf`` int32. So opening tokenises, hashes
+  and embeds nothing, builds no posting list and makes no record per document (the
+  index makes a document's :class:`~reckon.recall.index.DocRecord` from the columns
+  when one is asked for: :class:`~reckon.recall.index.DocColumns`): its cost is reading
+  the columns plus the id maps. Written under a unique temporary name and renamed (a
+  process killed mid-write leaves the previous snapshot); unreadable (torn, a bad zip
+  CRC), malformed (arrays that do not fit together: lengths, offsets, codes outside
+  their vocabulary, a document twice in a term's postings), rewritten by anything but
+  the writer (``digest``: BLAKE2b-128 of the ids, texts, terms and postings, ~40 ms at
+  100k documents -- the version 3 check of the postings against a tokens column cost
+  ~0.7 s), of another tenant or ahead of the store = ignored (rebuilt from the store);
+  behind the store = caught up from the commits since
+  (:meth:`TenantStore.changes <reckon.store.TenantStore.changes>`). Version 3 (a tokens
+  column checked against the postings: :func:`reckon.recall.keyword.postings_match_tokens`;
+  filter columns as strings) and version 2 (no BM25 arrays) snapshots are still read and
+  then rewritten; so is the version 1 snapshot (``docs.json``, documents as JSON).
 
 **Embedding off the critical path.** A document whose text has no vector yet is indexed
 by keyword at once and queued; a background thread embeds the queue in batches, appends
@@ -58,10 +67,12 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import hashlib
 import itertools
 import json
 import logging
 import os
+import struct
 import threading
 import time
 import uuid
@@ -75,7 +86,7 @@ from typing import Any
 import numpy as np
 
 from reckon.recall.embed import Embedder, EmbeddingUnavailable, QueryCache
-from reckon.recall.index import DocRecord, RecallIndex
+from reckon.recall.index import DocColumns, RecallIndex, StringColumn
 from reckon.recall.keyword import postings_match_tokens
 from reckon.recall.rank import Hit, RankConfig
 from reckon.recall.vectors import MemoryVectors, VectorFile
@@ -85,8 +96,8 @@ __all__ = ["DocReader", "Parts", "TenantIndex", "single_part"]
 log = logging.getLogger("reckon.recall")
 
 SNAPSHOT = "docs.npz"
-LEGACY_SNAPSHOT = "docs.json"  # version 1 (read, then replaced by a version 3 snapshot)
-_SNAPSHOT_VERSION = 3
+LEGACY_SNAPSHOT = "docs.json"  # version 1 (read, then replaced by a version 4 snapshot)
+_SNAPSHOT_VERSION = 4
 _SEP = "\x1f"  # between the teams of a document in the snapshot
 _EPOCH_UTC = datetime(1970, 1, 1, tzinfo=UTC)
 _SNAPSHOT_EVERY = 200  # generations between background snapshots
@@ -128,6 +139,72 @@ def _doc_from_json(d: dict[str, Any]) -> dict[str, Any]:
     out["time"] = t if t.tzinfo else t.replace(tzinfo=UTC)
     out["teams"] = list(out.get("teams") or ())
     return out
+
+
+_DIGESTED = ("id.blob", "id.off", "text.blob", "text.off", "kw.terms.blob", "kw.terms.off", "kw.off", "kw.doc",
+             "kw.tf")
+
+
+def _digest(cols: Mapping[str, np.ndarray]) -> str:
+    """BLAKE2b-128 (hex) of the snapshot columns that the BM25 postings are read with:
+    the ids, the texts, the terms and the postings, each with its dtype and shape.
+
+    :raises KeyError: when a column is missing.
+    """
+    h = hashlib.blake2b(digest_size=16)
+    for name in _DIGESTED:
+        a = np.ascontiguousarray(cols[name])
+        h.update(f"{name}:{a.dtype.str}:{a.shape};".encode())
+        h.update(a.reshape(-1).view(np.uint8).data)
+    return h.hexdigest()
+
+
+def _mapped_member(path: Path, name: str) -> np.ndarray | None:
+    """The array ``name`` of the ``.npz`` archive at ``path``, memory-mapped
+    copy-on-write (``MAP_PRIVATE``: writes stay in this process's memory, the file is
+    never changed; the zip stores members uncompressed, so the ``.npy`` bytes lie in the
+    file as they are), or None when it is compressed, not a plain C-order array or the
+    headers do not fit (then the caller reads it through the zip). Pages are read when
+    first touched, from the page cache: reading through the zip instead fills fresh
+    memory, checks the CRC and copies. The member's CRC is not checked: a flipped bit in
+    a vector changes a ranking, never eligibility (the filter and text columns are read
+    through the zip, CRC checked). The mapping keeps the file's data alive after the file
+    is replaced or removed. PKWARE APPNOTE 4.3.7 (local file header); numpy ``.npy``
+    format (NEP 1)."""
+    try:
+        with zipfile.ZipFile(path) as zf:
+            info = zf.getinfo(f"{name}.npy")
+        if info.compress_type != zipfile.ZIP_STORED:
+            return None
+        with open(path, "rb") as f:
+            f.seek(info.header_offset)
+            head = f.read(30)
+            if len(head) != 30 or head[:4] != b"PK\x03\x04":
+                return None
+            name_len, extra_len = struct.unpack("<HH", head[26:30])
+            start = info.header_offset + 30 + name_len + extra_len
+            f.seek(start)
+            major, _ = np.lib.format.read_magic(f)
+            shape, fortran, dtype = (np.lib.format.read_array_header_1_0(f) if major == 1
+                                     else np.lib.format.read_array_header_2_0(f))
+            offset = f.tell()
+        size = int(np.prod(shape)) * dtype.itemsize
+        if dtype.hasobject or fortran or offset - start + size > info.file_size:
+            return None
+        if size == 0:
+            return np.zeros(shape, dtype=dtype)
+        mapped: np.ndarray = np.memmap(path, dtype=dtype, mode="c", shape=shape, offset=offset).view(np.ndarray)
+        return mapped
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile, struct.error):
+        return None
+
+
+def _coded(values: Sequence[Any]) -> tuple[list[Any], np.ndarray]:
+    """``(vocabulary, codes)``: the distinct values in first-seen order, and int32 ``(n,)``
+    each value's position in it."""
+    vocab: dict[Any, int] = {}
+    codes = np.fromiter((vocab.setdefault(v, len(vocab)) for v in values), dtype=np.int32, count=len(values))
+    return list(vocab), codes
 
 
 def _indexable(d: dict[str, Any] | None) -> bool:
@@ -304,13 +381,13 @@ class TenantIndex:
         return keys
 
     def _open(self) -> None:
-        snap = self._load_snapshot()  # versions 2 and 3; a version 1 snapshot has no vectors nor tokens
+        snap = self._load_snapshot()  # versions 2 to 4; a version 1 snapshot has no vectors nor tokens
         legacy = False
         with self._lock:
             if snap is not None:
-                gen, recs, vec_m, has, keyword, toks = snap
+                gen, cols, vec_m, has, keyword, version = snap
                 try:
-                    self._apply_snapshot(recs, vec_m, has, keyword, toks)
+                    self._apply_snapshot(cols, vec_m, has, keyword)
                 except ValueError as exc:  # arrays that do not fit together: rebuild
                     log.warning("recall snapshot in %s malformed (%s): rebuilding from the store",
                                 self.directory, exc)
@@ -321,7 +398,7 @@ class TenantIndex:
                 else:
                     self._gen = self._snap_gen = gen
                     self._snap_vecs = self.index.embedded_count()
-                    legacy = keyword is None  # write it again with the keyword index
+                    legacy = version != _SNAPSHOT_VERSION  # write it again in this version
             if snap is None:
                 old = self._load_snapshot_v1()
                 if old is not None:
@@ -335,24 +412,26 @@ class TenantIndex:
         if legacy and self.save_snapshot() and self.directory is not None:
             (self.directory / LEGACY_SNAPSHOT).unlink(missing_ok=True)
 
-    def _apply_snapshot(self, recs: list[DocRecord], vec_m: np.ndarray | None, has: np.ndarray | None,
-                        keyword: dict[str, Any] | None, toks: list[list[str]] | None) -> None:
+    def _apply_snapshot(self, cols: DocColumns, vec_m: np.ndarray | None, has: np.ndarray | None,
+                        keyword: dict[str, Any] | None) -> None:
         """Load a snapshot into the empty index: the documents with their vectors and
         BM25 postings as written (nothing embedded, tokenised, hashed or read from the
         vector file unless a document has no vector).
 
         :raises ValueError: when the arrays do not fit together.
         """
-        self.index.load_records(recs, vec_m, has, keyword=keyword, tokens=toks)
-        missing = [r for r in recs if not r.embedded]
-        if not missing:
+        self.index.load_columns(cols, vec_m, has, keyword=keyword)
+        n = len(cols)
+        rows = np.arange(n) if has is None else np.flatnonzero(~np.asarray(has, dtype=bool))
+        if not len(rows):
             return
         vf = self._vector_file()
         todo: list[tuple[tuple[tuple[str, float], ...], tuple[bytes, ...], str]] = []
-        for r in missing:
-            parts, keys = self._part_keys(vf, r.text, r.context)
-            self._keys[r.id] = keys
-            todo.append((parts, keys, r.id))
+        for r in rows.tolist():
+            i = cols.ids[r]
+            parts, keys = self._part_keys(vf, cols.text[r] or "", cols.context[r])
+            self._keys[i] = keys
+            todo.append((parts, keys, i))
         vf.refresh()  # embedded meanwhile by another process, or queued
         known = vf.get_many({k for _, keys, _ in todo for k in keys})
         left: list[tuple[bytes, str, str]] = []
@@ -365,17 +444,22 @@ class TenantIndex:
         if left:
             self._enqueue(left)
 
-    def _load_snapshot(self) -> tuple[int, list[DocRecord], np.ndarray | None, np.ndarray | None,
-                                      dict[str, Any] | None, list[list[str]] | None] | None:
-        """The version 2 or 3 snapshot: ``(generation, records, vectors, has, keyword,
-        tokens)`` -- ``keyword`` the BM25 arrays (version 3, else None), ``tokens`` the
-        documents' tokens (version 2) -- or None."""
+    def _load_snapshot(self) -> tuple[int, DocColumns, np.ndarray | None, np.ndarray | None,
+                                      dict[str, Any] | None, int] | None:
+        """The version 2, 3 or 4 snapshot: ``(generation, columns, vectors, has, keyword,
+        version)`` -- ``keyword`` the BM25 arrays (versions 3 and 4; None for version 2,
+        whose texts are tokenised again) -- or None (no snapshot, or one to ignore:
+        logged)."""
         if self.directory is None:
             return None
         path = self.directory / SNAPSHOT
         try:
             with np.load(path, allow_pickle=False) as z:
-                cols = {k: z[k] for k in z.files}
+                # the vectors (most of the bytes) are mapped in place, not read through the zip
+                mapped = _mapped_member(path, "vectors") if "vectors" in z.files else None
+                cols = {k: z[k] for k in z.files if not (k == "vectors" and mapped is not None)}
+                if mapped is not None:
+                    cols["vectors"] = mapped
         except FileNotFoundError:
             return None
         except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:  # torn, not an archive, a pickle
@@ -384,7 +468,7 @@ class TenantIndex:
         try:
             meta = json.loads(cols["meta"].tobytes().decode("utf-8"))
             version = meta.get("version")
-            if version not in (2, _SNAPSHOT_VERSION) or meta.get("tenant") != self.store.tenant_id:
+            if version not in (2, 3, _SNAPSHOT_VERSION) or meta.get("tenant") != self.store.tenant_id:
                 return None
             inc = getattr(self.store, "incarnation", None)
             if inc is not None and meta.get("incarnation") not in (None, inc):
@@ -392,73 +476,64 @@ class TenantIndex:
             gen = int(meta["generation"])
             n = int(meta["n"])
 
-            def strings(name: str) -> list[str | None]:
-                blob = cols[f"{name}.blob"].tobytes()
-                off = cols[f"{name}.off"]
-                none = cols[f"{name}.none"]
-                if len(off) != n + 1 or len(none) != n or int(off[-1]) != len(blob):
-                    raise ValueError(f"{name}: {len(off) - 1} entries for {n} documents")
-                ends = off[1:].tolist()
-                starts = off[:-1].tolist()
-                if blob.isascii():  # byte offsets are character offsets: decode once, slice the str
-                    text = blob.decode("ascii")
-                    return [None if z else text[a:b] for a, b, z in zip(starts, ends, none.tolist())]
-                return [None if z else blob[a:b].decode("utf-8", "surrogatepass")
-                        for a, b, z in zip(starts, ends, none.tolist())]
+            def strings(name: str) -> StringColumn:
+                col = StringColumn(cols[f"{name}.blob"].tobytes(), cols[f"{name}.off"], cols[f"{name}.none"])
+                if len(col) != n and not name.endswith(".vocab"):
+                    raise ValueError(f"{name}: {len(col)} entries for {n} documents")
+                return col
 
-            ids, texts, ctxs = strings("id"), strings("text"), strings("context")
-            scopes, kinds, owners = strings("scope"), strings("kind"), strings("owner")
-            teams, tokens = strings("teams"), strings("tokens")
-            imp = cols["importance"].astype(int).tolist()
-            us = cols["time"].tolist()
-            if len(imp) != n or len(us) != n:
-                raise ValueError("column lengths differ")
-            if any(not isinstance(i, str) or not i for i in ids) or any(not isinstance(t, str) for t in texts):
-                raise ValueError("a document without id or text")
-            if any(not 1 <= v <= 5 for v in imp):
-                raise ValueError("importance outside 1-5")
+            if version == _SNAPSHOT_VERSION and meta.get("digest") != _digest(cols):
+                # arrays changed by anything but the writer, CRCs recomputed: the postings
+                # may not be the texts' any more (the only copy of them: no tokens column)
+                raise ValueError("the columns do not match the digest the writer recorded")
+            ids = strings("id").to_list()
             extras = {k: json.loads(cols[f"x.{k}"].tobytes().decode("utf-8")) for k in meta.get("extra", [])}
-            if any(len(v) != n for v in extras.values()):
-                raise ValueError("extra column lengths differ")
+            if version == _SNAPSHOT_VERSION:
+                vocab = {name: strings(f"{name}.vocab").to_list() for name in ("scope", "kind", "owner")}
+                codes = {name: np.asarray(cols[f"{name}.code"]) for name in ("scope", "kind", "owner")}
+                team_vocab = [tuple(t.split(_SEP)) if t else () for t in strings("teams.vocab").to_list()]
+                team_codes = np.asarray(cols["teams.code"])
+            else:  # versions 2 and 3: the filter columns as strings, coded here
+                vocab, codes = {}, {}
+                for name in ("scope", "kind", "owner"):
+                    vocab[name], codes[name] = _coded(strings(name).to_list())
+                team_vocab, team_codes = _coded([tuple(t.split(_SEP)) if t else ()
+                                                 for t in strings("teams").to_list()])
+            docs = DocColumns(ids=ids, text=strings("text"), context=strings("context"),  # type: ignore[arg-type]
+                              importance=np.asarray(cols["importance"]), time_us=np.asarray(cols["time"]),
+                              vocab=vocab, codes=codes, team_vocab=team_vocab,
+                              team_codes=team_codes, extra=extras)
+            docs.check()
             same_emb = meta.get("embedder") == self.index.embedder.name and int(meta.get("dim", -1)) == self.index.dim
             vec_m = cols["vectors"] if same_emb else None
             has = cols["has"].astype(bool) if same_emb else None
-            if vec_m is not None and (vec_m.shape != (n, self.index.dim) or has is None or has.shape != (n,)):
+            if vec_m is not None and (vec_m.ndim != 2 or vec_m.shape[0] < n or vec_m.shape[1] != self.index.dim
+                                      or has is None or has.shape != (n,)):
                 raise ValueError(f"vectors {vec_m.shape} for {n} documents")
             keyword: dict[str, Any] | None = None
-            toks: list[list[str]] | None = None
-            if version == _SNAPSHOT_VERSION:
+            if version != 2:
                 tblob = cols["kw.terms.blob"].tobytes()
                 toff = cols["kw.terms.off"].tolist()
-                if not toff or toff[-1] != len(tblob):
+                if not toff or toff[0] != 0 or toff[-1] != len(tblob):
                     raise ValueError("kw.terms offsets")
                 terms = [tblob[a:b].decode("utf-8") for a, b in zip(toff, toff[1:])]
-                keyword = {"terms": terms, "off": cols["kw.off"], "doc": cols["kw.doc"], "tf": cols["kw.tf"],
-                           "dl": cols["kw.dl"], "tokens": [t or "" for t in tokens]}
-                kw_off, kw_doc = np.asarray(cols["kw.off"]), np.asarray(cols["kw.doc"])
-                if (kw_off.shape != (len(terms) + 1,) or kw_doc.shape != cols["kw.tf"].shape
-                        or cols["kw.dl"].shape != (n,) or (len(kw_off) and int(kw_off[-1]) != len(kw_doc))
-                        or (len(kw_doc) and (int(kw_doc.min()) < 0 or int(kw_doc.max()) >= n))):
-                    raise ValueError("keyword index arrays do not fit together")
-                if not postings_match_tokens(cols["kw.terms.blob"], cols["kw.terms.off"], cols["tokens.blob"],
-                                             cols["tokens.off"], kw_off, kw_doc, cols["kw.tf"], cols["kw.dl"]):
-                    raise ValueError("the BM25 postings disagree with the documents' tokens")
-            else:
-                toks = [t.split(" ") if t else [] for t in tokens]
-            recs: list[DocRecord] = []
-            delta = timedelta(microseconds=1)
-            xs = list(extras.items())
-            for r in range(n):
-                tm = teams[r]
-                recs.append(DocRecord(
-                    id=ids[r], text=texts[r], time=_EPOCH_UTC + us[r] * delta,  # type: ignore[arg-type]
-                    importance=imp[r], scope=scopes[r], kind=kinds[r], owner=owners[r],
-                    teams=tuple(tm.split(_SEP)) if tm else (), context=ctxs[r],
-                    extra={k: col[r] for k, col in xs}))
+                keyword = {"terms": terms, "off": cols["kw.off"], "doc": cols["kw.doc"], "tf": cols["kw.tf"]}
+                if version == 3:  # it kept the tokens too: they must be the postings'
+                    tokens = strings("tokens")
+                    kw_off, kw_doc = np.asarray(cols["kw.off"]), np.asarray(cols["kw.doc"])
+                    if (kw_off.shape != (len(terms) + 1,) or kw_doc.shape != cols["kw.tf"].shape
+                            or cols["kw.dl"].shape != (n,) or (len(kw_off) and int(kw_off[-1]) != len(kw_doc))
+                            or (len(kw_doc) and (int(kw_doc.min()) < 0 or int(kw_doc.max()) >= n))):
+                        raise ValueError("keyword index arrays do not fit together")
+                    if not postings_match_tokens(cols["kw.terms.blob"], cols["kw.terms.off"], cols["tokens.blob"],
+                                                 cols["tokens.off"], kw_off, kw_doc, cols["kw.tf"], cols["kw.dl"]):
+                        raise ValueError("the BM25 postings disagree with the documents' tokens")
+                    keyword["tokens"] = [t or "" for t in tokens.to_list()]
+                    keyword["dl"] = cols["kw.dl"]
         except (KeyError, TypeError, ValueError, UnicodeDecodeError, OverflowError) as exc:
             log.warning("recall snapshot %s malformed (%s): rebuilding from the store", path, exc)
             return None
-        return gen, recs, vec_m, has, keyword, toks
+        return gen, docs, vec_m, has, keyword, int(version)
 
     def _load_snapshot_v1(self) -> tuple[int, list[dict[str, Any]]] | None:
         """The version 1 snapshot (``docs.json``), or None."""
@@ -503,52 +578,88 @@ class TenantIndex:
                     return False
                 ix = self.index
                 n = len(ix)
-                recs = [ix._docs[i] for i in ix._row_ids[:n]]  # noqa: SLF001 (same package)
-                vectors = np.array(ix._emb[:n], dtype="<f4")  # noqa: SLF001
+                # what is needed of each document, taken under the lock: its record, or --
+                # never made from the columns it was loaded from -- its row in them
+                entries, base = ix.snapshot_entries()
+                # rows to spare after the documents' (zeros): a process maps the vectors
+                # and writes its next documents' into them, never copying the rest
+                vectors = np.zeros((n + max(16, n // 8), ix.dim), dtype="<f4")
+                vectors[:n] = ix._emb[:n]  # noqa: SLF001 (same package)
                 has = np.array(ix._has[:n], dtype=bool)  # noqa: SLF001
+                filters = ix.filter_columns()
                 # the BM25 postings as they are now, exported below without the lock (a
                 # write meanwhile copies what it changes, and lands in the next snapshot)
                 frozen = stack.enter_context(ix._kw.frozen())  # noqa: SLF001
                 name, dim = ix.embedder.name, ix.dim
+                order = list(ix._row_ids[:n])  # noqa: SLF001
             if not self._current():
                 return False
-            kw = frozen.export([r.id for r in recs])
-        extra_keys = sorted({k for r in recs for k in r.extra})
+            kw = frozen.export(order, tokens=False)
         cols: dict[str, np.ndarray] = {}
 
-        def put(col: str, values: Sequence[str | None]) -> None:
-            parts = [v.encode("utf-8", "surrogatepass") if v is not None else b"" for v in values]
+        def put(col: str, parts: Sequence[bytes], none: Sequence[bool]) -> None:
             off = np.zeros(len(parts) + 1, dtype=np.int64)
             np.cumsum([len(x) for x in parts], out=off[1:])
             cols[f"{col}.blob"] = np.frombuffer(b"".join(parts), dtype=np.uint8)
             cols[f"{col}.off"] = off
-            cols[f"{col}.none"] = np.array([v is None for v in values], dtype=bool)
+            cols[f"{col}.none"] = np.array(none, dtype=bool)
 
-        put("id", [r.id for r in recs])
-        put("text", [r.text for r in recs])
-        put("context", [r.context for r in recs])
-        put("scope", [r.scope for r in recs])
-        put("kind", [r.kind for r in recs])
-        put("owner", [r.owner for r in recs])
-        put("teams", [_SEP.join(r.teams) for r in recs])
-        put("tokens", kw["tokens"])  # type: ignore[arg-type]
+        def put_strings(col: str, values: Sequence[str | None]) -> None:
+            put(col, [v.encode("utf-8", "surrogatepass") if v is not None else b"" for v in values],
+                [v is None for v in values])
+
+        def text_column(field: str) -> None:
+            src = getattr(base, field) if base is not None else None
+            parts: list[bytes] = []
+            none: list[bool] = []
+            for e in entries:
+                if isinstance(e, int):
+                    assert src is not None  # a row number only comes with its columns
+                    parts.append(src.raw(e))
+                    none.append(bool(src.none[e]))
+                else:
+                    v = getattr(e, field)
+                    parts.append(v.encode("utf-8", "surrogatepass") if v is not None else b"")
+                    none.append(v is None)
+            put(field, parts, none)
+
+        put_strings("id", order)
+        text_column("text")
+        text_column("context")
+        us = np.empty(n, dtype=np.int64)
+        rows = np.fromiter((e if isinstance(e, int) else -1 for e in entries), dtype=np.int64, count=n)
+        loaded = rows >= 0
+        if base is not None and loaded.any():
+            us[loaded] = base.time_us[rows[loaded]]
+        for j in np.flatnonzero(~loaded).tolist():
+            e = entries[j]
+            us[j] = (e.time - _EPOCH_UTC) // timedelta(microseconds=1)  # type: ignore[union-attr]
+        cols["time"] = us
+        cols["importance"] = filters["importance"].astype(np.int8)
+        for col in ("scope", "kind", "owner"):
+            put_strings(f"{col}.vocab", filters[f"{col}.vocab"])
+            cols[f"{col}.code"] = filters[f"{col}.code"].astype(np.int32)
+        put_strings("teams.vocab", [_SEP.join(t) for t in filters["teams.vocab"]])
+        cols["teams.code"] = filters["teams.code"].astype(np.int32)
+        extra_keys = sorted({*(base.extra if base is not None and loaded.any() else ()),
+                             *(k for e in entries if not isinstance(e, int) for k in e.extra)})
+        for k in extra_keys:
+            src_x = base.extra.get(k) if base is not None else None
+            vals = [(src_x[e] if src_x is not None else None) if isinstance(e, int) else e.extra.get(k)
+                    for e in entries]
+            cols[f"x.{k}"] = np.frombuffer(json.dumps(vals, ensure_ascii=False).encode("utf-8"), dtype=np.uint8)
         terms = [t.encode("utf-8") for t in kw["terms"]]
         toff = np.zeros(len(terms) + 1, dtype=np.int64)
         np.cumsum([len(t) for t in terms], out=toff[1:])
         cols["kw.terms.blob"] = np.frombuffer(b"".join(terms), dtype=np.uint8)
         cols["kw.terms.off"] = toff
-        for k in ("off", "doc", "tf", "dl"):
+        for k in ("off", "doc", "tf"):
             cols[f"kw.{k}"] = np.asarray(kw[k])
-        cols["importance"] = np.array([r.importance for r in recs], dtype=np.int8)
-        cols["time"] = np.array([(r.time - _EPOCH_UTC) // timedelta(microseconds=1) for r in recs], dtype=np.int64)
-        for k in extra_keys:
-            cols[f"x.{k}"] = np.frombuffer(json.dumps([r.extra.get(k) for r in recs], ensure_ascii=False)
-                                           .encode("utf-8"), dtype=np.uint8)
         cols["vectors"] = vectors
         cols["has"] = has
         meta = {"version": _SNAPSHOT_VERSION, "tenant": self.store.tenant_id, "generation": gen,
-                "incarnation": getattr(self.store, "incarnation", None), "n": len(recs), "embedder": name,
-                "dim": dim, "extra": extra_keys}
+                "incarnation": getattr(self.store, "incarnation", None), "n": n, "embedder": name,
+                "dim": dim, "extra": extra_keys, "digest": _digest(cols)}
         cols["meta"] = np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)
         tmp = directory / f".{SNAPSHOT}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp"
         try:
