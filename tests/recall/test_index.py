@@ -370,3 +370,38 @@ def test_reopening_with_another_embedder_reembeds(tmp_path) -> None:  # type: ig
     assert np.allclose(back.embedding("m1"), OtherHashing().encode(["meta budget"])[0])
     back.save()
     assert json.loads((tmp_path / "meta.json").read_text())["embedder"] == "hashing-384-other"
+
+
+# ------------------------------------------------------------------ string columns
+_any_text = st.text(st.characters(codec="utf-8", exclude_categories=()), max_size=12) | st.sampled_from(
+    ["", "Mélanie", "Caroline 👩‍🎨", "日本語", "\ud800x", "a\x1fb", "ROAS 2.50"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(values=st.lists(st.none() | _any_text, max_size=20))
+def test_a_string_column_gives_back_each_string_it_was_made_of(values: list[str | None]) -> None:
+    """If strings of any script (emoji sequences, CJK, a lone surrogate, ASCII) or None
+    are packed as UTF-8 (``surrogatepass``) with byte offsets, then ``to_list`` and every
+    ``col[r]`` give them back as they were, and ``raw(r)`` their bytes."""
+    from reckon.recall.index import StringColumn
+
+    raw = [b"" if v is None else v.encode("utf-8", "surrogatepass") for v in values]
+    off = np.zeros(len(raw) + 1, dtype=np.int64)
+    np.cumsum([len(b) for b in raw], out=off[1:])
+    col = StringColumn(b"".join(raw), off, np.array([v is None for v in values], dtype=bool))
+    assert col.to_list() == values
+    assert [col[r] for r in range(len(values))] == values
+    assert [col.raw(r) for r in range(len(values))] == raw
+
+
+def test_a_string_column_refuses_an_offset_inside_a_character() -> None:
+    """If an offset falls inside a multi-byte UTF-8 character, or the blob is not
+    UTF-8, then the column is refused (a snapshot with it is rebuilt), not sliced."""
+    from reckon.recall.index import StringColumn
+
+    blob = "é日".encode()  # 2 + 3 bytes
+    with pytest.raises(ValueError, match="inside a UTF-8 character"):
+        StringColumn(blob, np.array([0, 1, 5]), np.zeros(2, dtype=bool))
+    with pytest.raises(UnicodeDecodeError):
+        StringColumn(b"\xff\xfe", np.array([0, 2]), np.zeros(1, dtype=bool))
+    assert StringColumn(blob, np.array([0, 2, 5]), np.zeros(2, dtype=bool)).to_list() == ["é", "日"]

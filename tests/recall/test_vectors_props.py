@@ -245,3 +245,82 @@ def test_many_records_across_checksum_blocks_round_trip(tmp_path: Path) -> None:
     assert r.refresh() == n - 1 and r.get(r.key(str(V._CHECK_ROWS + 1))) is None  # noqa: SLF001
     got = r.get_many([r.key(str(i)) for i in range(n)])
     assert len(got) == n - 1 and all(np.array_equal(got[r.key(str(i))], vecs[i]) for i in range(n) if i != V._CHECK_ROWS + 1)  # noqa: SLF001
+
+
+# ------------------------------------------------------------------ lookup without a read
+def first_good_from(data: bytes, offset: int, key: bytes) -> np.ndarray | None:
+    """The vector of ``key``'s first record that checks among the whole records from
+    byte ``offset`` on (no stop at a bad record: a lookup reads nothing into the file's
+    state, so it has no next time to wait for)."""
+    for o in range(offset, len(data) // REC * REC, REC):
+        r = data[o:o + REC]
+        if (r[4:20] == key and r[:4] == MAGIC
+                and check_int(np.frombuffer(r[4:-4], dtype="<u4").tolist()) == int.from_bytes(r[-4:], "little")):
+            return np.frombuffer(r[20:-4], dtype="<f4").copy()
+    return None
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=st.lists(st.tuples(st.lists(op, max_size=10), st.booleans()), min_size=1, max_size=6),
+       few=st.booleans())
+def test_lookup_finds_what_the_file_holds_without_reading_it(
+        tmp_path: Path, steps: list[tuple[list[tuple[Any, ...]], bool]], few: bool) -> None:
+    """If records are appended (good, bad, completed, torn, repeated) and the file is
+    refreshed only now and then, then ``lookup`` of any keys gives a known key's vector
+    and an unknown key's first good record after what was read; it changes nothing that
+    ``len``, ``get`` or a later ``refresh`` sees. With more unknown keys than
+    ``LOOKUP_KEYS`` it is ``refresh`` + ``get_many``."""
+    directory = tmp_path / f"t{len(list(tmp_path.iterdir()))}"
+    vf = VectorFile(directory, "e", DIM)
+    if few:
+        vf.LOOKUP_KEYS = 2  # type: ignore[misc]  # an instance attribute: this reader only
+    directory.mkdir()
+    vf.path.write_bytes(b"")
+    model = Reader()
+    keys = [key_of(i) for i in range(8)]
+    for step, read in steps:
+        data = bytearray(vf.path.read_bytes())
+        for kind, k, x in step:
+            if kind != "fix":
+                del data[len(data) // REC * REC:]
+            if kind == "good":
+                data += record(key_of(k), vector_of(x))
+            elif kind == "bad":
+                data += record(key_of(k), vector_of(k), corrupt=x)
+            elif kind == "torn":
+                data += record(key_of(k), vector_of(k))[:x]
+            elif kind == "many":
+                data += b"".join(record(key_of((k + j * j) % 8), vector_of(j)) for j in range(x))
+        vf.path.write_bytes(bytes(data))
+        raw = bytes(data)
+        unknown = [k for k in keys if k not in model.rows]
+        if len(unknown) > vf.LOOKUP_KEYS:
+            model.refresh(raw)
+            want = {k: v for k, v in model.rows.items() if k in keys}
+        else:
+            want = {k: model.rows[k] if k in model.rows else first_good_from(raw, model.offset, k) for k in keys}
+            want = {k: v for k, v in want.items() if v is not None}
+        before = len(vf)
+        got = vf.lookup(keys)
+        assert set(got) == set(want)
+        assert all(np.array_equal(got[k], want[k]) and got[k].shape == (DIM,) for k in got)
+        if len(unknown) <= vf.LOOKUP_KEYS:
+            assert len(vf) == before  # nothing became known
+        if read:
+            assert vf.refresh() == model.refresh(raw)
+            agree(vf, model)
+
+
+def test_lookup_of_a_compacted_file_searches_it_from_the_start(tmp_path: Path) -> None:
+    """If the file was replaced (compacted by another process) after this reader read
+    it, then a lookup searches the new file from its first record."""
+    vf = VectorFile(tmp_path, "e", DIM)
+    vf.add([(key_of(i), vector_of(i)) for i in range(4)])
+    other = VectorFile(tmp_path, "e", DIM)
+    other.refresh()
+    assert other.compact({key_of(1), key_of(3)}) == 2
+    with open(vf.path, "ab") as f:
+        f.write(record(key_of(5), vector_of(5)))
+    got = vf.lookup([key_of(1), key_of(5), key_of(6)])
+    assert set(got) == {key_of(1), key_of(5)}
+    assert np.array_equal(got[key_of(5)], vector_of(5)) and np.array_equal(got[key_of(1)], vector_of(1))

@@ -141,10 +141,14 @@ class StringColumn:
     :param off: int ``(n + 1,)``: string ``r`` is ``blob[off[r]:off[r+1]]``.
     :param none: bool ``(n,)``: entries that are None.
     :raises ValueError: when the offsets do not fit the blob (not starting at 0, not
-        ending at its length, decreasing) or the lengths differ.
+        ending at its length, decreasing, inside a UTF-8 character) or the lengths differ.
+    :raises UnicodeDecodeError: when the blob is not UTF-8 (``surrogatepass``).
+
+    The blob is decoded once, here; an entry is a slice of that string (character
+    offsets: each byte offset less the UTF-8 continuation bytes before it).
     """
 
-    __slots__ = ("_blob", "_none", "_off", "_text")
+    __slots__ = ("_blob", "_coff", "_none", "_off", "_text")
 
     def __init__(self, blob: bytes, off: np.ndarray, none: np.ndarray) -> None:
         off = np.asarray(off, dtype=np.int64)
@@ -155,8 +159,19 @@ class StringColumn:
         self._blob = blob
         self._off = off
         self._none = none
-        # ASCII: byte offsets are character offsets, so one decode serves every slice
-        self._text = blob.decode("ascii") if blob.isascii() else None
+        # one decode serves every slice: ASCII, byte offsets are character offsets; else
+        # each offset less the UTF-8 continuation bytes (10xxxxxx) before it
+        if blob.isascii():
+            self._text: str = blob.decode("ascii")
+            self._coff = off
+        else:
+            self._text = blob.decode("utf-8", "surrogatepass")
+            b = np.frombuffer(blob, dtype=np.uint8)
+            cont = (b & 0xC0) == 0x80
+            inner = off[off < len(b)]
+            if bool(np.any(cont[inner])):
+                raise ValueError("string column: an offset inside a UTF-8 character")
+            self._coff = off - np.searchsorted(np.flatnonzero(cont), off)
 
     def __len__(self) -> int:
         return len(self._none)
@@ -164,10 +179,7 @@ class StringColumn:
     def __getitem__(self, r: int) -> str | None:
         if self._none[r]:
             return None
-        a, b = int(self._off[r]), int(self._off[r + 1])
-        if self._text is not None:
-            return self._text[a:b]
-        return self._blob[a:b].decode("utf-8", "surrogatepass")
+        return self._text[int(self._coff[r]):int(self._coff[r + 1])]
 
     def raw(self, r: int) -> bytes:
         """The UTF-8 bytes of entry ``r`` (``b""`` for None)."""
@@ -184,14 +196,12 @@ class StringColumn:
 
     def to_list(self) -> list[str | None]:
         """Every entry (O(n) strings)."""
-        ends = self._off[1:].tolist()
-        starts = self._off[:-1].tolist()
-        flags = self._none.tolist()
-        if self._text is not None:
-            text = self._text
-            return [None if z else text[a:b] for a, b, z in zip(starts, ends, flags)]
-        blob = self._blob
-        return [None if z else blob[a:b].decode("utf-8", "surrogatepass") for a, b, z in zip(starts, ends, flags)]
+        ends = self._coff[1:].tolist()
+        starts = self._coff[:-1].tolist()
+        text = self._text
+        if not self._none.any():
+            return [text[a:b] for a, b in zip(starts, ends)]
+        return [None if z else text[a:b] for a, b, z in zip(starts, ends, self._none.tolist())]
 
 
 @dataclass(frozen=True)

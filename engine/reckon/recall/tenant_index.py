@@ -432,8 +432,9 @@ class TenantIndex:
             parts, keys = self._part_keys(vf, cols.text[r] or "", cols.context[r])
             self._keys[i] = keys
             todo.append((parts, keys, i))
-        vf.refresh()  # embedded meanwhile by another process, or queued
-        known = vf.get_many({k for _, keys, _ in todo for k in keys})
+        # embedded meanwhile by another process, or queued: a few documents' vectors are
+        # searched for in the file, not the whole file read (the embedding thread reads it)
+        known = vf.lookup({k for _, keys, _ in todo for k in keys})
         left: list[tuple[bytes, str, str]] = []
         for parts, keys, i in todo:
             w = self._combine(parts, keys, known)
@@ -512,11 +513,9 @@ class TenantIndex:
                 raise ValueError(f"vectors {vec_m.shape} for {n} documents")
             keyword: dict[str, Any] | None = None
             if version != 2:
-                tblob = cols["kw.terms.blob"].tobytes()
-                toff = cols["kw.terms.off"].tolist()
-                if not toff or toff[0] != 0 or toff[-1] != len(tblob):
-                    raise ValueError("kw.terms offsets")
-                terms = [tblob[a:b].decode("utf-8") for a, b in zip(toff, toff[1:])]
+                toff = np.asarray(cols["kw.terms.off"])
+                terms = StringColumn(cols["kw.terms.blob"].tobytes(), toff,
+                                     np.zeros(max(len(toff) - 1, 0), dtype=bool)).to_list()
                 keyword = {"terms": terms, "off": cols["kw.off"], "doc": cols["kw.doc"], "tf": cols["kw.tf"]}
                 if version == 3:  # it kept the tokens too: they must be the postings'
                     tokens = strings("tokens")
@@ -648,7 +647,7 @@ class TenantIndex:
             vals = [(src_x[e] if src_x is not None else None) if isinstance(e, int) else e.extra.get(k)
                     for e in entries]
             cols[f"x.{k}"] = np.frombuffer(json.dumps(vals, ensure_ascii=False).encode("utf-8"), dtype=np.uint8)
-        terms = [t.encode("utf-8") for t in kw["terms"]]
+        terms = [t.encode("utf-8", "surrogatepass") for t in kw["terms"]]
         toff = np.zeros(len(terms) + 1, dtype=np.int64)
         np.cumsum([len(t) for t in terms], out=toff[1:])
         cols["kw.terms.blob"] = np.frombuffer(b"".join(terms), dtype=np.uint8)

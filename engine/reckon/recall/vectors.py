@@ -137,6 +137,59 @@ class VectorFile:
         with self._mu:
             return {k: self._mat[r] for k in keys if (r := self._rows.get(k)) is not None}
 
+    #: At most this many keys are looked for by :meth:`lookup` without a :meth:`refresh`
+    #: (each is one vectorised pass over the unread records' keys).
+    LOOKUP_KEYS = 64
+
+    def lookup(self, keys: Collection[bytes]) -> dict[bytes, np.ndarray]:
+        """The vectors of a few ``keys``, without reading the whole file into this
+        process: the known ones as :meth:`get_many`, the others searched for in the
+        records not read yet (the file memory-mapped read-only; only the keys are
+        compared, and the checksum of a matching record checked: the first record of a
+        key that checks wins, as in :meth:`refresh`). Nothing becomes known by it: a
+        later :meth:`refresh` still reads those records. With more than
+        :data:`LOOKUP_KEYS` unknown keys it is :meth:`refresh` + :meth:`get_many`.
+
+        A fresh process opening a recall snapshot whose last documents have no vector
+        yet looks up only theirs: 100k records (150 MB at dim 384) are ~0.3 s to read
+        into memory, ~20 ms to search for a few keys.
+
+        :returns: float32 ``(dim,)`` vectors by key (copies for the searched ones), for
+            the keys that have one.
+        """
+        with self._mu:
+            found = {k: self._mat[r] for k in keys if (r := self._rows.get(k)) is not None}
+            want = [k for k in keys if k not in found and len(k) == 16]
+            if not want:
+                return found
+            if len(want) > self.LOOKUP_KEYS:
+                self.refresh()
+                return {**found, **self.get_many(want)}
+            try:
+                st = os.stat(self.path)
+            except OSError:
+                return found
+            start = self._offset if self._inode in (None, (st.st_dev, st.st_ino)) else 0
+            count = (st.st_size - start) // self._rec if st.st_size > start else 0
+            if count <= 0:
+                return found
+            try:
+                recs = np.memmap(self.path, dtype=self._dtype, mode="r", offset=start, shape=(count,))
+            except (OSError, ValueError) as exc:
+                log.warning("cannot read %s: %s", self.path, exc)
+                return found
+            words = np.ndarray((count, 2), dtype="<u8", buffer=recs, offset=4, strides=(self._rec, 8))
+            for k in want:
+                a, b = np.frombuffer(k, dtype="<u8")
+                for j in np.flatnonzero((words[:, 0] == a) & (words[:, 1] == b)).tolist():
+                    rec = recs[j : j + 1]
+                    body = np.frombuffer(rec.tobytes(), dtype="<u4")[1:1 + self._words].reshape(1, self._words)
+                    if rec["magic"][0] == MAGIC and _checksums(body)[0] == rec["crc"][0]:
+                        found[k] = np.array(rec["vec"][0], dtype=np.float32)
+                        break
+            del words, recs
+            return found
+
     # ------------------------------------------------------------------ reading
     def refresh(self) -> int:
         """Read the records appended since the last call (by any process); returns how
@@ -363,6 +416,10 @@ class MemoryVectors:
         """The vectors of the ``keys`` that have one."""
         d = self._d
         return {k: v for k in keys if (v := d.get(k)) is not None}
+
+    def lookup(self, keys: Collection[bytes]) -> dict[bytes, np.ndarray]:
+        """:meth:`get_many` (nothing to search: all of it is in memory)."""
+        return self.get_many(keys)
 
     def add(self, pairs: Iterable[tuple[bytes, np.ndarray]]) -> int:
         """Keep the vectors whose key is not known yet; returns how many were new."""
