@@ -257,7 +257,8 @@ class DocColumns:
             raise ValueError("importance outside 1-5")
         if bool(self.text.none.any()):
             raise ValueError("a document without text")
-        if len(set(self.ids)) != n or any(not isinstance(i, str) or not i for i in self.ids):
+        distinct = set(self.ids)
+        if len(distinct) != n or "" in distinct or None in distinct:  # (a StringColumn's: str or None)
             raise ValueError("an empty or repeated document id")
         if any(len(v) != n for v in self.extra.values()):
             raise ValueError("extra column lengths differ")
