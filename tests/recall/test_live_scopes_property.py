@@ -3,16 +3,21 @@ live members the rules derive per stakeholder (rules/core.srl live-candidate-use
 live-candidate-team, live-candidate-project, live-candidate-conversation,
 stakeholder-live-cap), kept right by incremental maintenance through any history of
 ``Tenant.*`` writes: remember, supersede, delete (retire), expiry by the clock, an
-importance change, a change of the ``live_context_cap`` setting.
+importance change, a change of the ``live_context_cap`` setting, and a change of who
+takes part: a participant added, a turn recorded (its speaker takes part), a project
+member added or removed.
 
 The oracle restates the rules in plain Python from what the test wrote: for a principal,
 the company's first ``cap`` candidates, their own first ``cap`` user-scope candidates and,
 for each of their teams, that team's first ``cap`` team-scope candidates (a candidate is
 active -- not superseded, not deleted, not expired -- with importance >= 4 and confidence
->= 0.5; the order is importance desc, createdAt desc, IRI asc), plus project p1's when
-they are a member and conversation c1's when they take part. Two principals are checked
-after every step, with ``project="p1", conversation_id="c1"``: ``ann`` (team t1, member
-of p1) and ``bob`` (teams t1, t2, participant of c1), who share t1.
+>= 0.5; the order is importance desc, createdAt desc, IRI asc), plus the turn's project's
+when they are a member and the turn's conversation's when they take part. Two principals
+are checked after every step, each for several turns (project and conversation given,
+one of them, neither, and a conversation nobody took part in at first): ``ann`` (team
+t1, member of p1, participant of c2) and ``bob`` (teams t1, t2, member of p2, participant
+of c1), who share t1. The bundle keeps its parts across turns and generations
+(``TenantRecall._prepared_for``); the oracle keeps nothing.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from reckon.api import Engine, Principal
@@ -71,6 +76,8 @@ class Oracle:
     clock: datetime = NOW
     cap: int = 50
     ms: dict[str, OM] = field(default_factory=dict)
+    projects: dict[str, set[str]] = field(default_factory=lambda: {"ann": {"p1"}, "bob": {"p2"}})
+    convs: dict[str, set[str]] = field(default_factory=lambda: {"ann": {"c2"}, "bob": {"c1"}})
 
     def candidate(self, m: OM) -> bool:
         return (not m.gone and (m.expires is None or m.expires > self.clock)
@@ -81,28 +88,38 @@ class Oracle:
         cands.sort(key=lambda i: (-self.ms[i].importance, -self.ms[i].created.timestamp(), self.ms[i].iri))
         return set(cands[:self.cap])
 
-    def bundle(self, p: Principal) -> set[str]:
+    def bundle(self, p: Principal, project: str | None, conversation: str | None) -> set[str]:
         out = self.top(lambda m: m.scope == "company")
         out |= self.top(lambda m: m.scope == "user" and m.owner == p.person)
         for t in p.teams:
             out |= self.top(lambda m, t=t: m.scope == "team" and t in m.teams)
-        if p.person == "ann":  # the member of p1
-            out |= self.top(lambda m: m.scope == "project" and m.link == "p1")
-        if p.person == "bob":  # the participant of c1
-            out |= self.top(lambda m: m.scope == "conversation" and m.link == "c1")
+        if project in self.projects[p.person]:
+            out |= self.top(lambda m: m.scope == "project" and m.link == project)
+        if conversation in self.convs[p.person]:
+            out |= self.top(lambda m: m.scope == "conversation" and m.link == conversation)
         return out
 
 
+# the turns every principal is checked for after each step: c3 has no participant at first
+TURNS = [("p1", "c1"), (None, None), ("p2", "c2"), (None, "c3"), ("p1", None), (None, "c1")]
+
+
 WHERE = st.sampled_from(["user:ann", "user:bob", "team:t1", "team:t2", "team:t1+t2", "company",
-                         "project:p1", "project:p2", "conversation:c1", "conversation:c2"])
+                         "project:p1", "project:p2", "conversation:c1", "conversation:c2", "conversation:c3"])
+WHO = st.sampled_from(["ann", "bob"])
+ADD = st.tuples(st.just("add"), WHERE, st.integers(2, 5), st.sampled_from([0.3, 0.5, 0.9, 1.0]),
+                st.sampled_from([None, None, 2, 5]))
 step = st.one_of(
-    st.tuples(st.just("add"), WHERE, st.integers(2, 5), st.sampled_from([0.3, 0.5, 0.9, 1.0]),
-              st.sampled_from([None, None, 2, 5])),
+    ADD, ADD, ADD, ADD,  # a write in about every third step: most histories hold every scope's candidates
     st.tuples(st.just("supersede"), st.integers(0, 50), st.integers(2, 5)),
     st.tuples(st.just("retire"), st.integers(0, 50)),
     st.tuples(st.just("importance"), st.integers(0, 50), st.integers(1, 5)),
     st.tuples(st.just("tick"), st.integers(1, 4)),
     st.tuples(st.just("cap"), st.integers(0, 4)),
+    st.tuples(st.just("participant"), WHO, st.sampled_from(["c1", "c2", "c3"])),
+    st.tuples(st.just("turn"), WHO, st.sampled_from(["c1", "c2", "c3"])),
+    st.tuples(st.just("member"), WHO, st.sampled_from(["p1", "p2"])),
+    st.tuples(st.just("unmember"), WHO, st.sampled_from(["p1", "p2"])),
 )
 
 
@@ -117,6 +134,12 @@ _n = iter(range(100_000))
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 @given(steps=st.lists(step, min_size=4, max_size=16))
+# every scope's candidates, then who takes part changes under bundles kept across turns
+@example(steps=[("add", "project:p1", 5, 1.0, None), ("add", "conversation:c3", 4, 0.9, None),
+                ("add", "conversation:c1", 5, 1.0, 5), ("add", "project:p2", 4, 0.5, None),
+                ("turn", "ann", "c3"), ("member", "bob", "p1"), ("participant", "bob", "c3"),
+                ("unmember", "ann", "p1"), ("add", "project:p1", 4, 1.0, None), ("member", "ann", "p2"),
+                ("tick", 3), ("cap", 0), ("cap", 2), ("add", "team:t1", 5, 1.0, None)])
 def test_personal_and_team_live_members_follow_every_write(engine, steps):  # type: ignore[no-untyped-def]
     t = engine.create_tenant(f"ls{next(_n)}")
     t.tick(NOW)
@@ -180,9 +203,22 @@ def test_personal_and_team_live_members_follow_every_write(engine, steps):  # ty
             elif kind == "cap":
                 t.set_setting("live_context_cap", s[1])
                 o.cap = s[1]
+            elif kind == "participant":
+                t.add_participant(s[2], s[1])
+                o.convs[s[1]].add(s[2])
+            elif kind == "turn":  # the speaker takes part (ag:participant)
+                t.record_turn(s[2], f"turn {i}: {_label()}", principal=Principal(person=s[1]))
+                o.convs[s[1]].add(s[2])
+            elif kind == "member":
+                t.add_project(s[2], members=[s[1]])
+                o.projects[s[1]].add(s[2])
+            elif kind == "unmember" and s[2] in o.projects[s[1]]:
+                t.remove_project_member(s[2], s[1])
+                o.projects[s[1]].discard(s[2])
             for p in (ANN, BOB):
-                b = t.context(p, budget_chars=100_000, project="p1", conversation_id="c1")
-                assert set(b.ids()) == o.bundle(p), (i, s, p.person)
+                for project, conversation in TURNS:
+                    b = t.context(p, budget_chars=100_000, project=project, conversation_id=conversation)
+                    assert set(b.ids()) == o.bundle(p, project, conversation), (i, s, p.person, project, conversation)
     finally:
         t.engine.delete_tenant(t.id)
 

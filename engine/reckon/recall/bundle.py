@@ -228,12 +228,16 @@ class _Prepared:
     :meth:`TenantRecall.context` copies what goes into a bundle."""
 
     __slots__ = ("business", "cap", "capped", "capped_importance", "conflicts", "generation", "items", "judge",
-                 "now", "schema", "watched", "_costs", "_lines")
+                 "now", "schema", "watched", "wide", "_costs", "_lines")
 
     def __init__(self, *, generation: int, judge: Any, schema: Any, now: datetime | None, cap: int,
                  capped: dict[str, int], capped_importance: dict[str, int], items: list[BundleItem],
-                 conflicts: list[BundleConflict], business: list[BusinessLine], watched: frozenset[str]) -> None:
+                 conflicts: list[BundleConflict], business: list[BusinessLine], watched: frozenset[str],
+                 wide: bool = False) -> None:
         self.generation = generation
+        self.wide = wide
+        """True when the parts hold a memory of a project or conversation other than the
+        turn's: they then depend on all of the principal's memberships."""
         self.judge, self.schema = judge, schema
         self.now, self.cap, self.capped, self.capped_importance = now, cap, capped, capped_importance
         self.items, self.conflicts, self.business, self.watched = items, conflicts, business, watched
@@ -263,8 +267,9 @@ class _Prepared:
         write to the business data, the schema, the clock or settings, a membership, or
         anything else that is not a memory counts as touching -- except a recorded turn:
         the transcripts graph and the ``ag:participant`` it derives are read by no part
-        (who takes part in a conversation is the principal's ``conversations``, part of
-        the key the parts are kept under: a new participant gets parts of their own)."""
+        (who takes part in a conversation is the principal's ``conversations``, which
+        the key the parts are kept under holds as far as the parts depend on it:
+        :meth:`TenantRecall._prepared_for`)."""
         watched = self.watched
         for c in commits:
             for q in c.added | c.removed:
@@ -669,33 +674,73 @@ class TenantRecall:
     def _prepared_for(self, view: Any, principal: Principal, project: str | None,
                       conversation_id: str | None) -> _Prepared:
         """Everything of the bundle but the ranking, for the snapshot's generation: kept
-        per (principal, project, conversation id, judge, schema) and carried to a later
-        generation only when none of the commits since touched anything it was built
-        from (:meth:`_Prepared.untouched_by`); otherwise rebuilt."""
-        key = (principal.person, tuple(sorted(set(principal.teams))), principal.role,
-               tuple(sorted(set(principal.projects))), tuple(sorted(set(principal.conversations))),
-               project, conversation_id, id(self.memory.judge), id(self.memory.schema))
+        per (person, teams, role, effective project, effective conversation, judge,
+        schema) and carried to a later generation only when none of the commits since
+        touched anything it was built from (:meth:`_Prepared.untouched_by`); otherwise
+        rebuilt.
+
+        The turn's project and conversation count only when the principal is a member of
+        it and its stakeholder node has a live member or candidate (:meth:`_effective`):
+        otherwise the parts are those of a turn without it, so the first turn of a new
+        conversation, and every turn after the principal joins one, reuse the parts
+        already built. The principal's other projects and conversations count only for
+        parts that hold a memory of a project or conversation other than the turn's
+        (:attr:`_Prepared.wide`: kept under a key holding both sets, as no rule of
+        ``rules/core.srl`` makes one live for a turn but ontology rules may)."""
+        project = self._effective(view, principal.projects, project, R.project_iri)
+        conversation_id = self._effective(view, principal.conversations, conversation_id, R.conversation_iri)
+        base = (principal.person, tuple(sorted(set(principal.teams))), principal.role, project, conversation_id,
+                id(self.memory.judge), id(self.memory.schema))
+        wide = base + (tuple(sorted(set(principal.projects))), tuple(sorted(set(principal.conversations))))
         gen = getattr(view, "generation", -1)
         with self._lock:
-            prep = self._prepared.get(key)
-            if prep is not None and prep.judge is self.memory.judge and prep.schema is self.memory.schema:
-                if prep.generation == gen and gen >= 0:
+            for key in (base, wide):
+                prep = self._prepared.get(key)
+                if prep is None:
+                    continue
+                if self._current(prep, gen):
                     self._prepared.move_to_end(key)
                     return prep
-                if gen >= 0 and 0 <= prep.generation < gen:
-                    changes = getattr(self.store, "changes", None)
-                    commits = changes(prep.generation, gen) if callable(changes) else None
-                    if commits is not None and prep.untouched_by(commits, R.memory_prefix(self.tenant)):
-                        prep.generation = gen
-                        self._prepared.move_to_end(key)
-                        return prep
+                del self._prepared[key]  # touched since: rebuilt below
             prep = self._prepare(view, principal, project, conversation_id)
             if gen >= 0:
+                key = wide if prep.wide else base
                 self._prepared[key] = prep
                 self._prepared.move_to_end(key)
                 while len(self._prepared) > self._PREPARED_MAX:
                     self._prepared.popitem(last=False)
             return prep
+
+    def _current(self, prep: _Prepared, gen: int) -> bool:
+        """True when ``prep`` holds for generation ``gen`` (then moved to it): the same
+        judge and schema, and built at ``gen`` or at an earlier generation none of the
+        commits since touched. Called under ``self._lock``."""
+        if prep.judge is not self.memory.judge or prep.schema is not self.memory.schema or gen < 0:
+            return False
+        if prep.generation == gen:
+            return True
+        if not 0 <= prep.generation < gen:
+            return False
+        changes = getattr(self.store, "changes", None)
+        commits = changes(prep.generation, gen) if callable(changes) else None
+        if commits is None or not prep.untouched_by(commits, R.memory_prefix(self.tenant)):
+            return False
+        prep.generation = gen
+        return True
+
+    def _effective(self, view: Any, member_of: Collection[str], name: str | None,
+                   iri: Callable[[str, str], NamedNode]) -> str | None:
+        """``name`` (a project or conversation of the turn) when the principal is a
+        member of it (``member_of``) and its stakeholder node has a live member or a live
+        candidate; else None: the bundle's parts are then exactly those of a turn
+        without it (:meth:`_stakeholders` would add nothing). A later candidate of it
+        makes ``rk:liveCandidateIn``, which touches the parts kept without it."""
+        if name is None or name not in member_of:
+            return None
+        node = iri(self.tenant, name)
+        if view.subjects(_CANDIDATE_IN, node, INFERRED) or view.objects(node, _LIVE_MEMBER, INFERRED):
+            return name
+        return None
 
     def _prepare(self, view: Any, principal: Principal, project: str | None,
                  conversation_id: str | None) -> _Prepared:
@@ -725,6 +770,10 @@ class TenantRecall:
             capped_imp = _capped_importance(view, chosen, capped, left_out, lambda ms: self._importances(view, ms),
                                             candidates)
         memories = self._memories(view, list(chosen))
+        # a memory of another project or conversation than the turn's: its read check
+        # depends on the principal's other memberships (see _prepared_for)
+        wide = any((m.scope == "project" and m.project != project)
+                   or (m.scope == "conversation" and m.conversation != conversation_id) for m in memories)
         memories = [m for m in memories if m.active and authz.can_read_memory(principal, m)
                     and authz.in_audience_memory(principal, m)]
         business = render.business_lines(view, self.memory.schema.templates("lineTemplate"))
@@ -739,7 +788,7 @@ class TenantRecall:
         return _Prepared(generation=getattr(view, "generation", -1), judge=self.memory.judge,
                          schema=self.memory.schema, now=now, cap=cap, capped=capped,
                          capped_importance=capped_imp, items=items, conflicts=conflicts, business=business,
-                         watched=frozenset(watched))
+                         watched=frozenset(watched), wide=wide)
 
     def _stakeholders(self, principal: Principal, project: str | None,
                       conversation: str | None) -> list[tuple[str, NamedNode]]:
