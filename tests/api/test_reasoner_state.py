@@ -178,16 +178,14 @@ def test_a_corrupted_or_mismatched_state_file_is_rebuilt(engine: Engine, loads: 
         import marshal
 
         state = list(marshal.loads(payload))
-        full = list(state[8])
+        assert state[0] == 6  # (version, kinds, terms, triple terms, helper ids, full, base, ...)
+        full = list(state[5])
         if damage == "other-int-layout":  # written by a machine of another byte order or int width
-            full[0] = "big-8" if full[0] != "big-8" else "little-8"
-        else:
-            spo = dict(full[2])
-            p = max(spo, key=lambda k: len(spo[k][2]))
-            keys, counts, vals = spo[p]
-            spo[p] = (keys, counts, vals[:-4])
-            full[2] = spo
-        state[8] = tuple(full)
+            full[0] = "big-i4-q8-Q8" if full[0] != "big-i4-q8-Q8" else "little-i4-q8-Q8"
+        else:  # the fact columns one key short of what their ends say
+            preds, ends, keys = full[1]
+            full[1] = (preds, ends, keys[:-8])
+        state[5] = tuple(full)
         payload = marshal.dumps(tuple(state))
         meta.update(bytes=len(payload), sha256=hashlib.sha256(payload).hexdigest())
         data = json.dumps(meta, sort_keys=True).encode() + b"\n" + payload

@@ -317,7 +317,7 @@ def test_a_restored_state_maintains_like_the_original(base: list[Triple], steps:
     original.load(base)
     restored = Reasoner(rs)
     restored.restore_state(original.dump_state())
-    assert type(restored._state.rank) is _Ranks and restored._state.rank == original._state.rank
+    assert isinstance(restored._state.rank, _Ranks) and restored._state.rank == original._state.rank
     assert restored.inferred() == original.inferred()
     current = set(base)
     for ins, dels in steps:
@@ -469,6 +469,43 @@ def _dump_version_1(r: Reasoner) -> bytes:
                           st.clock, st.outputs, r._memo, r._memo_rev))
 
 
+def _dump_version_5(r: Reasoner) -> bytes:
+    """A state as the format-5 writer wrote it (the term dictionary as lists of strings,
+    the fact stores as buffers of C ints with the evaluation graph written beside the
+    base graph, the ranks as a dict): what a tenant last written by the engine before
+    format 6 holds."""
+    import marshal
+
+    from reckon.datalog._factstore import BNODE, IRI, LITERAL
+
+    dic, st = r._dic, r._state
+    names: list[str] = []
+    values: list[str] = []
+    dts: list[int] = []
+    dt_table: dict[str, int] = {}
+    langs: dict[int, tuple[str, str | None]] = {}
+    triples: list[int] = []
+    for i, t in enumerate(dic.terms):
+        k = dic.kinds[i]
+        if k in (IRI, BNODE):
+            names.append(t.value)  # type: ignore[attr-defined]
+        elif k == LITERAL:
+            lang = t.language  # type: ignore[attr-defined]
+            if lang:
+                d = t.direction  # type: ignore[attr-defined]
+                langs[len(values)] = (lang, None if d is None else str(d.value))
+                dts.append(-1)
+            else:
+                dts.append(dt_table.setdefault(t.datatype.value, len(dt_table)))  # type: ignore[attr-defined]
+            values.append(t.value)  # type: ignore[attr-defined]
+        else:
+            triples.extend(dic.parts[i])
+    return marshal.dumps((
+        5, bytes(dic.kinds), names, values, dts, list(dt_table), langs, triples,
+        st.full.to_lists(beside=set(st.base.facts)), st.base.to_lists(), list(st.data), dict(st.rank.items()),
+        st.clock, {k: list(v) for k, v in st.outputs.items()}, r._memo, r._memo_rev, r._read_preds is not None))
+
+
 def _dump_version_3(r: Reasoner) -> bytes:
     """A state as the format-3 writer wrote it (fact stores as lists of tuples, each
     index entry as ``(keys, value lists)``): what a tenant last written by the engine
@@ -487,18 +524,18 @@ def _dump_version_3(r: Reasoner) -> bytes:
         return (facts, index(fs.spo), index(fs.pos), dict(fs.count), sorted(fs.pos_preds), fs.pos_all, fs.indexed,
                 fs.index_below)
 
-    loaded = list(marshal.loads(r.dump_state()))[:16]  # format 5 added the drop_unread flag
+    loaded = list(marshal.loads(_dump_version_5(r)))[:16]  # format 5 added the drop_unread flag
     st = r._state
     loaded[0], loaded[8], loaded[9] = 3, parts(st.full, st.base.facts), parts(st.base)
     return marshal.dumps(tuple(loaded))
 
 
-@pytest.mark.parametrize("dump", [_dump_version_1, _dump_version_3])
+@pytest.mark.parametrize("dump", [_dump_version_1, _dump_version_3, _dump_version_5])
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(programs(), histories(), st.lists(_DATA_ONLY, max_size=6))
 def test_an_older_format_state_restores_like_the_original(dump: Callable[[Reasoner], bytes], program: str,
                                                           history: tuple, extra: list[Triple]) -> None:
-    """If a reasoner's state was written in format 1 or 3 (an older engine's tenant),
+    """If a reasoner's state was written in format 1, 3 or 5 (an older engine's tenant),
     then a fresh reasoner restores it -- the data's own predicates left out of its
     indexes -- and holds the original's inference graph and ranks, and every later
     apply() gives the original's delta and equals materialize(); the state it writes

@@ -17,6 +17,7 @@ from __future__ import annotations
 import sys
 import threading
 from array import array
+from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from itertools import accumulate, chain, compress, repeat
@@ -26,13 +27,30 @@ from typing import Any
 from pyoxigraph import BlankNode, Literal, NamedNode, Triple
 
 from reckon._lazydict import LazyDict
+from reckon.datalog._columns import (
+    BNODE,
+    COLUMNS_LAYOUT,
+    IRI,
+    LITERAL,
+    TRIPLE,
+    FactColumns,
+    Ids,
+    LazyFacts,
+    LazyIds,
+    LazyTerms,
+    TermColumns,
+    Terms,
+    fact_columns,
+)
 
 __all__ = ["BNODE", "IRI", "LITERAL", "TRIPLE", "FactStore", "TermDictionary"]
 
-IRI, BNODE, LITERAL, TRIPLE = 0, 1, 2, 3
-"""Term kinds recorded in :attr:`TermDictionary.kinds`."""
+# IRI, BNODE, LITERAL, TRIPLE: the term kinds recorded in TermDictionary.kinds
 
 Fact = tuple[int, int, int]
+
+FactSet = set[Fact] | LazyFacts
+"""A fact store's facts: a ``set``, or as restored from columns (:class:`LazyFacts`)."""
 
 
 class TermDictionary:
@@ -44,7 +62,10 @@ class TermDictionary:
         literals computed by rules (``SET``, ``BIND``) and rule constants are the terms
         the store holds. ``None``: terms are compared as given (RDF term equality).
 
-    :ivar terms: id -> pyoxigraph term.
+    :ivar terms: id -> pyoxigraph term (a :class:`~reckon.datalog._columns.LazyTerms`
+        after :meth:`restore_columns`: each term decoded when first read).
+    :ivar ids: term -> id (a :class:`~reckon.datalog._columns.LazyIds` after
+        :meth:`restore_columns`: a term looked up in the written columns when first asked).
     :ivar kinds: id -> kind (:data:`IRI`, :data:`BNODE`, :data:`LITERAL`, :data:`TRIPLE`).
     :ivar parts: triple-term id -> ``(s, p, o)`` ids of its components.
     :ivar triple_ids: ``(s, p, o)`` ids -> triple-term id.
@@ -54,8 +75,8 @@ class TermDictionary:
 
     def __init__(self, canonical: Callable[[object], object] | None = None) -> None:
         self.canonical = canonical
-        self.terms: list[object] = []
-        self.ids: dict[object, int] = {}
+        self.terms: list[object] = Terms()
+        self.ids: dict[object, int] = Ids()
         self.kinds = bytearray()
         self.parts: dict[int, Fact] = {}
         self.triple_ids: dict[Fact, int] = {}
@@ -181,6 +202,44 @@ class TermDictionary:
         self.kinds.append(kind)
         return i
 
+    def restored_columns(self) -> TermColumns | None:
+        """The columns :meth:`restore_columns` attached, while some term is still read
+        from them (``None`` otherwise)."""
+        return self.terms._cols if type(self.terms) is LazyTerms else None
+
+    def restore_columns(self, cols: TermColumns, triples: list[int]) -> None:
+        """Extend this dictionary (its first ``len(self)`` ids, the rule constants, equal
+        to the written ones: the caller checked) by the written terms of ``cols``, decoded
+        when first read; triple terms (``triples``: their components' ids, flat, in id
+        order) are built now. The caller has checked the columns."""
+        n0, n = len(self.terms), cols.n
+        terms, ids = self.terms, self.ids
+        terms.extend([None] * (n - n0))
+        terms.__class__ = LazyTerms
+        terms._cols = cols  # type: ignore[attr-defined]
+        self.kinds.extend(cols.kinds[n0:])
+        ids.__class__ = LazyIds
+        ids._cols = cols  # type: ignore[attr-defined]
+        i, j = -1, 0
+        kinds = cols.kinds
+        while (i := kinds.find(TRIPLE, i + 1)) >= 0:
+            key = (triples[j], triples[j + 1], triples[j + 2])
+            j += 3
+            if i < n0:
+                continue
+            t = Triple(terms[key[0]], terms[key[1]], terms[key[2]])  # type: ignore[arg-type]
+            list.__setitem__(terms, i, t)
+            self.parts[i] = key
+            self.triple_ids.setdefault(key, i)
+            dict.setdefault(ids, t, i)
+
+    def materialize(self) -> None:
+        """Decode every term still in the restored columns (a bulk change reads many)."""
+        if type(self.terms) is LazyTerms:
+            self.terms.materialize()
+        if type(self.ids) is LazyIds:
+            self.ids.materialize()
+
 
 _EMPTY: frozenset[int] = frozenset()
 
@@ -214,7 +273,8 @@ def _pack_entry(d: dict[int, set[int]] | dict[int, list[int]]) -> RawEntry:
             array("i", chain.from_iterable(vs)).tobytes())
 
 
-_NOKEY = object()
+_NOKEY: Any = object()
+_LOW32 = (1 << 32) - 1
 _BUILDING = threading.Lock()
 """Held while a restored entry replaces placeholders (:class:`_LazyEntry`): two threads
 reading one key build it once, and the entry turns plain only when none is left."""
@@ -223,8 +283,9 @@ _dvalues: Any = dict.values
 
 
 class _EntryBase(defaultdict[int, set[int]]):
-    """The layout :class:`_Entry` and :class:`_LazyEntry` share, so that a lazy entry
-    whose every key is built becomes a plain one (``__class__`` assignment)."""
+    """The layout :class:`_Entry`, :class:`_LazyEntry` and :class:`_ColumnEntry` share,
+    so that a lazy entry whose every key is built becomes a plain one (``__class__``
+    assignment)."""
 
     __slots__ = ("_ends", "_flat", "_left", "_raw")
 
@@ -406,7 +467,7 @@ class _LazyEntry(_EntryBase):
 
     def __eq__(self, other: object) -> bool:
         _LazyEntry.build_all(self)
-        if isinstance(other, _LazyEntry):
+        if isinstance(other, (_LazyEntry, _ColumnEntry)):
             other.build_all()
         return dict.__eq__(self, other)
 
@@ -432,8 +493,197 @@ class _LazyEntry(_EntryBase):
         return defaultdict.__reduce__(self)
 
 
-def _unpack_entry(raw: RawEntry) -> defaultdict[int, set[int]]:
-    """A written entry as a mapping whose keys' sets are built when first read (:class:`_LazyEntry`)."""
+class _Span:
+    """Where one predicate's index entry lies in a store's sorted key column (format 6):
+    ``keys[lo:hi]``, each ``k << 32 | v`` for the entry's ``k -> {v, ...}`` (subject and
+    object for :attr:`FactStore.spo`, object and subject for :attr:`FactStore.pos`), and
+    the number of distinct ``k`` (``width``: the planner's estimate reads it unbuilt)."""
+
+    __slots__ = ("hi", "keys", "lo", "width")
+
+    def __init__(self, keys: array[int], lo: int, hi: int, width: int) -> None:
+        self.keys, self.lo, self.hi, self.width = keys, lo, hi, width
+
+
+class _ColumnEntry(_EntryBase):
+    """One predicate's index ``k -> set(v)`` restored from a sorted key column
+    (:class:`_Span`, format 6): the ``dict`` starts empty and a key is looked up in the
+    column (binary search) when first read, its set built then and kept. Keys removed
+    since (``del``, ``pop``) are remembered, so the column never brings them back.
+
+    ``[]`` (through ``__missing__``: a key in neither gets an empty set, as
+    ``defaultdict``), ``get``, ``in``, ``pop``, ``setdefault`` and ``len`` (counted as
+    keys come and go) read one key or none; iteration, ``items``, ``values``, ``copy``,
+    ``==``, ``repr``, pickling build every key first and the entry becomes an
+    :class:`_Entry` (C-level reads again). Slots: ``_raw`` the span, ``_flat`` the
+    removed keys, ``_left`` the number of keys."""
+
+    __slots__ = ()
+
+    _raw: _Span
+    _flat: set[int]
+    _left: int
+    _ends: None
+
+    @staticmethod
+    def restored(span: _Span) -> _ColumnEntry:
+        out = _ColumnEntry(set)
+        out._raw, out._flat, out._ends, out._left = span, set(), None, span.width
+        return out
+
+    def _read(self, key: int) -> set[int] | None:
+        """The values of ``key`` in the column (``None``: none, or removed since)."""
+        if key in self._flat:
+            return None
+        sp = self._raw
+        keys = sp.keys
+        i = bisect_left(keys, key << 32, sp.lo, sp.hi)
+        j = bisect_left(keys, (key + 1) << 32, i, sp.hi)
+        if i == j:
+            return None
+        return {k & _LOW32 for k in keys[i:j]}
+
+    def __missing__(self, key: int) -> set[int]:
+        with _BUILDING:
+            v = dict.get(self, key)
+            if v is None:
+                v = None if type(self) is not _ColumnEntry else _ColumnEntry._read(self, key)
+                if v is None:  # a new key
+                    v = set()
+                    if type(self) is _ColumnEntry:
+                        self._left += 1
+                dict.__setitem__(self, key, v)
+            return v
+
+    def __setitem__(self, key: int, value: set[int]) -> None:
+        with _BUILDING:
+            if type(self) is _ColumnEntry and not _ColumnEntry.__contains__(self, key):
+                self._left += 1
+            dict.__setitem__(self, key, value)
+
+    def get(self, key: int, default: Any = None) -> Any:
+        v = _dget(self, key, _NOKEY)
+        if v is not _NOKEY:
+            return v
+        if type(self) is not _ColumnEntry:  # built whole meanwhile
+            return _dget(self, key, default)
+        with _BUILDING:
+            v = _dget(self, key, _NOKEY)
+            if v is _NOKEY:
+                v = _ColumnEntry._read(self, key)
+                if v is None:
+                    return default
+                dict.__setitem__(self, key, v)
+            return v
+
+    def __contains__(self, key: object) -> bool:
+        if dict.__contains__(self, key):
+            return True
+        if type(self) is not _ColumnEntry or key in self._flat or type(key) is not int:
+            return False
+        sp = self._raw
+        i = bisect_left(sp.keys, key << 32, sp.lo, sp.hi)
+        return i < sp.hi and sp.keys[i] >> 32 == key
+
+    def setdefault(self, key: int, default: Any = None) -> Any:
+        v = _ColumnEntry.get(self, key, _NOKEY)
+        if v is _NOKEY:
+            _ColumnEntry.__setitem__(self, key, default)
+            return default
+        return v
+
+    def pop(self, key: int, *default: Any) -> Any:
+        v = _ColumnEntry.get(self, key, _NOKEY)
+        if v is _NOKEY:
+            if default:
+                return default[0]
+            raise KeyError(key)
+        with _BUILDING:
+            if type(self) is _ColumnEntry:
+                dict.pop(self, key, None)
+                self._flat.add(key)
+                self._left -= 1
+            else:
+                dict.pop(self, key, None)
+        return v
+
+    def __delitem__(self, key: int) -> None:
+        _ColumnEntry.pop(self, key)
+
+    def build_all(self) -> None:
+        """Build every key of the column not read yet (the entry becomes an :class:`_Entry`)."""
+        with _BUILDING:
+            if type(self) is not _ColumnEntry:
+                return
+            sp, gone = self._raw, self._flat
+            keys = sp.keys
+            groups: dict[int, set[int]] = {}
+            for k in keys[sp.lo:sp.hi]:
+                groups.setdefault(k >> 32, set()).add(k & _LOW32)
+            setdefault = dict.setdefault
+            for key, v in groups.items():
+                if key not in gone:
+                    setdefault(self, key, v)
+            self._raw = self._flat = None  # type: ignore[assignment]
+            self.__class__ = _Entry  # type: ignore[assignment]
+
+    def _whole(self) -> _Entry:
+        _ColumnEntry.build_all(self)
+        return self  # type: ignore[return-value]
+
+    def __len__(self) -> int:
+        if type(self) is _ColumnEntry:
+            return self._left
+        return dict.__len__(self)
+
+    def __iter__(self) -> Any:
+        return iter(self._whole())
+
+    def keys(self) -> Any:
+        return self._whole().keys()
+
+    def items(self) -> Any:
+        return self._whole().items()
+
+    def values(self) -> Any:
+        return self._whole().values()
+
+    def copy(self) -> Any:
+        return defaultdict.copy(self._whole())
+
+    __copy__ = copy
+
+    def popitem(self) -> tuple[int, set[int]]:
+        return self._whole().popitem()
+
+    def clear(self) -> None:
+        self._whole().clear()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (_LazyEntry, _ColumnEntry)):
+            other.build_all()
+        return dict.__eq__(self._whole(), other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return defaultdict.__repr__(self._whole())
+
+    def __or__(self, other: Any) -> Any:
+        return defaultdict.__or__(self._whole(), other)
+
+    def __reduce__(self) -> Any:
+        return defaultdict.__reduce__(self._whole())
+
+
+def _unpack_entry(raw: RawEntry | _Span) -> defaultdict[int, set[int]]:
+    """A written entry as a mapping whose keys' sets are built when first read
+    (:class:`_LazyEntry`, :class:`_ColumnEntry`)."""
+    if isinstance(raw, _Span):
+        return _ColumnEntry.restored(raw)
     return _LazyEntry.from_raw(raw)
 
 
@@ -473,7 +723,7 @@ class _LazyIndex(LazyDict[int, defaultdict[int, set[int]]]):
         """Number of keys of predicate ``p``'s entry (0 when absent), without building it."""
         r = self.raw.get(p)
         if r is not None:
-            return len(r[0]) // _WIDTH
+            return r.width if isinstance(r, _Span) else len(r[0]) // _WIDTH
         d = dict.get(self, p)
         return 0 if d is None else len(d)
 
@@ -509,7 +759,7 @@ class FactStore:
     def __init__(self, facts: Iterable[Fact] = (), *, indexed: bool = True, fresh: bool = False,
                  index_below: int | None = None) -> None:
         self.index_below = index_below
-        self.facts: set[Fact] = set()
+        self.facts: FactSet = set()
         self.spo: dict[int, defaultdict[int, set[int]]] = {}
         self.pos: dict[int, defaultdict[int, set[int]]] = {}
         self.count: dict[int, int] = {}
@@ -523,7 +773,7 @@ class FactStore:
         """An independent copy (facts, indexes, counts, which object indexes are kept):
         copying the index sets is several times faster than adding the facts again."""
         out = FactStore(indexed=self.indexed, index_below=self.index_below)
-        out.facts = set(self.facts)
+        out.facts = self.facts.copy()
         out.spo = {p: defaultdict(set, {s: set(os_) for s, os_ in d.items()}) for p, d in self.spo.items()}
         out.pos = {p: defaultdict(set, {o: set(ss) for o, ss in d.items()}) for p, d in self.pos.items()}
         out.count = dict(self.count)
@@ -598,7 +848,10 @@ class FactStore:
             added = [f for f in facts if f not in all_]
             if len(added) > 1 and not isinstance(facts, (set, frozenset)):
                 added = list(dict.fromkeys(added))
-        all_.update(added)
+        if type(all_) is set:
+            all_.update(added)
+        else:
+            all_.update_new(added)  # type: ignore[union-attr]
         if not self.indexed or not added:
             return added
         by_p: defaultdict[int, list[Fact]] = defaultdict(list)
@@ -652,6 +905,155 @@ class FactStore:
                 self.pos.pop(p, None)
         return True
 
+    def settle(self) -> None:
+        """Turn facts restored from columns (:class:`LazyFacts`) into a plain ``set``
+        (before a change that reads many of them)."""
+        if type(self.facts) is not set:
+            self.facts = self.facts.materialize()  # type: ignore[union-attr]
+
+    def _written_indexes(self) -> tuple[dict[int, RawEntry], dict[int, RawEntry]]:
+        def index(ix: dict[int, defaultdict[int, set[int]]]) -> dict[int, RawEntry]:
+            # an entry restored and never read since is written as it was read
+            raw = ix.raw if isinstance(ix, _LazyIndex) else {}
+            out: dict[int, RawEntry] = {}
+            for p, d in dict.items(ix):
+                r = raw.get(p)
+                if r is not None and not isinstance(r, _Span):
+                    out[p] = r
+                elif isinstance(d, _LazyEntry):
+                    out[p] = _LazyEntry.packed(d)
+                else:
+                    out[p] = _pack_entry(ix[p])  # built now if it was not
+            return out
+
+        return index(self.spo), index(self.pos)
+
+    def to_columns(self) -> tuple[object, ...]:
+        """The store as written in a reasoner state of format 6: the facts in columns
+        (:func:`reckon.datalog._columns.fact_columns`: per predicate the sorted keys
+        ``s << 32 | o``; facts restored from columns and unchanged are written as read),
+        the object indexes kept (:attr:`pos`) as the same facts' keys ``o << 32 | s``, the
+        number of distinct subjects and objects per predicate, counts and settings. The
+        subject index (:attr:`spo`) is the facts' columns themselves. :meth:`from_columns`
+        reads it."""
+        import numpy as np
+
+        facts = fact_columns(self.facts)
+        preds = np.frombuffer(facts[0], dtype=np.int32)
+        ends = np.frombuffer(facts[1], dtype=np.int64)
+        keys = np.frombuffer(facts[2], dtype=np.uint64)
+        spans = {int(p): (int(a), int(b)) for p, a, b in zip(preds, ends[:-1], ends[1:])}
+        # what a restore left in columns and no change touched is written as read
+        lazy = type(self.facts) is LazyFacts
+        touched = self.facts.changed_predicates() if lazy else set()  # type: ignore[union-attr]
+
+        def restored(ix: dict[int, Any], p: int) -> _Span | None:
+            if not lazy or p in touched or not isinstance(ix, _LazyIndex):
+                return None
+            r: Any = ix.raw.get(p)
+            if r is None:
+                d = dict.get(ix, p)
+                r = d._raw if type(d) is _ColumnEntry else None
+            return r if isinstance(r, _Span) else None
+
+        def width(col: Any) -> int:
+            high = col >> np.uint64(32)
+            return int(np.count_nonzero(high[1:] != high[:-1])) + 1
+
+        widths: dict[int, int] = {}
+        pos_widths: dict[int, int] = {}
+        pos_preds, pos_ends, pos_keys = [], [0], []
+        for p, (a, b) in spans.items():
+            if not self._indexes(p):
+                continue
+            sp = restored(self.spo, p)
+            widths[p] = sp.width if sp is not None else width(keys[a:b])
+            if p in self.pos:
+                sp = restored(self.pos, p)
+                if sp is not None:
+                    swapped = np.frombuffer(sp.keys, dtype=np.uint64)[sp.lo:sp.hi]
+                    pos_widths[p] = sp.width
+                else:
+                    swapped = np.sort((keys[a:b] << np.uint64(32)) | (keys[a:b] >> np.uint64(32)))
+                    pos_widths[p] = width(swapped)
+                pos_preds.append(p)
+                pos_keys.append(swapped)
+                pos_ends.append(pos_ends[-1] + len(swapped))
+        pos_w = (array("i", pos_preds).tobytes(), array("q", pos_ends).tobytes(),
+                 (np.concatenate(pos_keys) if pos_keys else np.zeros(0, np.uint64)).tobytes())
+        return (COLUMNS_LAYOUT, facts, pos_w, widths, pos_widths, self.count, sorted(self.pos_preds),
+                self.pos_all, self.indexed, self.index_below)
+
+    def _indexes(self, p: int) -> bool:
+        """Whether predicate ``p`` is in this store's indexes (``spo``, ``count``)."""
+        return self.indexed and (self.index_below is None or p < self.index_below)
+
+    @classmethod
+    def from_columns(cls, parts: tuple[object, ...]) -> FactStore:
+        """Inverse of :meth:`to_columns`: the facts stay in their columns
+        (:class:`LazyFacts`), and so do the indexes: each predicate's entry reads its
+        column when first read (:class:`_ColumnEntry`), each key's set built only then.
+
+        :raises ValueError: when ``parts`` is not of that shape (or of another machine's
+            :data:`~reckon.datalog._columns.COLUMNS_LAYOUT`), or its facts, indexes and
+            counts disagree in size.
+        """
+        try:
+            (layout, written, pos_w, widths, pos_widths, count, pos_preds, pos_all, indexed,
+             below) = parts
+            if layout != COLUMNS_LAYOUT:
+                raise ValueError(f"integer columns of another layout ({layout!r}, here {COLUMNS_LAYOUT!r})")
+            if below is not None and not isinstance(below, int):
+                raise ValueError("index_below is not an int")
+            if not isinstance(written, tuple) or len(written) != 3 or not isinstance(pos_w, tuple) or len(pos_w) != 3:
+                raise ValueError("fact columns of another shape")
+            out = cls(indexed=bool(indexed), index_below=below)
+            cols = FactColumns(written)
+            out.facts = LazyFacts(cols)
+            out.count = dict(count)  # type: ignore[call-overload]
+            spo_raw: dict[int, Any] = {}
+            for p, (lo, hi) in cols.spans.items():
+                if out._indexes(p):
+                    if out.count.get(p) != hi - lo:
+                        raise ValueError("a predicate's facts and its count disagree")
+                    spo_raw[p] = _Span(cols.keys, lo, hi, int(widths[p]))  # type: ignore[index]
+            if len(spo_raw) != len(out.count):
+                raise ValueError("counts of predicates without facts")
+            pos_cols = FactColumns(pos_w)
+            pos_raw: dict[int, Any] = {}
+            for p, (lo, hi) in pos_cols.spans.items():
+                if out.count.get(p) != hi - lo:
+                    raise ValueError("an object index and its count disagree")
+                pos_raw[p] = _Span(pos_cols.keys, lo, hi, int(pos_widths[p]))  # type: ignore[index]
+            out.spo = _LazyIndex(spo_raw)
+            out.pos = _LazyIndex(pos_raw)
+            out.pos_preds = set(pos_preds)  # type: ignore[call-overload]
+            out.pos_all = bool(pos_all)
+        except (TypeError, ValueError, AttributeError, KeyError) as e:
+            raise ValueError(f"not a fact store: {e}") from e
+        out._check_sizes(below)
+        return out
+
+    def _restore_indexes(self, spo: object, pos: object, count: object, pos_preds: object, pos_all: object) -> None:
+        self.count = dict(count)  # type: ignore[call-overload]
+        # each entry built on first access (_LazyIndex); its shape is checked now
+        spo_raw: dict[int, RawEntry] = dict(spo)  # type: ignore[call-overload]
+        pos_raw: dict[int, RawEntry] = dict(pos)  # type: ignore[call-overload]
+        for p, raw in spo_raw.items():
+            if _check_entry(raw) != self.count.get(p):
+                raise ValueError("an index entry and its count disagree")
+        for raw in pos_raw.values():
+            _check_entry(raw)
+        self.spo = _LazyIndex(spo_raw)
+        self.pos = _LazyIndex(pos_raw)
+        self.pos_preds = set(pos_preds)  # type: ignore[call-overload]
+        self.pos_all = bool(pos_all)
+
+    def _check_sizes(self, below: object) -> None:
+        n = sum(self.count.values())
+        if self.indexed and (n > len(self.facts) if below is not None else n != len(self.facts)):
+            raise ValueError("fact store parts disagree in size")
+
     def to_lists(self, beside: set[Fact] | None = None) -> tuple[object, ...]:
         """The store as ints, bytes, tuples, lists and dicts -- no sets -- for
         :mod:`marshal`: the facts as one buffer of C ints ``s, p, o, s, p, o, ...``
@@ -664,19 +1066,14 @@ class FactStore:
         :param beside: facts :meth:`from_lists` will be given again (the base graph of an
             evaluation graph): when they are all in this store only the others are
             written, and the set is rebuilt by copying that one (no rehashing)."""
-        def index(ix: dict[int, defaultdict[int, set[int]]]) -> dict[int, RawEntry]:
-            # an entry restored and never read since is written as it was read
-            raw = ix.raw if isinstance(ix, _LazyIndex) else {}
-            return {p: raw[p] if p in raw else _LazyEntry.packed(d) if isinstance(d, _LazyEntry) else _pack_entry(d)
-                    for p, d in dict.items(ix)}
-
         if beside is not None and len(beside) <= len(self.facts) and beside <= self.facts:
             split, rest = True, self.facts - beside
         else:
             split, rest = False, self.facts
         facts = (split, array("i", chain.from_iterable(rest)).tobytes())
-        return (LAYOUT, facts, index(self.spo), index(self.pos), self.count, sorted(self.pos_preds),
-                self.pos_all, self.indexed, self.index_below)
+        spo, pos = self._written_indexes()
+        return (LAYOUT, facts, spo, pos, self.count, sorted(self.pos_preds), self.pos_all, self.indexed,
+                self.index_below)
 
     @staticmethod
     def upgrade_lists(parts: tuple[object, ...]) -> tuple[object, ...]:
@@ -700,7 +1097,7 @@ class FactStore:
             raise ValueError(f"not a fact store of the older layout: {e}") from e
 
     @classmethod
-    def from_lists(cls, parts: tuple[object, ...], beside: set[Fact] | None = None) -> FactStore:
+    def from_lists(cls, parts: tuple[object, ...], beside: FactSet | None = None) -> FactStore:
         """Inverse of :meth:`to_lists` (equal facts, indexes, counts and kept object indexes).
 
         :param beside: the set given to :meth:`to_lists` (its facts are not in ``parts``).
@@ -725,37 +1122,26 @@ class FactStore:
             if split:
                 if beside is None:
                     raise ValueError("a fact store written beside another")
-                out.facts = beside.copy()
-                out.facts.update(zip(it, it, it))
-                if len(out.facts) != len(beside) + n:
+                facts = set(beside)
+                facts.update(zip(it, it, it))
+                if len(facts) != len(beside) + n:
                     raise ValueError("fact store parts overlap")
             else:
-                out.facts = set(zip(it, it, it))
-                if len(out.facts) != n:
+                facts = set(zip(it, it, it))
+                if len(facts) != n:
                     raise ValueError("duplicate facts")
-            out.count = dict(count)  # type: ignore[call-overload]
-            # each entry built on first access (_LazyIndex); its shape is checked now
-            spo_raw: dict[int, RawEntry] = dict(spo)  # type: ignore[call-overload]
-            pos_raw: dict[int, RawEntry] = dict(pos)  # type: ignore[call-overload]
-            for p, raw in spo_raw.items():
-                if _check_entry(raw) != out.count.get(p):
-                    raise ValueError("an index entry and its count disagree")
-            for raw in pos_raw.values():
-                _check_entry(raw)
-            out.spo = _LazyIndex(spo_raw)
-            out.pos = _LazyIndex(pos_raw)
-            out.pos_preds = set(pos_preds)  # type: ignore[call-overload]
-            out.pos_all = bool(pos_all)
+            out.facts = facts
+            out._restore_indexes(spo, pos, count, pos_preds, pos_all)
         except (TypeError, ValueError, AttributeError) as e:
             raise ValueError(f"not a fact store: {e}") from e
-        n = sum(out.count.values())
-        if out.indexed and (n > len(out.facts) if below is not None else n != len(out.facts)):
-            raise ValueError("fact store parts disagree in size")
+        out._check_sizes(below)
         return out
 
     def predicates(self) -> set[int]:
         """Predicate ids present (computed from ``facts`` when not indexed)."""
         if self.indexed and self.index_below is None:
             return set(self.spo)
+        if type(self.facts) is not set:
+            return self.facts.predicates()  # type: ignore[union-attr]
         return {f[1] for f in self.facts}
 
