@@ -45,14 +45,14 @@ def _alone(text: str) -> np.ndarray:
 @given(texts=st.lists(st.text(max_size=30), max_size=40), batch_size=st.integers(1, 8), threads=st.integers(1, 3))
 def test_batched_encode_equals_each_text_alone_in_input_order(texts: list[str], batch_size: int,
                                                               threads: int) -> None:
-    out = encode_batched(_Tok(), texts, HIDDEN, _forward, batch_size, threads, "test-minilm")
+    out = encode_batched(_Tok(), texts, HIDDEN, _forward, batch_size, threads)
     assert out.shape == (len(texts), HIDDEN) and out.dtype == np.float32
     for row, text in zip(out, texts):
         np.testing.assert_allclose(row, _alone(text), rtol=1e-5, atol=1e-6)
 
 
 def test_no_texts_give_an_empty_matrix() -> None:
-    out = encode_batched(_Tok(), [], HIDDEN, _forward, 32, 2, "test-minilm")
+    out = encode_batched(_Tok(), [], HIDDEN, _forward, 32, 2)
     assert out.shape == (0, HIDDEN)
 
 
@@ -79,13 +79,13 @@ def test_a_few_texts_run_one_per_run_and_the_caller_never_waits_for_an_unstarted
         assert ids.shape[0] == 1  # one text per run: no padding
         return _forward(ids, lengths)
 
-    out = encode_batched(_Tok(), texts, HIDDEN, forward, 32, 3, "test-minilm")
+    out = encode_batched(_Tok(), texts, HIDDEN, forward, 32, 3)
     for row, text in zip(out, texts):
         np.testing.assert_allclose(row, _alone(text), rtol=1e-5, atol=1e-6)
     never = _NeverRuns()
     monkeypatch.setattr(shared, "_HELPERS", never)
     seen.clear()
-    out = encode_batched(_Tok(), texts, HIDDEN, forward, 32, 3, "test-minilm")  # returns: the caller ran all three
+    out = encode_batched(_Tok(), texts, HIDDEN, forward, 32, 3)  # returns: the caller ran all three
     assert never.offered == 2 and seen == {threading.current_thread().name}
     for row, text in zip(out, texts):
         np.testing.assert_allclose(row, _alone(text), rtol=1e-5, atol=1e-6)
@@ -100,7 +100,7 @@ def test_an_error_in_a_parallel_run_reaches_the_caller() -> None:
         return _forward(ids, lengths)
 
     with pytest.raises(RuntimeError, match="model failed"):
-        encode_batched(_Tok(), ["ab", "a much longer text"], HIDDEN, forward, 32, 2, "test-minilm")
+        encode_batched(_Tok(), ["ab", "a much longer text"], HIDDEN, forward, 32, 2)
 
 
 def test_a_background_embedder_thread_keeps_its_encodes_on_itself() -> None:
@@ -119,7 +119,7 @@ def test_a_background_embedder_thread_keeps_its_encodes_on_itself() -> None:
 
     def background() -> None:
         mod.mark_background_thread()
-        got.append(encode_batched(_Tok(), texts, HIDDEN, forward, 32, 3, "test-minilm"))
+        got.append(encode_batched(_Tok(), texts, HIDDEN, forward, 32, 3))
 
     t = threading.Thread(target=background, name="bg-embedder")
     t.start()

@@ -111,16 +111,18 @@ def read_config(path: Path, max_seq_length: int | None) -> tuple[dict[str, Any],
 
 
 def encode_batched(tok: Any, texts: Sequence[str], hidden: int,
-                   forward: Callable[[np.ndarray, np.ndarray], np.ndarray], batch_size: int, threads: int,
-                   thread_name_prefix: str) -> np.ndarray:
+                   forward: Callable[[np.ndarray, np.ndarray], np.ndarray], batch_size: int,
+                   threads: int) -> np.ndarray:
     """The batching both MiniLM runtimes share: word pieces of ``texts`` by ``tok`` (a
     ``tokenizers.Tokenizer`` without padding), sorted by count and cut into batches of
     ``batch_size``, each padded with id 0 to its longest and run through ``forward(ids
     int64 (batch, n), lengths int64 (batch,))`` -> mean-pooled ``float32 (batch,
-    hidden)``; more than one batch runs on up to ``threads`` Python threads; a single
-    batch of several texts is cut in up to ``threads`` runs of neighbouring lengths that
-    the calling thread and helper threads share (:func:`reckon.recall._shared.run_shared`:
-    the caller runs any a helper has not started). Returns ``float32 (len(texts), hidden)`` in the order of
+    hidden)``; more than one batch runs on up to ``threads`` threads, and a single batch
+    of several texts is cut in up to ``threads`` runs of neighbouring lengths: both
+    shared by the calling thread and helper threads
+    (:func:`reckon.recall._shared.run_shared`: the caller runs any a helper has not
+    started, so an encode that runs while the interpreter shuts down -- when no thread
+    or pool can start -- still completes). Returns ``float32 (len(texts), hidden)`` in the order of
     ``texts``, rows L2-normalised as sentence-transformers' ``Normalize`` does
     (``x / max(||x||, 1e-12)``)."""
     out = np.zeros((len(texts), hidden), dtype=np.float32)
@@ -156,11 +158,9 @@ def encode_batched(tok: Any, texts: Sequence[str], hidden: int,
         for idx in batches:
             run(idx)
     else:
-        from concurrent.futures import ThreadPoolExecutor
+        from reckon.recall._shared import run_shared
 
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix=thread_name_prefix) as pool:
-            for _ in pool.map(run, batches):
-                pass
+        run_shared([partial(run, idx) for idx in batches], helpers=workers - 1)
     norms = np.maximum(np.linalg.norm(out, axis=1, keepdims=True), np.float32(1e-12))
     return out / norms  # type: ignore[no-any-return]
 
@@ -338,4 +338,4 @@ class NumpyMiniLM:
         helper threads; one text runs on the calling thread.
         """
         return encode_batched(self._tok, texts, self.hidden, self._forward, batch_size,
-                              self.threads if threads is None else max(1, threads), "reckon-minilm")
+                              self.threads if threads is None else max(1, threads))

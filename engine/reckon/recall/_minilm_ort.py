@@ -474,4 +474,4 @@ class OrtMiniLM:
         from reckon.recall._minilm import encode_batched
 
         return encode_batched(self._tok, texts, self.hidden, self._forward, batch_size,
-                              self.threads if threads is None else max(1, threads), "reckon-minilm-ort")
+                              self.threads if threads is None else max(1, threads))

@@ -68,10 +68,14 @@ class _Helpers:
             if self.pid != os.getpid():
                 self.pid = os.getpid()
                 self.jobs = queue.SimpleQueue()
-                self.count = helper_threads()
-                for k in range(self.count):
-                    threading.Thread(target=self._loop, args=(self.jobs,), name=f"reckon-helper-{k}",
-                                     daemon=True).start()
+                self.count = 0
+                for k in range(helper_threads()):
+                    try:
+                        threading.Thread(target=self._loop, args=(self.jobs,), name=f"reckon-helper-{k}",
+                                         daemon=True).start()
+                    except RuntimeError:  # the interpreter is shutting down: the caller runs the rest
+                        break
+                    self.count += 1
             jobs, count = self.jobs, self.count
         for _ in range(min(count, most)):
             jobs.put(job)
