@@ -141,7 +141,10 @@ def load_spec(source: str | Path | dict[str, Any]) -> OnboardingSpec:
         try:
             data = yaml.safe_load(text)
         except yaml.YAMLError as e:
-            raise InvalidInput(f"{p}: not valid YAML: {e}", field="path") from e
+            mark = getattr(e, "problem_mark", None)
+            at = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
+            what = " ".join(x for x in (getattr(e, "context", None), getattr(e, "problem", None)) if x) or str(e)
+            raise InvalidInput(f"{p}{at}: not valid YAML: {what}", field="path") from e
     if not isinstance(data, dict):
         raise InvalidInput(f"{where}: expected a mapping at the top level", field="path")
     _check_text(data, where, "")

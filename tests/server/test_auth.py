@@ -202,3 +202,25 @@ def test_token_store_refuses_invalid_tenant_ids(world):
         ts.create("nope", person="x")
     with pytest.raises(TokenError):
         ts.verify("acme", "rkt_../x.000000000000.AAAAAAAAAAAAAAAAAAAAAAAA")
+
+
+def test_an_unknown_query_parameter_is_refused_on_every_get_route(world):
+    """A query parameter a route does not take (a misspelling such as ``?budget=10`` for
+    ``budget_chars``) is refused with 422 naming it and the parameters the route takes
+    -- never ignored -- on every GET route of a tenant (the SPARQL routes check their
+    protocol's parameters themselves); a foreign token still meets 403 first."""
+    routes = [p for m, p in _tenant_routes(world.client.app) if m == "GET" and not p.endswith("/sparql")]
+    assert "/tenants/{tenant_id}/bundle" in routes and "/tenants/{tenant_id}/search" in routes
+    for path in routes:
+        url = (path.replace("{tenant_id}", "acme").replace("{memory_id}", world.ids["icp"])
+               .replace("{conversation}", "chat-1"))
+        r = world.client.get(url, params={"q": "report", "frob": "1"}, headers=world.h("acme_ops"))
+        assert r.status_code == 422, (path, r.status_code, r.text)
+        err = r.json()["error"]
+        assert (err["field"], err["constraint"]) == ("frob", "unknown_parameter") and "frob" in err["message"]
+    r = world.client.get("/tenants/acme/bundle", params={"budget": "600"}, headers=world.h("acme_ops"))
+    assert r.status_code == 422 and "budget_chars" in r.json()["error"]["message"]
+    ok = world.client.get("/tenants/acme/bundle", params={"budget_chars": "600"}, headers=world.h("acme_ops"))
+    assert ok.status_code == 200, ok.text
+    r = world.client.get("/tenants/beta/bundle", params={"frob": "1"}, headers=world.h("acme_ops"))
+    assert r.status_code == 403

@@ -105,7 +105,9 @@ def shown_value(v: Any) -> str:
     return str(v)
 
 
-def show_memory(m: Any, as_json: bool, verb: str) -> None:
+def show_memory(m: Any, as_json: bool, verb: str, *, detail: bool = False) -> None:
+    """One memory: id, label, kind, scope, importance, properties, statuses (``detail``:
+    also its content, whom it belongs to, source, confidence, times and lineage)."""
     if as_json:
         print_json(m.model_dump(mode="json"))
         return
@@ -113,6 +115,20 @@ def show_memory(m: Any, as_json: bool, verb: str) -> None:
 
     say(f"{verb} [bold]{m.id}[/bold] {escape(repr(m.label))} ({m.kind}, {m.scope}, importance {m.importance}"
                   f"{', ' + m.subclass if m.subclass else ''}{'' if m.active else ', INACTIVE'})")
+    if detail:
+        say("  content: " + m.content, markup=False)
+        whose = [f"owner {m.owner}" if m.owner else "", f"teams {', '.join(m.teams)}" if m.teams else "",
+                 f"project {m.project}" if m.project else "", f"conversation {m.conversation}" if m.conversation else ""]
+        if any(whose):
+            say("  shared with: " + "; ".join(w for w in whose if w), markup=False)
+        say(f"  source: {m.source}, confidence {m.confidence:g}" + (f", author {m.author}" if m.author else ""),
+            markup=False)
+        times = [f"created {m.created_at.isoformat()}" if m.created_at else "",
+                 f"updated {m.updated_at.isoformat()}" if m.updated_at and m.updated_at != m.created_at else "",
+                 f"expires {m.expires_at.isoformat()}" if m.expires_at else ""]
+        say("  " + ", ".join(x for x in times if x), markup=False)
+        if m.supersedes:
+            say(f"  supersedes: {', '.join(m.supersedes)}", markup=False)
     if m.properties:
         say("  properties: " + ", ".join(f"{k}={shown_value(v)}" for k, v in sorted(m.properties.items())),
             markup=False)
@@ -199,7 +215,9 @@ def remember(
     m = _write(t.remember, principal=principal(as_person, operator, member_of), supersedes=supersedes or None,
                conflict_resolution="replace" if replace else "keep_both" if keep_both else None,
                conflict_id=conflict_id, **fields)
-    show_memory(m, as_json, "remembered")
+    restated = m.updated_at is not None and m.created_at is not None and m.updated_at > m.created_at
+    # dedup: the same label in the same scope updated the memory it names (reckon history shows what it was)
+    show_memory(m, as_json, "updated (same label in this scope)" if restated else "remembered")
 
 
 @app.command("update")
@@ -337,7 +355,7 @@ def forget(
 @app.command("get")
 def get(memory_id: str = typer.Argument(...), tenant: str = TENANT_OPT, as_json: bool = JSON_OPT) -> None:
     """Show one memory with its derived statuses."""
-    show_memory(open_tenant(tenant).get(memory_id), as_json, "memory")
+    show_memory(open_tenant(tenant).get(memory_id), as_json, "memory", detail=True)
 
 
 @app.command("memories")

@@ -165,6 +165,12 @@ def tenant_export(
     if output is None:
         sys.stdout.buffer.write(t.store.export_trig())
         return
+    import os
+
+    parent = output.parent if str(output.parent) else Path(".")
+    if output.is_dir() or not parent.is_dir() or not os.access(parent, os.W_OK):
+        why = "is a directory" if output.is_dir() else f"no writable directory {parent}"
+        raise fail(f"cannot write the export to {output}: {why}")  # an input error (exit 2), not the store's
     t.export(output)
     if not t.verify_export(output):
         raise fail(f"export {output} does not match the tenant; nothing deleted", EXIT_INVALID)

@@ -720,16 +720,42 @@ class _ExactJSONRequest(_StrictJSONRequest):
 
 class _ExactJSONRoute(APIRoute):
     """The routes of :func:`create_app`; all parse JSON bodies strictly, and those that write
-    memories (``/memories``) with :class:`_ExactJSONRequest` (a note's value stays plain JSON)."""
+    memories (``/memories``) with :class:`_ExactJSONRequest` (a note's value stays plain JSON).
+    A query parameter the route does not declare (``?budget=10`` for ``budget_chars``) is
+    refused with 422 naming it and the ones the route takes, as an unknown JSON field is
+    (:func:`_refuse_unknown_query`: a tenant's routes after the token is checked, so a
+    foreign token still meets 403 first); the SPARQL routes check theirs themselves
+    (SPARQL 1.1 Protocol §2.1)."""
+
+    query_names: list[str] | None = None
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        def names(d: Any) -> set[str]:  # the query parameters of a route and its dependencies
+            return {p.alias for p in d.query_params}.union(*(names(sub) for sub in d.dependencies))
+
         handler = super().get_route_handler()
         cls = _ExactJSONRequest if "/memories" in self.path else _StrictJSONRequest
+        self.query_names = None if self.path.endswith("/sparql") else sorted(names(self.dependant))
+        early = "{tenant_id}" not in self.path
 
         async def strict(request: Request) -> Response:
+            if early:
+                _refuse_unknown_query(request)
             return await handler(cls(request.scope, request.receive, request._send))  # noqa: SLF001
 
         return strict
+
+
+def _refuse_unknown_query(request: Request) -> None:
+    """:raises ApiError: 422 when the request names a query parameter its route
+    (:class:`_ExactJSONRoute`) does not take."""
+    taken = getattr(request.scope.get("route"), "query_names", None)
+    if taken is None:
+        return
+    unknown = sorted(set(request.query_params) - set(taken))
+    if unknown:
+        raise ApiError(422, "invalid_input", f"unknown query parameter {unknown[0]!r}; {request.url.path} takes "
+                       + (", ".join(taken) if taken else "none"), field=unknown[0], constraint="unknown_parameter")
 
 
 def create_app(
@@ -875,8 +901,9 @@ def create_app(
             self.record = record
             self.principal = record.principal()
 
-    def ctx(tenant_id: str, creds: HTTPAuthorizationCredentials | None = Depends(_bearer)) -> Ctx:
+    def ctx(request: Request, tenant_id: str, creds: HTTPAuthorizationCredentials | None = Depends(_bearer)) -> Ctx:
         record = _authenticate(tenant_id, creds)
+        _refuse_unknown_query(request)
         t = engine.tenant(tenant_id)
         if wall_clock:
             t.advance_clock()  # the server serves the present: expiry against the wall clock
