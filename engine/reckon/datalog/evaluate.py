@@ -379,6 +379,7 @@ class Reasoner:
     def _load(self, base: Iterable[Triple]) -> None:
         t0 = time.perf_counter()
         dic = self._dic
+        dic.materialize()  # every term of the base graph is looked up
         bstore = self._store(indexed=self._needs_base_index())
         bstore.add_all(dic.encode_all(self._readable(base)))
         if bstore.indexed:
@@ -772,6 +773,7 @@ class Reasoner:
         <reckon.datalog.model.RuleSet.generalized>`) and facts that mention helper
         vocabulary (:data:`reckon.datalog.model.INTERNAL`) stay internal: they are not
         returned here, nor in deltas."""
+        self.settle()  # every fact is read: plain containers read them faster
         st = self._state
         base = st.base.facts
         decode = self._dic.decode
@@ -842,6 +844,7 @@ class Reasoner:
 
     def base(self) -> set[Triple]:
         """The base graph ``G0`` (asserted triples)."""
+        self.settle()
         decode = self._dic.decode
         return {decode(f) for f in self._state.base.facts}
 
