@@ -359,7 +359,7 @@ def test_a_format_6_state_restores_reads_in_place_and_maintains_like_the_origina
         ([Triple(_n("v5"), _n("link"), _n("v6"))], [Triple(_n("w3"), _n("link"), _n("x3"))]),
     ]
     current = set(base)
-    for k, (ins, dels) in enumerate(steps):
+    for ins, dels in steps:
         d1, d2 = original.apply(insert=ins, delete=dels), restored.apply(insert=ins, delete=dels)
         current = (current - set(dels)) | set(ins)
         assert (d2.added, d2.removed) == (d1.added, d1.removed)
