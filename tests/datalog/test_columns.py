@@ -414,3 +414,45 @@ def test_a_damaged_format_6_store_is_refused(how: str) -> None:
 
 def test_kinds_are_shared_with_the_fact_store_module() -> None:
     assert (IRI, BNODE, LITERAL, TRIPLE) == (0, 1, 2, 3)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sets(FACTS, max_size=25), st.lists(st.tuples(st.booleans(), FACTS), max_size=8),
+       st.dictionaries(FACTS, st.integers(0, 2**31 - 1), max_size=15), st.lists(TERMS, max_size=12),
+       st.lists(TERMS, max_size=5))
+def test_python_and_numpy_writers_write_the_same_bytes(facts: set[tuple[int, int, int]],
+                                                       changes: list[tuple[bool, tuple[int, int, int]]],
+                                                       ranks: dict[tuple[int, int, int], int], terms: list[object],
+                                                       later: list[object]) -> None:
+    """A small state is written with Python's sort (no numpy import for a one-write CLI
+    command), a large one with numpy: both write the same bytes -- facts, ranks, terms
+    and a fact store's columns, fresh or restored and changed since."""
+    import numpy
+
+    lazy = LazyFacts(_cols(facts))
+    store = FactStore(facts)
+    for add, f in changes:
+        (lazy.add if add else lazy.discard)(f)
+        (store.add if add else store.remove)(f)
+    store.need_pos(1)
+    for x in (facts, lazy):
+        assert fact_columns(x, None) == fact_columns(x, numpy)
+    assert store.to_columns(None) == store.to_columns(numpy)
+    restored = FactStore.from_columns(store.to_columns(numpy))
+    for add, f in changes[:3]:
+        (restored.add if add else restored.remove)(f)
+    assert restored.to_columns(None) == restored.to_columns(numpy)
+    lr: Any = LazyRanks.restored(RankColumns(rank_columns(ranks, numpy)))
+    for _, f in changes[:4]:
+        lr.pop(f, None)
+    lr[(1, 2, 3)] = 7
+    assert rank_columns(ranks, None) == rank_columns(ranks, numpy) and rank_columns(lr, None) == rank_columns(lr, numpy)
+    d = _dictionary(terms)
+    assert term_columns(d.terms, d.kinds, d.parts, None, None) == term_columns(d.terms, d.kinds, d.parts, None, numpy)
+    written, triples = term_columns(d.terms, d.kinds, d.parts, None, numpy)
+    r = TermDictionary()
+    r.restore_columns(TermColumns(written, bytes(d.kinds), _direction), triples)
+    for t in later:
+        r.intern(t)
+    cols = r.restored_columns()
+    assert term_columns(r.terms, r.kinds, r.parts, cols, None) == term_columns(r.terms, r.kinds, r.parts, cols, numpy)

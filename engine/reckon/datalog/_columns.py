@@ -86,6 +86,40 @@ def _view(code: str, b: object) -> Any:
         raise ValueError(f"a column that is not whole items ({e})") from e
 
 
+NUMPY_FROM = 50_000
+"""Size (facts, ranks or terms to write) from which the writers sort with numpy; below
+it they use Python's sort, unless numpy is imported already (the same bytes either way):
+a small tenant's one-write CLI command imports no numpy (~0.1 s)."""
+
+AUTO: Any = object()
+"""The ``np`` argument of the writers: choose by :func:`numpy_for`."""
+
+
+def numpy_for(n: int) -> Any:
+    """numpy when it is imported already or ``n`` reaches :data:`NUMPY_FROM`, else ``None``."""
+    np = sys.modules.get("numpy")
+    if np is None and n >= NUMPY_FROM:
+        import numpy as np
+    return np
+
+
+def _py_columns(by_p: dict[int, list[Any]], with_values: bool = False) -> tuple[bytes, ...]:
+    """Predicates, ends and keys (and values) of ``p -> [key, ...]`` (or ``[(key, value),
+    ...]``), sorted by predicate then key, with Python's sort."""
+    preds = sorted(by_p)
+    keys, ends, vals = array("Q"), array("q", (0,)), array("i")
+    for p in preds:
+        got = sorted(by_p[p])
+        if with_values:
+            keys.extend(k for k, _ in got)
+            vals.extend(v for _, v in got)
+        else:
+            keys.extend(got)
+        ends.append(len(keys))
+    out = (array("i", preds).tobytes(), ends.tobytes(), keys.tobytes())
+    return (*out, vals.tobytes()) if with_values else out
+
+
 def _hash(key: bytes) -> int:
     """A 64-bit hash of a term's written form, the same in every process."""
     return (zlib.crc32(key) << 32) | zlib.adler32(key)
@@ -250,16 +284,22 @@ class LazyFacts(MutableSet[Fact]):
         return f"LazyFacts({len(self)} facts, {len(self._added)} added, {len(self._gone)} removed)"
 
 
-def fact_columns(facts: Iterable[Fact]) -> tuple[bytes, bytes, bytes]:
+def fact_columns(facts: Iterable[Fact], np: Any = AUTO) -> tuple[bytes, bytes, bytes]:
     """The columns (format 6) of ``facts``: a :class:`LazyFacts` is merged with its
     changes per predicate (predicates without a change are copied as written), any other
-    iterable of distinct facts is sorted whole."""
-    import numpy as np
-
+    iterable of distinct facts is sorted whole. ``np``: numpy, or ``None`` for Python's
+    sort (default: :func:`numpy_for` the number of facts)."""
+    if isinstance(facts, LazyFacts) and not facts.changed():
+        return facts._cols.written  # noqa: SLF001 - this module's own class
+    if np is AUTO:
+        np = numpy_for(len(facts) if isinstance(facts, (set, LazyFacts)) else NUMPY_FROM)
+    if np is None:
+        by_p: dict[int, list[int]] = {}
+        for s, p, o in facts:
+            by_p.setdefault(p, []).append((s << 32) | o)
+        return _py_columns(by_p)  # type: ignore[return-value]
     if isinstance(facts, LazyFacts):
-        cols = facts._cols  # noqa: SLF001 - this module's own class
-        if not facts.changed():
-            return cols.written
+        cols = facts._cols  # noqa: SLF001
         gone_by: dict[int, list[int]] = {}
         added_by: dict[int, list[int]] = {}
         for s, p, o in facts._gone:  # noqa: SLF001
@@ -474,15 +514,27 @@ class LazyRanks(Ranks):
         return (dict, (list(self._whole().items()),))
 
 
-def rank_columns(ranks: dict[Fact, int]) -> tuple[bytes, bytes, bytes, bytes]:
+def rank_columns(ranks: dict[Fact, int], np: Any = AUTO) -> tuple[bytes, bytes, bytes, bytes]:
     """The columns (format 6) of a fact -> rank map: a :class:`LazyRanks` is merged with
-    its changes (the written columns reused when there are none)."""
-    import numpy as np
-
-    if type(ranks) is LazyRanks:
-        cols, gone = ranks._cols, ranks._gone  # noqa: SLF001 - this module's own class
+    its changes (the written columns reused when there are none). ``np`` as
+    :func:`fact_columns`."""
+    lazy = isinstance(ranks, LazyRanks)
+    if lazy:
+        cols, gone = ranks._cols, ranks._gone  # type: ignore[attr-defined]  # noqa: SLF001 - this module's own class
         if not gone and not dict.__len__(ranks):
             return (*cols.written, cols.written_values)
+    if np is AUTO:
+        np = numpy_for((len(cols) if lazy else 0) + dict.__len__(ranks))
+    if np is None:
+        current: dict[Fact, int] = {}
+        if lazy:
+            current = {f: r for f, r in cols.items() if f not in gone}
+        current.update(dict.items(ranks))
+        by_p: dict[int, list[tuple[int, int]]] = {}
+        for (s, p, o), r in current.items():
+            by_p.setdefault(p, []).append(((s << 32) | o, r))
+        return _py_columns(by_p, with_values=True)  # type: ignore[return-value]
+    if lazy:
         keys = np.frombuffer(cols.written[2], dtype=np.uint64)
         vals = np.frombuffer(cols.written_values, dtype=np.int32)
         preds = np.repeat(np.array(list(cols.spans), dtype=np.int64),
@@ -822,13 +874,13 @@ class LazyIds(Ids):
 
 
 def term_columns(terms: list[object], kinds: bytes | bytearray, parts: dict[int, Fact],
-                 restored: TermColumns | None) -> tuple[Any, ...]:
+                 restored: TermColumns | None, np: Any = AUTO) -> tuple[Any, ...]:
     """The term dictionary's columns (format 6) and its triple-term components (flat
     ``s, p, o`` ids, in id order). With ``restored`` (the columns a :class:`LazyTerms`
     was restored from) those terms' written forms are kept as they are and only the
-    terms added since are encoded."""
-    import numpy as np
-
+    terms added since are encoded. ``np`` as :func:`fact_columns`."""
+    if np is AUTO:
+        np = numpy_for(len(kinds))
     n0 = 0 if restored is None else restored.n
     n = len(kinds)
     if restored is not None:
@@ -886,11 +938,16 @@ def term_columns(terms: list[object], kinds: bytes | bytearray, parts: dict[int,
         key_ids.append(i)
     names_off.extend(list(accumulate(map(len, names), initial=names_off[-1]))[1:])
     lits_off.extend(list(accumulate(map(len, lits), initial=lits_off[-1]))[1:])
-    new_h = np.fromiter(map(_hash, keys), dtype=np.uint64, count=len(keys))
-    new_i = np.frombuffer(key_ids.tobytes(), dtype=np.int32)
     if restored is not None and len(keys) == 0:
         hashes_out, ids_out = hashes_b, ids_b
+    elif np is None:
+        pairs = sorted(chain(zip(_view("Q", hashes_b), _view("i", ids_b)) if restored is not None else (),
+                             zip(map(_hash, keys), key_ids)))
+        hashes_out = array("Q", (h for h, _ in pairs)).tobytes()
+        ids_out = array("i", (i for _, i in pairs)).tobytes()
     else:
+        new_h = np.fromiter(map(_hash, keys), dtype=np.uint64, count=len(keys))
+        new_i = np.frombuffer(key_ids.tobytes(), dtype=np.int32)
         old_h = np.frombuffer(hashes_b, dtype=np.uint64) if restored is not None else np.zeros(0, np.uint64)
         old_i = np.frombuffer(ids_b, dtype=np.int32) if restored is not None else np.zeros(0, np.int32)
         # by hash, then id (the first id of equal terms first): the new ids are above

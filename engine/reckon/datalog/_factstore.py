@@ -28,6 +28,7 @@ from pyoxigraph import BlankNode, Literal, NamedNode, Triple
 
 from reckon._lazydict import LazyDict
 from reckon.datalog._columns import (
+    AUTO,
     BNODE,
     COLUMNS_LAYOUT,
     IRI,
@@ -41,6 +42,7 @@ from reckon.datalog._columns import (
     TermColumns,
     Terms,
     fact_columns,
+    numpy_for,
 )
 
 __all__ = ["BNODE", "IRI", "LITERAL", "TRIPLE", "FactStore", "TermDictionary"]
@@ -928,21 +930,21 @@ class FactStore:
 
         return index(self.spo), index(self.pos)
 
-    def to_columns(self) -> tuple[object, ...]:
+    def to_columns(self, np: Any = AUTO) -> tuple[object, ...]:
         """The store as written in a reasoner state of format 6: the facts in columns
         (:func:`reckon.datalog._columns.fact_columns`: per predicate the sorted keys
         ``s << 32 | o``; facts restored from columns and unchanged are written as read),
         the object indexes kept (:attr:`pos`) as the same facts' keys ``o << 32 | s``, the
         number of distinct subjects and objects per predicate, counts and settings. The
         subject index (:attr:`spo`) is the facts' columns themselves. :meth:`from_columns`
-        reads it."""
-        import numpy as np
-
-        facts = fact_columns(self.facts)
-        preds = np.frombuffer(facts[0], dtype=np.int32)
-        ends = np.frombuffer(facts[1], dtype=np.int64)
-        keys = np.frombuffer(facts[2], dtype=np.uint64)
-        spans = {int(p): (int(a), int(b)) for p, a, b in zip(preds, ends[:-1], ends[1:])}
+        reads it. ``np``: numpy, or ``None`` for Python's sort (default:
+        :func:`~reckon.datalog._columns.numpy_for` the number of facts)."""
+        if np is AUTO:
+            np = numpy_for(len(self.facts))
+        facts = fact_columns(self.facts, np)
+        preds, ends = _ints(facts[0]), array("q")
+        ends.frombytes(facts[1])
+        keys: Any = np.frombuffer(facts[2], dtype=np.uint64) if np is not None else memoryview(facts[2]).cast("Q")
         # what a restore left in columns and no change touched is written as read
         lazy = type(self.facts) is LazyFacts
         touched = self.facts.changed_predicates() if lazy else set()  # type: ignore[union-attr]
@@ -956,14 +958,21 @@ class FactStore:
                 r = d._raw if type(d) is _ColumnEntry else None
             return r if isinstance(r, _Span) else None
 
-        def width(col: Any) -> int:
+        def width(col: Any) -> int:  # distinct high halves of ascending keys
+            if np is None:
+                return len({k >> 32 for k in col})
             high = col >> np.uint64(32)
             return int(np.count_nonzero(high[1:] != high[:-1])) + 1
 
+        def by_object(col: Any) -> Any:  # o << 32 | s, ascending
+            if np is None:
+                return array("Q", sorted(((k & _LOW32) << 32) | (k >> 32) for k in col))
+            return np.sort((col << np.uint64(32)) | (col >> np.uint64(32)))
+
         widths: dict[int, int] = {}
         pos_widths: dict[int, int] = {}
-        pos_preds, pos_ends, pos_keys = [], [0], []
-        for p, (a, b) in spans.items():
+        pos_preds, pos_ends, pos_keys = array("i"), array("q", (0,)), []
+        for p, a, b in zip(preds, ends, ends[1:]):
             if not self._indexes(p):
                 continue
             sp = restored(self.spo, p)
@@ -971,18 +980,18 @@ class FactStore:
             if p in self.pos:
                 sp = restored(self.pos, p)
                 if sp is not None:
-                    swapped = np.frombuffer(sp.keys, dtype=np.uint64)[sp.lo:sp.hi]
+                    swapped = (np.frombuffer(sp.keys, dtype=np.uint64)[sp.lo:sp.hi] if np is not None
+                               else sp.keys[sp.lo:sp.hi])
                     pos_widths[p] = sp.width
                 else:
-                    swapped = np.sort((keys[a:b] << np.uint64(32)) | (keys[a:b] >> np.uint64(32)))
+                    swapped = by_object(keys[a:b])
                     pos_widths[p] = width(swapped)
                 pos_preds.append(p)
                 pos_keys.append(swapped)
                 pos_ends.append(pos_ends[-1] + len(swapped))
-        pos_w = (array("i", pos_preds).tobytes(), array("q", pos_ends).tobytes(),
-                 (np.concatenate(pos_keys) if pos_keys else np.zeros(0, np.uint64)).tobytes())
-        return (COLUMNS_LAYOUT, facts, pos_w, widths, pos_widths, self.count, sorted(self.pos_preds),
-                self.pos_all, self.indexed, self.index_below)
+        pos_col = b"".join(bytes(k) if np is None else k.tobytes() for k in pos_keys)
+        return (COLUMNS_LAYOUT, facts, (pos_preds.tobytes(), pos_ends.tobytes(), pos_col), widths, pos_widths,
+                self.count, sorted(self.pos_preds), self.pos_all, self.indexed, self.index_below)
 
     def _indexes(self, p: int) -> bool:
         """Whether predicate ``p`` is in this store's indexes (``spo``, ``count``)."""

@@ -60,7 +60,7 @@ from pyoxigraph import BlankNode, Literal, NamedNode, Triple, Variable
 
 from reckon.datalog import _cache
 from reckon.datalog import expr as _expr
-from reckon.datalog._columns import LazyRanks, RankColumns, TermColumns, rank_columns, term_columns
+from reckon.datalog._columns import LazyRanks, RankColumns, TermColumns, numpy_for, rank_columns, term_columns
 from reckon.datalog._columns import Ranks as _Ranks
 from reckon.datalog._factstore import BNODE, IRI, LITERAL, TRIPLE, Fact, FactStore, TermDictionary
 from reckon.datalog._guard import Guard
@@ -476,10 +476,11 @@ class Reasoner:
         import marshal
 
         dic, st = self._dic, self._state
-        terms, triples = term_columns(dic.terms, dic.kinds, dic.parts, dic.restored_columns())
+        np = numpy_for(len(st.full) + len(st.base))  # a small state is sorted without importing numpy
+        terms, triples = term_columns(dic.terms, dic.kinds, dic.parts, dic.restored_columns(), np)
         payload = (
             self.STATE_VERSION, bytes(dic.kinds), terms, triples, sorted(self._hidden()),
-            st.full.to_columns(), st.base.to_columns(), list(st.data), rank_columns(st.rank), st.clock,
+            st.full.to_columns(np), st.base.to_columns(np), list(st.data), rank_columns(st.rank, np), st.clock,
             {k: list(v) for k, v in st.outputs.items()}, self._memo, self._memo_rev, self._read_preds is not None,
         )
         enabled = gc.isenabled()
