@@ -299,13 +299,16 @@ def test_sigkill_while_the_state_file_is_written_loses_nothing(engine: Engine, l
     t3.store.close()
 
 
-@pytest.mark.parametrize("version", [1, 3])
-def test_an_older_format_state_file_is_restored_then_rewritten(engine: Engine, loads: list[int], version: int) -> None:
-    """A tenant whose state file an older engine wrote (format 1 or 3) costs its first
+@pytest.mark.parametrize("moved", [True, False])
+@pytest.mark.parametrize("version", [1, 3, 5])
+def test_an_older_format_state_file_is_restored_then_rewritten(engine: Engine, loads: list[int], version: int,
+                                                               moved: bool) -> None:
+    """A tenant whose state file an older engine wrote (format 1, 3 or 5) costs its first
     write under this engine a restore, not a recompute; the file is rewritten in the
-    current format when the process lets the tenant go, and the next process restores
-    that."""
-    from tests.datalog.test_incremental import _dump_version_1, _dump_version_3
+    current format when the process lets the tenant go -- also when nothing was
+    committed since (``moved`` False: only the reasoner was read) -- and the next
+    process restores that."""
+    from tests.datalog.test_incremental import _dump_version_1, _dump_version_3, _dump_version_5
 
     t = engine.create_tenant(f"rv{next(_ids)}", company_name="Acme Inc.")
     m = cap(t, 0, "meta", 40000)
@@ -314,14 +317,17 @@ def test_an_older_format_state_file_is_restored_then_rewritten(engine: Engine, l
     path = t.store.path / TenantStore.STATE_FILE
     t = fresh(engine, t)
     meta = json.loads(path.read_bytes().partition(b"\n")[0])
-    payload = (_dump_version_1 if version == 1 else _dump_version_3)(r)  # type: ignore[arg-type]
+    payload = {1: _dump_version_1, 3: _dump_version_3, 5: _dump_version_5}[version](r)  # type: ignore[operator]
     meta.update(state_version=version, bytes=len(payload), sha256=__import__("hashlib").sha256(payload).hexdigest())
     path.write_bytes(json.dumps(meta, sort_keys=True).encode() + b"\n" + payload)
     loads.clear()
-    t.set_spend("meta", 45000)  # one commit past the file: restored, then the commit applied
+    if moved:
+        t.set_spend("meta", 45000)  # one commit past the file: restored, then the commit applied
+    else:
+        t.store.reasoner()  # restored, nothing committed
     assert loads == []
     assert t.store.inferred() == recomputed(t.store)
-    assert t.get(m.id).status["budgetStatus"] == "over_budget"
+    assert t.get(m.id).status["budgetStatus"] == ("over_budget" if moved else "within_budget")
     t = fresh(engine, t)
     head = json.loads(path.read_bytes().partition(b"\n")[0])
     assert head["state_version"] == Reasoner.STATE_VERSION and head["generation"] == t.store.generation()

@@ -785,9 +785,13 @@ class TenantStore:
         commit's maintenance) than writing it anew costs (:attr:`_State.dump_s`: the
         last write, else the restore's time)."""
         st = self._st
-        if st.reasoner is None or st.reasoner_gen != st.gen or st.gen < 0 or st.saved_gen == st.gen:
+        if st.reasoner is None or st.reasoner_gen != st.gen or st.gen < 0:
             return False
-        return st.save_pending or st.saved_gen < 0 or st.dump_s < 0 or st.replay_s >= st.dump_s
+        if st.save_pending:  # e.g. read from an older format: rewritten even if the store did not move
+            return True
+        if st.saved_gen == st.gen:
+            return False
+        return st.saved_gen < 0 or st.dump_s < 0 or st.replay_s >= st.dump_s
 
     def _state_key(self, reasoner: Any) -> dict[str, Any] | None:
         """What a reasoner state must match to be used: the stored program's digest, the
@@ -824,7 +828,7 @@ class TenantStore:
         if (r is None or not callable(dump) or st.reasoner_gen != st.gen or st.gen < 0 or self._gone
                 or self._backend.kind != "embedded"):
             return
-        if st.saved_gen == st.gen:
+        if st.saved_gen == st.gen and not st.save_pending:
             return
         key = self._state_key(r)
         if key is None:
