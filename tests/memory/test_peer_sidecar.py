@@ -691,3 +691,48 @@ def test_saves_and_prefills_beside_writes_never_deadlock(make_store, no_idle_sav
     assert not errors
     got, want = listed(a)
     assert got == want and sum(map(len, want.values())) == 5 * 9
+
+
+def test_a_write_does_not_wait_while_the_saver_encodes(make_store, saving, monkeypatch):
+    """The saver takes what the file needs under the write path's guard, then encodes the
+    changed groups and writes the file without it (a 40k-member company group took
+    ~0.5 s to encode at 100k memories, and every write arriving meanwhile waited): a
+    write completes while an encode is held up, and the file written then lists the
+    groups exactly as of the generation taken, the write brought forward from the
+    store by the next service."""
+    import threading
+
+    monkeypatch.setattr(_peers, "SAVE_EVERY", 3600.0)  # no idle save in between: this test saves
+    monkeypatch.setattr(_peers, "SAVE_AT_MOST", 3600.0)
+    st = make_store("encoding")
+    a = MemoryService(st)
+    fill(a, "first")  # every group listed and changed since any encoding
+    started, release = threading.Event(), threading.Event()
+    real = _peers._enc_members
+
+    def slow(members, ents):  # type: ignore[no-untyped-def]
+        started.set()
+        assert release.wait(60)
+        return real(members, ents)
+
+    def save() -> None:
+        with a.peers.guard:  # as flush() calls it
+            a.peers.save(a.peers.current)
+
+    monkeypatch.setattr(_peers, "_enc_members", slow)
+    saver = threading.Thread(target=save)
+    saver.start()
+    assert started.wait(60)
+    writer = threading.Thread(target=lambda: fill(a, "second"))
+    writer.start()
+    writer.join(60)
+    written = not writer.is_alive()
+    release.set()
+    saver.join(60)
+    assert written, "a write waited for the saver's encoding"
+    assert not saver.is_alive() and sidecar(st).exists()
+    monkeypatch.setattr(_peers, "_enc_members", real)
+    b = MemoryService(st)
+    got, want = listed(b)  # the file's groups (as of the first fill) brought forward over the second
+    assert got == want
+    assert all(len(v) == (4 if k == ("user", "ann") else 2) for k, v in want.items()), want

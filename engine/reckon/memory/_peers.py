@@ -84,6 +84,8 @@ touched since for its groups (~0.05 ms each; read whole only when it is in the g
 listed), which beyond this costs more than a cold read of a person's group (~60 µs a
 member). Commits that touch no memory (transcript turns, business data) cost only
 their parse, so a process that records turns for a while does not age the file out."""
+_YIELD_EVERY = 256
+"""Members a save encodes between two offers of the GIL to the write path."""
 RESAVE_AFTER = 32
 """Generations a process's index may move ahead of its last save before a write asks
 the idle saver for a new one."""
@@ -423,8 +425,9 @@ _SavedGroup = tuple[tuple[str, ...], tuple[tuple[str, ...], ...], tuple[int, ...
                     tuple[tuple[str, ...], ...], dict[str, tuple[int, ...]], dict[str, tuple[int, ...]]]
 
 
-def _enc_group(idx: _PeerIndex, g: tuple[Any, ...]) -> bytes:
-    """Group ``g`` of ``idx`` as :data:`_SavedGroup`, marshalled.
+def _enc_members(members: list[NamedNode], ents: list[_PeerEntry]) -> bytes:
+    """A group's ``members`` (with their entries ``ents``, in the same order) as
+    :data:`_SavedGroup`, marshalled.
 
     :raises TypeError: when a member has a type that is not an IRI (not saved)."""
     iris: list[str] = []
@@ -434,8 +437,10 @@ def _enc_group(idx: _PeerIndex, g: tuple[Any, ...]) -> bytes:
     toks: list[tuple[str, ...]] = []
     labelmap: dict[str, list[int]] = {}
     tokmap: dict[str, list[int]] = {}
-    for i, m in enumerate(sorted(idx.groups.get(g, ()), key=lambda n: n.value)):
-        e = idx.entries[m]
+    by_iri = sorted(zip(members, ents), key=lambda me: me[0].value)
+    for i, (m, e) in enumerate(by_iri):
+        if not i % _YIELD_EVERY:
+            time.sleep(0)  # the GIL to a write of this process now and then (the saver runs beside writes)
         if e.enc is None:  # an entry is replaced, never changed, when its memory changes
             kinds = tuple(_enc_iri(o) for o in e.a.get(R.A, ()))
             e.enc = (_enc_iri(m), kinds, e.label_key, tuple(sorted(e.toks)))
@@ -517,6 +522,7 @@ class PeerCache:
         # held by the write path while it reads or changes the index (inside the store's
         # transaction: the store's lock is always taken first), and by a save
         self.guard = threading.RLock()
+        self._save_lock = threading.Lock()  # one file write at a time (idle saver, close, exit)
         self.last_use = time.perf_counter()  # of the write path, for the idle save
         self._saver: threading.Thread | None = None
         self._exit_hook = False
@@ -583,39 +589,88 @@ class PeerCache:
 
     def save(self, idx: _PeerIndex) -> None:
         """Write the index (listed groups at ``idx.gen``, saved ones not listed yet at
-        their own generation) under a unique temporary name, then rename it."""
+        their own generation) under a unique temporary name, then rename it. Called
+        under :attr:`guard` (as :meth:`flush` does): this takes what the file needs
+        (:meth:`_save_job`, a few ms), lets the guard go while the changed groups are
+        encoded and the file written, and takes it again at the end."""
+        job = self._save_job(idx)
+        depth = 0
+        while True:  # out of the guard (re-entrant: however often this thread holds it)
+            try:
+                self.guard.release()
+            except RuntimeError:
+                break
+            depth += 1
+        try:
+            self._write(job)
+        finally:
+            for _ in range(depth):
+                self.guard.acquire()
+
+    def _save_job(self, idx: _PeerIndex) -> tuple[Any, ...]:
+        """What :meth:`_write` needs of ``idx``, taken under :attr:`guard`: the saved
+        groups as they are, each listed group's blob when unchanged since its last
+        encoding, else its members and their entries (entries are replaced, never
+        changed, when a memory changes: reading them later is safe)."""
+        saved = {_enc_key(k): v for k, v in idx.saved.items()}
+        groups: list[tuple[tuple[Any, ...], bytes | None, list[NamedNode], list[_PeerEntry]]] = []
+        for g in idx.built:
+            blob = idx.encoded.get(g)
+            if blob is not None and g not in idx.dirty:  # an unchanged group is exact at idx.gen still
+                groups.append((g, blob, [], []))
+            else:
+                members = list(idx.groups.get(g, ()))
+                groups.append((g, None, members, [idx.entries[m] for m in members]))
+        idx.dirty.clear()
+        return idx, idx.gen, idx.cold, saved, groups
+
+    def _write(self, job: tuple[Any, ...]) -> None:
+        """Encode the changed groups of ``job`` (:meth:`_save_job`) and write the file,
+        outside :attr:`guard` (a write of this process does not wait for it); one save
+        at a time."""
+        idx, gen, cold, saved, groups = job
         path = self.sidecar()
         if path is None or not path.parent.parent.is_dir():
             return  # no tenant directory (deleted, e.g. before the exit hook ran): nothing to keep
-        self.saved_at = time.perf_counter()
-        self.saved_cold = idx.cold
-        try:
-            groups = {}
-            for k, (g0, raw) in idx.saved.items():
-                groups[_enc_key(k)] = (g0, raw)
-            for g in idx.built:
-                blob: bytes | None = idx.encoded.get(g)
-                if blob is None or g in idx.dirty:  # an unchanged group is exact at idx.gen still
-                    try:
-                        blob = idx.encoded[g] = _enc_group(idx, g)
-                    except TypeError:
-                        idx.encoded.pop(g, None)
-                        continue  # a term the file does not keep: that group is read from the store
-                groups[_enc_key(g)] = (idx.gen, blob)
-            idx.dirty.clear()
-            payload = marshal.dumps((_VERSION, self.svc.tenant, getattr(self.svc.store, "incarnation", None), groups))
-            path.parent.mkdir(exist_ok=True)
-            tmp = path.parent / f".index.{os.getpid()}.{secrets.token_hex(6)}.tmp"
+        with self._save_lock:
+            self.saved_at = time.perf_counter()
+            self.saved_cold = cold
             try:
-                with open(tmp, "wb") as fh:
-                    fh.write(MAGIC + hashlib.sha256(payload).digest() + payload)
-                os.replace(tmp, path)
-            finally:
-                tmp.unlink(missing_ok=True)
-            self.saved_gen = idx.gen
-        except OSError as e:  # a cache: the write goes on without it
-            if path.parent.parent.is_dir():  # else the tenant was deleted meanwhile: nothing lost
-                log.warning("peer index %s not saved: %s", path, e)
+                out = dict(saved)
+                fresh: dict[tuple[Any, ...], bytes] = {}
+                for g, blob, members, ents in groups:
+                    if blob is None:
+                        try:
+                            blob = fresh[g] = _enc_members(members, ents)
+                        except TypeError:
+                            continue  # a term the file does not keep: that group is read from the store
+                    out[_enc_key(g)] = (gen, blob)
+                self._write_file(path, marshal.dumps((_VERSION, self.svc.tenant,
+                                                      getattr(self.svc.store, "incarnation", None), out)))
+                self.saved_gen = gen
+            except OSError as e:  # a cache: the write goes on without it
+                if path.parent.parent.is_dir():  # else the tenant was deleted meanwhile: nothing lost
+                    log.warning("peer index %s not saved: %s", path, e)
+                return
+        with self.guard:  # the blobs serve the next save, for the groups no write changed meanwhile
+            for g, blob in fresh.items():
+                if g not in idx.dirty and idx.gen == gen:
+                    idx.encoded[g] = blob
+                else:
+                    idx.encoded.pop(g, None)
+
+    @staticmethod
+    def _write_file(path: Path, payload: bytes) -> None:
+        """``payload`` under :data:`MAGIC` and its SHA-256, written under a unique
+        temporary name then renamed. :raises OSError: when it cannot be written."""
+        path.parent.mkdir(exist_ok=True)
+        tmp = path.parent / f".index.{os.getpid()}.{secrets.token_hex(6)}.tmp"
+        try:
+            with open(tmp, "wb") as fh:
+                fh.write(MAGIC + hashlib.sha256(payload).digest() + payload)
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
 
     def due(self, idx: _PeerIndex) -> bool:
         """Whether the file is worth writing: this process read a group cold since its
