@@ -2,7 +2,9 @@
 
 usage: python bench/_probe.py DATA_DIR TENANT OP [OP ...]
 
-OP: ``search`` | ``context`` | ``remember`` (through ``Tenant.*``, the public path).
+OP: ``search`` | ``context`` | ``remember`` (a user-scope memory) | ``remember_company``
+(a company-scope memory by an operator: its dedup reads the company's peer group, the
+tenant's largest) -- through ``Tenant.*``, the public path.
 Prints one JSON object: ``import_s`` (``import reckon.api``), ``open_s``
 (``Engine(...).tenant(...)``), ``<op>_s`` for each op in order (the first one pays for
 loading the mirror, the reasoner, the recall index, the model), each also as this
@@ -53,6 +55,10 @@ def main() -> None:
         elif op == "remember":
             t.remember(kind="preference", scope="user", importance=3, source="agent_tool", principal=who,
                        label=f"u{uuid.uuid4().hex}", content=f"x{uuid.uuid4().hex} y{uuid.uuid4().hex}")
+        elif op == "remember_company":
+            t.remember(kind="fact", scope="company", importance=3, source="operator",
+                       principal=Principal.operator(person="person1"),
+                       label=f"c{uuid.uuid4().hex}", content=f"x{uuid.uuid4().hex} y{uuid.uuid4().hex}")
         else:
             raise SystemExit(f"unknown op {op}")
         key = f"{op}_s" if f"{op}_s" not in out else f"{op}_again_s"

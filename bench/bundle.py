@@ -267,6 +267,10 @@ def run_size(n: int, args: argparse.Namespace, root: Path) -> dict:
     idx.close()  # snapshot for the fresh processes below
     t.store.close()
     fresh = {op: probe(data, "bench", op) for op in ("search", "context", "remember")}
+    # a company-scope write lists the company's peer group: read from the store the first
+    # time (then saved beside it at exit), from that file by every later process
+    fresh["remember_company_cold"] = probe(data, "bench", "remember_company")
+    fresh["remember_company"] = probe(data, "bench", "remember_company")
     engine = Engine(data, embedder=BulkHashing() if args.bulk_hashing else None)
     t = engine.tenant("bench")
     who = Principal(person="person0", teams=["team0", "team1"])

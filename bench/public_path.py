@@ -4,7 +4,8 @@ another on the same tenants, printed as ONE table (measured value, target, met o
 missed, the peer beside it as a ratio, the load average before and after each part).
 
 Rows: ``Tenant.remember`` p50/p95 at 1k and 10k memories (target p50 <= 5 ms at 10k) and
-a fresh process's first ``remember`` / ``search`` / ``context`` (``import reckon.api`` +
+a fresh process's first ``remember`` (user scope, and company scope: its dedup lists the
+company's peer group, the largest) / ``search`` / ``context`` (``import reckon.api`` +
 open + the call, all of which the user's process pays; target < 1 s at 10k);
 ``Tenant.context`` with a
 conversation (target p95 <= 20 ms at 10k); ``Tenant.search`` (target p95 <= 30 ms at
@@ -294,10 +295,17 @@ def print_table(args: argparse.Namespace, res: dict[int, dict[str, Any]], big: d
         ops = ("remember", "search", "context")
         # the user's process pays all of it: `import reckon.api`, the open and the call
         total = {op: f[op]["import_s"] + f[op]["open_s"] + f[op][op + "_s"] for op in ops}
+        company = ""
+        if "remember_company" in f:
+            fc, cold = f["remember_company"], f["remember_company_cold"]
+            total["remember_company"] = fc["import_s"] + fc["open_s"] + fc["remember_company_s"]
+            company = (f", company-scope remember {total['remember_company']:.2f} s (the company's peer group "
+                       f"listed from the saved file; the first process ever, reading it from the store: "
+                       f"{cold['import_s'] + cold['open_s'] + cold['remember_company_s']:.2f} s)")
         row(f"fresh process at {n:,}: `import reckon.api` + open + first call",
             ", ".join(f"{op} {f[op]['import_s']:.2f} + {f[op]['open_s']:.2f} + {f[op][op + '_s']:.2f} = "
                       f"{total[op]:.2f} s" for op in ops)
-            + f"; RSS {f['remember']['rss_mb']:.0f} MB",
+            + company + f"; RSS {f['remember']['rss_mb']:.0f} MB",
             "< 1 s at 10k", max(total.values()) < 1 if n >= 10_000 else None, "", r["bload"])
     for n, r in res.items():
         x = r["b"]["ctx"]
@@ -322,6 +330,8 @@ def print_table(args: argparse.Namespace, res: dict[int, dict[str, Any]], big: d
                 "first write": f["remember"]["open_s"] + f["remember"]["remember_s"],
                 "first search": f["search"]["open_s"] + f["search"]["search_s"],
                 "first context": f["context"]["open_s"] + f["context"]["context_s"]}
+        if "remember_company" in f:
+            vals["first company write"] = f["remember_company"]["open_s"] + f["remember_company"]["remember_company_s"]
         if ref:
             rb, rw, rf = ref["b"], ref["w"], ref["b"]["fresh"]["remember"]
             base = {"remember p50": pct(rw["user"], 50), "context p95": pct(rb["ctx"], 95),
@@ -329,7 +339,10 @@ def print_table(args: argparse.Namespace, res: dict[int, dict[str, Any]], big: d
             for op in ("search", "context"):  # a fresh process's open + first read (the recall index opened)
                 rfo = ref["b"]["fresh"][op]
                 base[f"first {op}"] = rfo["open_s"] + rfo[op + "_s"]
-            ratio = {k: vals[k] / base[k] for k in vals}
+            rfc = ref["b"]["fresh"].get("remember_company")
+            if rfc is not None:
+                base["first company write"] = rfc["open_s"] + rfc["remember_company_s"]
+            ratio = {k: vals[k] / base[k] for k in vals if k in base}
         else:
             ratio = {}
         row(f"big tenant: {nb:,} memories (documents: hashing vectors, --bulk-hashing)",

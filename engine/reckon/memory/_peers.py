@@ -38,9 +38,11 @@ import secrets
 import threading
 import time
 import weakref
+from array import array
 from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -230,6 +232,53 @@ class _SavedSets(LazyDict[str, set[NamedNode]]):
         return dict.keys(self)
 
 
+class _Entries(LazyDict[NamedNode, _PeerEntry]):
+    """The peer index's entries by memory. A member of a group listed from the saved
+    index stands as its row there (``raw``: memory -> (the group's decoded rows, its row,
+    the group)) until its entry is read: a write reads the few members its label and
+    tokens name, not a 40k-member company group's every entry (making them all was
+    ~0.3 s of a fresh process's first company-scope write at 100k memories). Only
+    ``[]``, ``get``, ``pop``, assignment and ``del`` are used; ``in``, ``len`` and
+    iteration see both parts."""
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        super().__init__({}, placeholders=False)
+
+    def _make(self, m: NamedNode, row: tuple[Any, ...]) -> _PeerEntry:
+        ctx, i, g = row
+        iris, types, type_idx, label_keys, toks_of, kinds = ctx
+        k = type_idx[i]
+        e = _PeerEntry.restore({R.A: list(kinds[k])}, label_keys[i], frozenset(toks_of[i]))
+        e.enc = (iris[i], types[k], label_keys[i], toks_of[i])  # as it would encode again
+        e.groups.append(g)
+        return e
+
+    def enc_of(self, m: NamedNode) -> tuple[Any, ...] | _PeerEntry:
+        """Member ``m``'s encoded row when its entry was never read (nothing made), else
+        its entry."""
+        row = self.raw.get(m)
+        if row is None:
+            return dict.__getitem__(self, m)
+        (iris, types, type_idx, label_keys, toks_of, _), i, _ = row
+        return (iris[i], types[type_idx[i]], label_keys[i], toks_of[i])
+
+    def __contains__(self, m: object) -> bool:
+        return dict.__contains__(self, m) or m in self.raw
+
+    def __len__(self) -> int:
+        return dict.__len__(self) + len(self.raw)
+
+    def __iter__(self) -> Any:
+        self.load_all()
+        return dict.__iter__(self)
+
+    def keys(self) -> Any:
+        self.load_all()
+        return dict.keys(self)
+
+
 class _PeerIndex:
     """Active memories of a tenant by (scope, stakeholder) group, as of one store
     generation: normalised label -> memories (dedup) and word token -> memories
@@ -241,7 +290,7 @@ class _PeerIndex:
         self.gen = gen
         self.complete = False  # every group listed (built whole from the mirror)
         self.built: set[tuple[Any, ...]] = set()
-        self.entries: dict[NamedNode, _PeerEntry] = {}
+        self.entries: _Entries = _Entries()
         self.groups: dict[tuple[Any, ...], set[NamedNode]] = defaultdict(set)
         # per group: normalised label -> members, word token -> members (a map per group, so
         # listing a saved group is a few dict comprehensions, not a tuple key per token)
@@ -350,16 +399,17 @@ class _PeerIndex:
         stale = {i for i, m in enumerate(nodes) if touched.get(m, -1) > g0} if touched else set()
         entries = self.entries
         kinds = [[NamedNode(t) for t in ts] for ts in types]  # few distinct type sets: each decoded once
+        ctx = (iris, types, type_idx, label_keys, toks_of, kinds)
+        made, raw = dict.__contains__, entries.raw
         for i, m in enumerate(nodes):
             if i in stale:
                 continue  # changed since: as read now, below
-            e = entries.get(m)
-            if e is None:
-                k = type_idx[i]
-                e = entries[m] = _PeerEntry.restore({R.A: list(kinds[k])}, label_keys[i], frozenset(toks_of[i]))
-                e.enc = (iris[i], types[k], label_keys[i], toks_of[i])  # as it would encode again
-            if g not in e.groups:
-                e.groups.append(g)
+            if made(entries, m) or m in raw:  # listed already (another group's member too): its entry
+                e = entries[m]
+                if g not in e.groups:
+                    e.groups.append(g)
+            else:
+                raw[m] = (ctx, i, g)  # its entry made when first read (_Entries)
         keep = [m for i, m in enumerate(nodes) if i not in stale] if stale else nodes
         for d, saved in ((self.by_label, labelmap), (self.by_token, tokmap)):
             have = d.get(g)
@@ -425,9 +475,10 @@ _SavedGroup = tuple[tuple[str, ...], tuple[tuple[str, ...], ...], tuple[int, ...
                     tuple[tuple[str, ...], ...], dict[str, tuple[int, ...]], dict[str, tuple[int, ...]]]
 
 
-def _enc_members(members: list[NamedNode], ents: list[_PeerEntry]) -> bytes:
-    """A group's ``members`` (with their entries ``ents``, in the same order) as
-    :data:`_SavedGroup`, marshalled.
+def _enc_members(members: list[NamedNode], ents: list[_PeerEntry | tuple[Any, ...]]) -> bytes:
+    """A group's ``members`` (with their entries ``ents``, in the same order: an entry,
+    or the encoded row of a member whose entry was never made) as :data:`_SavedGroup`,
+    marshalled.
 
     :raises TypeError: when a member has a type that is not an IRI (not saved)."""
     iris: list[str] = []
@@ -441,10 +492,13 @@ def _enc_members(members: list[NamedNode], ents: list[_PeerEntry]) -> bytes:
     for i, (m, e) in enumerate(by_iri):
         if not i % _YIELD_EVERY:
             time.sleep(0)  # the GIL to a write of this process now and then (the saver runs beside writes)
-        if e.enc is None:  # an entry is replaced, never changed, when its memory changes
-            kinds = tuple(_enc_iri(o) for o in e.a.get(R.A, ()))
-            e.enc = (_enc_iri(m), kinds, e.label_key, tuple(sorted(e.toks)))
-        iri, kinds, label_key, ts = e.enc
+        if isinstance(e, tuple):
+            iri, kinds, label_key, ts = e
+        else:
+            if e.enc is None:  # an entry is replaced, never changed, when its memory changes
+                kinds = tuple(_enc_iri(o) for o in e.a.get(R.A, ()))
+                e.enc = (_enc_iri(m), kinds, e.label_key, tuple(sorted(e.toks)))
+            iri, kinds, label_key, ts = e.enc
         iris.append(iri)
         type_idx.append(types.setdefault(kinds, len(types)))
         labels.append(label_key)
@@ -479,10 +533,13 @@ def _dec_group(blob: bytes) -> _SavedGroup:
         raise ValueError("peer group type index")
     if not all(type(ts) is tuple for ts in toks):
         raise ValueError("peer group tokens")
-    for d in (labelmap, tokmap):
-        for ix in d.values():
-            if type(ix) is not tuple or not ix or min(ix) < 0 or max(ix) >= n:
-                raise ValueError("peer group member index")
+    for d in (labelmap, tokmap):  # C-level passes: a 40k-member group's maps hold ~10^5 keys
+        vals = d.values()
+        if not set(map(type, vals)) <= {tuple} or not all(vals):
+            raise ValueError("peer group member index")
+        flat = array("i", chain.from_iterable(vals)) if vals else array("i")
+        if flat and (min(flat) < 0 or max(flat) >= n):
+            raise ValueError("peer group member index")
     # the maps must say exactly what the members say (a consistent file lists each member
     # under its own label and each of its tokens, and nothing else)
     if sum(map(len, labelmap.values())) != n or sum(map(len, tokmap.values())) != sum(map(len, toks)):
@@ -613,14 +670,15 @@ class PeerCache:
         encoding, else its members and their entries (entries are replaced, never
         changed, when a memory changes: reading them later is safe)."""
         saved = {_enc_key(k): v for k, v in idx.saved.items()}
-        groups: list[tuple[tuple[Any, ...], bytes | None, list[NamedNode], list[_PeerEntry]]] = []
+        groups: list[tuple[tuple[Any, ...], bytes | None, list[NamedNode], list[_PeerEntry | tuple[Any, ...]]]] = []
         for g in idx.built:
             blob = idx.encoded.get(g)
             if blob is not None and g not in idx.dirty:  # an unchanged group is exact at idx.gen still
                 groups.append((g, blob, [], []))
             else:
                 members = list(idx.groups.get(g, ()))
-                groups.append((g, None, members, [idx.entries[m] for m in members]))
+                enc_of = idx.entries.enc_of
+                groups.append((g, None, members, [enc_of(m) for m in members]))
         idx.dirty.clear()
         return idx, idx.gen, idx.cold, saved, groups
 
