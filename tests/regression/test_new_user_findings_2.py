@@ -7,7 +7,9 @@
 * ``reckon tenant export -o DIR/x.trig`` with a directory that does not exist exited 3
   (store failure) instead of 2 (an input error naming the path);
 * a malformed onboarding file's error quoted ``in "<unicode string>"`` instead of the
-  file's line and column.
+  file's line and column;
+* ``reckon serve --host 256.1.1.1`` warmed the tenants, started, then exited 3 with
+  ``[Errno -2] Name or service not known`` naming no host (a port in use likewise).
 
 (The HTTP routes' unknown query parameters: ``tests/server/test_auth.py``.)
 """
@@ -74,3 +76,16 @@ def test_malformed_onboarding_yaml_names_the_file_line_and_column(data: Path, tm
     r = run_cli(data, "onboard", str(bad))
     assert r.code == 2
     assert f"{bad}:3:1: not valid YAML: " in r.err and "<unicode string>" not in r.err, r.err
+
+
+def test_serve_refuses_a_host_or_port_it_cannot_bind_before_anything_else(data: Path) -> None:
+    import socket
+
+    r = run_cli(data, "serve", "--host", "256.1.1.1", "--port", "8123")
+    assert r.code == 2 and "--host '256.1.1.1'" in r.err, (r.code, r.err)
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        r = run_cli(data, "serve", "--port", str(port))
+    assert r.code == 2 and f"cannot bind 127.0.0.1:{port}" in r.err, (r.code, r.err)

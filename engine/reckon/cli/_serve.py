@@ -11,7 +11,7 @@ from typing import Any
 
 import typer
 
-from reckon.cli._app import app, state
+from reckon.cli._app import app, fail, state
 from reckon.cli._tenant import AS_OPT, MEMBER_OF_OPT, OPERATOR_OPT, TENANT_OPT, engine, open_tenant, print_json, say, warn
 
 token_app = typer.Typer(help="API tokens of the HTTP server (per tenant, stored hashed).", no_args_is_help=True)
@@ -77,6 +77,7 @@ def serve_cmd(
     from reckon.server.http import create_app
     from reckon.store import QueryLimits
 
+    _check_bind(host, port)  # before the warm-up: a typo costs no wait, and exits 2 naming it
     limits = QueryLimits(max_query_bytes=max_query_bytes, max_depth=max_depth, timeout=query_timeout,
                          max_rows=max_rows, max_result_bytes=max_result_bytes, max_memory_bytes=query_memory,
                          workers=query_workers)
@@ -92,6 +93,25 @@ def serve_cmd(
                              max_body_bytes=max_body_bytes, wall_clock=wall_clock)
     warn(f"reckon: serving {state.data_dir} on http://{host}:{port} (inspector: /, OpenAPI: /openapi.json)")
     uvicorn.run(application, host=host, port=port, log_level=log_level, access_log=False)
+
+
+def _check_bind(host: str, port: int) -> None:
+    """:raises typer.Exit: (2) when ``host`` is not an address of this machine or the
+    port cannot be bound there (in use, or a privileged port), naming which."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as e:
+        raise fail(f"--host {host!r}: not an address (or a name this machine resolves): "
+                   f"{getattr(e, 'strerror', None) or e}") from None
+    family, kind, proto, _, addr = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(addr)
+        except OSError as e:
+            raise fail(f"cannot bind {host}:{port}: {e.strerror or e}") from None
 
 
 @app.command("mcp")
