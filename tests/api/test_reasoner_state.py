@@ -29,6 +29,7 @@ from reckon.api import Engine, Principal, Tenant
 from reckon.api._tenant import Tenant as _Tenant
 from reckon.datalog.evaluate import Reasoner
 from reckon.store import TenantStore
+from reckon.store.tenant_store import STATE_HEADER_FORMAT, state_seal
 
 OPS = Principal(person="dana", role="operator")
 CHILD = Path(__file__).with_name("state_child.py")
@@ -151,7 +152,8 @@ def test_a_fresh_process_restores_the_state_and_derives_what_a_recompute_derives
 
 
 DAMAGE = ["flip-payload-byte", "truncate", "garbage", "other-program", "other-engine", "ahead", "other-incarnation",
-          "empty", "other-int-layout", "index-columns-disagree"]
+          "empty", "other-int-layout", "index-columns-disagree", "generation-edited", "generation-infinite",
+          "generation-text", "deep-json", "sealed-payload-only"]
 
 
 @pytest.mark.parametrize("damage", DAMAGE)
@@ -174,7 +176,6 @@ def test_a_corrupted_or_mismatched_state_file_is_rebuilt(engine: Engine, loads: 
     elif damage == "empty":
         data = b""
     elif damage in ("other-int-layout", "index-columns-disagree"):  # well-formed and signed, but foreign inside
-        import hashlib
         import marshal
 
         state = list(marshal.loads(payload))
@@ -187,13 +188,28 @@ def test_a_corrupted_or_mismatched_state_file_is_rebuilt(engine: Engine, loads: 
             full[1] = (preds, ends, keys[:-8])
         state[5] = tuple(full)
         payload = marshal.dumps(tuple(state))
-        meta.update(bytes=len(payload), sha256=hashlib.sha256(payload).hexdigest())
+        meta["bytes"] = len(payload)
+        meta["sha256"] = state_seal(meta, payload)  # sealed as a writer would: only the inside is foreign
+        data = json.dumps(meta, sort_keys=True).encode() + b"\n" + payload
+    elif damage == "generation-edited":  # the header's generation changed by hand, not sealed again
+        meta["generation"] = meta["generation"] - 1
+        data = json.dumps(meta, sort_keys=True).encode() + b"\n" + payload
+    elif damage in ("generation-infinite", "generation-text"):  # well-formed JSON, not a generation
+        line = json.dumps(meta, sort_keys=True).replace(f'"generation": {meta["generation"]}',
+                                                        '"generation": 1e400' if damage == "generation-infinite"
+                                                        else '"generation": "7"')
+        data = line.encode() + b"\n" + payload
+    elif damage == "deep-json":  # a header no JSON parser should follow to the end
+        data = b"[" * 100_000 + b"\n" + payload
+    elif damage == "sealed-payload-only":  # format 2 claimed, the payload alone checksummed (format 1's way)
+        meta["sha256"] = __import__("hashlib").sha256(payload).hexdigest()
         data = json.dumps(meta, sort_keys=True).encode() + b"\n" + payload
     else:
         field, value = {"other-program": ("program", "0" * 64), "other-engine": ("engine", "0.0.0-other"),
                         "ahead": ("generation", meta["generation"] + 5),
                         "other-incarnation": ("incarnation", "f" * 32)}[damage]
         meta[field] = value
+        meta["sha256"] = state_seal(meta, payload)  # sealed: the key check refuses it, not the checksum
         data = json.dumps(meta, sort_keys=True).encode() + b"\n" + payload
     path.write_bytes(data)
     loads.clear()
@@ -214,6 +230,32 @@ def test_a_corrupted_or_mismatched_state_file_is_rebuilt(engine: Engine, loads: 
     assert t3.store.inferred() == recomputed(t3.store)
     assert t3.get(m.id).status["budgetStatus"] == "within_budget"
     t3.store.close()
+
+
+def test_an_older_state_relabelled_with_a_later_generation_is_not_served(engine: Engine, loads: list[int]) -> None:
+    """An older state file whose header was edited to claim a later generation (found by a
+    fresh-venv user test: one bit of the header's generation flipped) would skip the
+    commits in between and keep wrong statuses forever; the header is sealed with the
+    payload (header format 2), so the file is refused and the first write recomputes:
+    the budget status follows the spend and the inferred graph equals a recompute."""
+    t = engine.create_tenant(f"rl{next(_ids)}", company_name="Acme Inc.")
+    m = cap(t, 0, "meta", 40000)
+    t.set_spend("meta", 41000)
+    t = fresh(engine, t)
+    path = t.store.path / TenantStore.STATE_FILE
+    old = path.read_bytes()
+    t.set_spend("meta", 10000)  # one commit past the old file
+    t = fresh(engine, t)
+    head, _, payload = old.partition(b"\n")
+    meta = json.loads(head)
+    meta["generation"] = t.store.generation()  # claims the commit it does not hold
+    path.write_bytes(json.dumps(meta, sort_keys=True).encode() + b"\n" + payload)
+    loads.clear()
+    t.set_spend("meta", 45000)
+    assert loads == [1]  # refused: recomputed
+    assert t.get(m.id).status["budgetStatus"] == "over_budget"
+    assert t.store.inferred() == recomputed(t.store)
+    t.store.close()
 
 
 @pytest.mark.parametrize("state_before", [False, True])
@@ -318,7 +360,11 @@ def test_an_older_format_state_file_is_restored_then_rewritten(engine: Engine, l
     t = fresh(engine, t)
     meta = json.loads(path.read_bytes().partition(b"\n")[0])
     payload = {1: _dump_version_1, 3: _dump_version_3, 5: _dump_version_5}[version](r)  # type: ignore[operator]
-    meta.update(state_version=version, bytes=len(payload), sha256=__import__("hashlib").sha256(payload).hexdigest())
+    meta.update(state_version=version, bytes=len(payload))
+    if version == 5:  # the engine before this header format: the payload alone checksummed (header format 1)
+        meta.update(format=1, sha256=__import__("hashlib").sha256(payload).hexdigest())
+    else:
+        meta["sha256"] = state_seal(meta, payload)
     path.write_bytes(json.dumps(meta, sort_keys=True).encode() + b"\n" + payload)
     loads.clear()
     if moved:
@@ -331,6 +377,7 @@ def test_an_older_format_state_file_is_restored_then_rewritten(engine: Engine, l
     t = fresh(engine, t)
     head = json.loads(path.read_bytes().partition(b"\n")[0])
     assert head["state_version"] == Reasoner.STATE_VERSION and head["generation"] == t.store.generation()
+    assert head["format"] == STATE_HEADER_FORMAT and head["sha256"] == state_seal(head, path.read_bytes().partition(b"\n")[2])
     loads.clear()
     t.set_spend("meta", 1000)
     assert loads == []

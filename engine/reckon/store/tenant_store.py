@@ -37,16 +37,18 @@ Design (DESIGN.md "The store", "Measured facts about our dependencies"):
   fact; it leaves the base only when it is gone from every asserted graph). Its
   inferred graph is kept equal to the ``INFERRED`` named graph. Its state persists in
   ``<tenant>/reasoner.state`` (one JSON header line: stored program digest, engine and
-  state-format versions, incarnation, generation, SHA-256 of the payload; then
-  ``Reasoner.dump_state``): a fresh process loads it and applies the commits since from
-  the journal instead of materializing from scratch; a missing, damaged or mismatched
-  file means a recompute. The file is rewritten never inside a write: when the lock is
-  released after ``linger`` idle seconds with nobody waiting (the lock's background
-  thread), at :meth:`TenantStore.close`, when the engine evicts the tenant and when the
-  process exits -- each time only if this process recomputed, or if replaying the
-  commits since the file (measured: the replay after the restore plus each commit's
-  maintenance) would cost a restoring process more than the dump (measured) costs this
-  one; and at any release once it trails :attr:`TenantStore.STATE_LAG` generations.
+  state-format versions, incarnation, generation, and a SHA-256 over the rest of the
+  header and the payload (:func:`state_seal`); then ``Reasoner.dump_state``): a fresh
+  process loads it and applies the commits since from the journal instead of
+  materializing from scratch; a missing, damaged or mismatched file -- a header whose
+  generation was changed included, which would skip those commits -- means a recompute.
+  The file is rewritten never inside a write: when the lock is released after
+  ``linger`` idle seconds with nobody waiting (the lock's background thread), at
+  :meth:`TenantStore.close`, when the engine evicts the tenant and when the process exits --
+  each time only if this process recomputed, or if replaying the commits since the file
+  (measured: the replay after the restore plus each commit's maintenance) would cost a
+  restoring process more than the dump (measured) costs this one; and at any release
+  once it trails :attr:`TenantStore.STATE_LAG` generations.
   Written under the tenant's flock and this process's thread lock (the reasoner is not
   changed while it is dumped), by rename: a crash leaves the old file or the new one,
   and a torn file fails its length and SHA-256 checks.
@@ -85,6 +87,7 @@ from __future__ import annotations
 import atexit
 import datetime as _dt
 import json
+import logging
 import os
 import secrets
 import threading
@@ -146,9 +149,29 @@ __all__ = [
     "TenantStore",
     "Txn",
     "ValidateHook",
+    "state_seal",
 ]
 
 _XSD_INTEGER = NamedNode("http://www.w3.org/2001/XMLSchema#integer")
+
+log = logging.getLogger(__name__)
+
+STATE_HEADER_FORMAT = 2
+"""The reasoner state file's header format: 2 seals the header with the payload
+(:func:`state_seal`); 1 (an older engine's) checksummed the payload alone -- a header
+edited by mistake (its generation raised) then skipped commits, and derived statuses
+went wrong. A format-1 file is still read, and rewritten in format 2."""
+
+
+def state_seal(head: Mapping[str, Any], payload: bytes | memoryview) -> str:
+    """The ``sha256`` field of a reasoner state file's header (format 2): SHA-256 of the
+    header's other fields (as sorted JSON), a newline, then the payload."""
+    import hashlib
+
+    h = hashlib.sha256(json.dumps({k: v for k, v in head.items() if k != "sha256"}, sort_keys=True).encode())
+    h.update(b"\n")
+    h.update(payload)
+    return h.hexdigest()
 
 Term = NamedNode | BlankNode | Literal | Triple
 QueryResult = list[dict[str, Term]] | bool | list[Triple]
@@ -804,7 +827,7 @@ class TenantStore:
         fmt = getattr(reasoner, "STATE_VERSION", None)
         reasoner_cls = f"{type(reasoner).__module__}.{type(reasoner).__qualname__}"
         return {
-            "format": 1,
+            "format": STATE_HEADER_FORMAT,
             "engine": str(getattr(reckon, "__version__", "0")),
             "program": self._program_key,
             "incarnation": self.incarnation,
@@ -834,7 +857,6 @@ class TenantStore:
         if key is None:
             return
         import gc
-        import hashlib
 
         t0 = time.thread_time()
         enabled = gc.isenabled()
@@ -846,8 +868,8 @@ class TenantStore:
         finally:
             if enabled:
                 gc.enable()
-        head = dict(key, generation=st.gen, in_sync=st.inferred_in_sync,
-                    sha256=hashlib.sha256(payload).hexdigest(), bytes=len(payload))
+        head = dict(key, generation=st.gen, in_sync=st.inferred_in_sync, bytes=len(payload))
+        head["sha256"] = state_seal(head, payload)
         path = self.path / self.STATE_FILE
         tmp = self.path / f".{self.STATE_FILE}.{os.getpid()}.{threading.get_ident()}"
         try:
@@ -889,27 +911,35 @@ class TenantStore:
             r = self._factory()
             key = self._state_key(r)
             readable: tuple[Any, ...] = getattr(r, "READ_STATE_VERSIONS", None) or ((key or {}).get("state_version"),)
-            if key is None or any(head.get(k) != v for k, v in key.items() if k != "state_version"):
+            fmt = head.get("format")
+            if key is None or fmt not in (1, STATE_HEADER_FORMAT) or any(
+                    head.get(k) != v for k, v in key.items() if k not in ("state_version", "format")):
                 return False
             if head.get("state_version") not in readable:
                 return False
-            gen = int(head["generation"])
-            if gen > st.gen or gen < 1 or head.get("bytes") != len(payload):
+            gen = head["generation"]
+            if type(gen) is not int or gen > st.gen or gen < 1 or head.get("bytes") != len(payload):
                 return False
-            if hashlib.sha256(payload).hexdigest() != head.get("sha256"):
+            sealed = {k: v for k, v in head.items() if k != "sha256"}
+            # format 1 (an older engine's) checksummed the payload alone: read, then rewritten
+            want = state_seal(sealed, payload) if fmt == STATE_HEADER_FORMAT else hashlib.sha256(payload).hexdigest()
+            if want != head.get("sha256"):
                 return False
             restore = getattr(r, "restore_state", None)
             if not callable(restore):
                 return False
             t0 = time.thread_time()
             restore(payload)
-        except (ValueError, TypeError, KeyError, AttributeError):
+        except Exception as e:  # noqa: BLE001 - a file that does not serve, whatever is wrong with it: recomputed
+            if not isinstance(e, (ValueError, TypeError, KeyError, AttributeError)):
+                why = f"{type(e).__name__}: {e}"[:300]  # a string: the record keeps no traceback (and store) alive
+                log.warning("reasoner state of tenant %s not used (%s): recomputing", self.tenant_id, why)
             return False
         st.reasoner = r
         st.reasoner_gen = gen
         st.inferred_in_sync = bool(head.get("in_sync"))
         st.saved_gen = gen
-        st.save_pending = head.get("state_version") != key["state_version"]  # an older format: rewrite it
+        st.save_pending = head.get("state_version") != key["state_version"] or fmt != STATE_HEADER_FORMAT  # rewrite
         st.replay_s = 0.0
         # what writing it again would cost: a state read in place (format 6) restores in a
         # fraction of its dump (merge, marshal, checksum, write: measured ~1 s per 300 MB);
