@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+from array import array
 from pathlib import Path
 
 import pytest
@@ -145,18 +146,67 @@ def _rewrite_groups(path: Path, fn) -> None:
                                                  for k, (g, blob) in b[3].items()}))
 
 
-def _out_of_range(grp):
-    iris, types, type_idx, labels, toks, labelmap, tokmap = grp
-    return iris, types, type_idx, labels, toks, labelmap, {k: ix + (len(iris),) for k, ix in tokmap.items()}
+def _ints(xs) -> bytes:
+    return array("i", xs).tobytes()
+
+
+def _unints(b: bytes) -> list[int]:
+    out = array("i")
+    out.frombytes(b)
+    return out.tolist()
+
+
+def _lines(s: str) -> list[str]:
+    return s.split("\n") if s else []
+
+
+def _out_of_range(g):
+    """A token lists a member the group does not have."""
+    keys, off, ix = g[7]
+    ix = _unints(ix)
+    if ix:
+        ix[-1] = g[0]
+    return (*g[:7], (keys, off, _ints(ix)))
+
+
+def _unsorted(g):
+    """The token map's keys (with their members) in reverse order."""
+    keys, off, ix = g[7]
+    keys, off, ix = _lines(keys), _unints(off), _unints(ix)
+    spans = [ix[off[i]:off[i + 1]] for i in range(len(keys))][::-1]
+    flat = [i for span in spans for i in span]
+    offs = [0]
+    for span in spans:
+        offs.append(offs[-1] + len(span))
+    return (*g[:7], ("\n".join(keys[::-1]), _ints(offs), _ints(flat)))
+
+
+def _key_without_members(g):
+    """The token map's first key lists no member (its members moved to the next key)."""
+    keys, off, ix = g[7]
+    off = _unints(off)
+    if len(off) > 2:
+        off[1] = 0
+    return (*g[:7], (keys, _ints(off), ix))
+
+
+def _format2(g):
+    """Format 2's layout: tuples of tuples and dicts."""
+    n, iris, types, type_idx, labels, toks = g[:6]
+    return (tuple(_lines(iris)), types, tuple(_unints(type_idx)), tuple(_lines(labels)),
+            tuple(tuple(t.split(" ")) if t else () for t in _lines(toks)), {}, {})
 
 
 GROUP_DAMAGE = {
-    # format 2's per-group layout, each with a valid file checksum (a writer's bug, not a torn file)
-    "group_index": _out_of_range,  # a token lists a member the group does not have
-    "group_types": lambda g: (g[0], g[1], tuple(i + len(g[1]) for i in g[2]), *g[3:]),
-    "group_short": lambda g: (g[0][:-1], *g[1:]),  # a member missing from the member list
-    "group_layout": lambda g: [(iri, {}, lab, ts) for iri, lab, ts in zip(g[0], g[3], g[4])],  # format 1's rows
-    "group_maps": lambda g: (*g[:5], g[5], {}),  # the token map lost
+    # format 3's per-group layout, each with a valid file checksum (a writer's bug, not a torn file);
+    # an empty group is left as it was by each but format2
+    "group_types": lambda g: (*g[:3], _ints([i + len(g[2]) for i in _unints(g[3])]), *g[4:]),
+    "group_short": lambda g: (g[0], "\n".join(_lines(g[1])[:-1]), *g[2:]),  # a member missing from the IRIs
+    "group_layout": _format2,
+    "group_maps": lambda g: (*g[:7], ("", _ints([0]), b"") if g[0] else g[7]),  # the token map lost
+    "group_unsorted": _unsorted,
+    "group_offsets": _key_without_members,
+    "group_count": lambda g: (g[0] + 1, *g[1:]) if g[0] else g,  # one member more than listed
 }
 
 
@@ -206,6 +256,48 @@ def test_damaged_foreign_or_stale_file_is_never_served(make_store, tmp_path, sav
         assert (b.peers.load(st.generation()) is None) == (damage not in GROUP_DAMAGE)  # groups: on use
     got, want = listed(b)
     assert got == want and b.peers.current.cold == len(GROUPS) - empty
+
+
+def _swap_labels(g):
+    """The label map's first two keys list each other's members."""
+    keys, off, ix = g[6]
+    ix = _unints(ix)
+    if g[0] >= 2 and _unints(off)[:3] == [0, 1, 2]:
+        ix[0], ix[1] = ix[1], ix[0]
+    return (*g[:6], (keys, off, _ints(ix)), g[7])
+
+
+def test_what_a_saved_map_lists_is_checked_when_read(make_store, saving):
+    """Damage that only reading a key can see (a valid checksum, counts that add up): a
+    label key listing another label's member is never served as a dedup target, and a
+    token index beyond the members is left out, never an error or another group's memory."""
+    st = make_store("acme")
+    a = MemoryService(st)
+    fill(a, "x")
+    with a._transaction():
+        idx, g = a.peers.group("user", "ann", [])
+        ann = {idx.entries[m].label_key: m.value.rsplit(":", 1)[-1] for m in idx.groups[g]}
+    saver = a.peers._saver
+    if saver is not None:
+        saver.join(30)
+    a.peers.save(a.peers.current)
+    _rewrite_groups(sidecar(st), lambda g: _swap_labels(_out_of_range(g)))
+    b = MemoryService(st)
+    with b._transaction():
+        for scope, owner, teams in GROUPS:
+            idx, g = b.peers.group(scope, owner, teams)
+            members = set(idx.groups.get(g, ()))
+            for d in (idx.by_label, idx.by_token):
+                for key, listed_ in d.get(g, {}).items():
+                    assert listed_ <= members, (scope, key)
+            for key, listed_ in idx.by_label.get(g, {}).items():
+                assert {idx.entries[m].label_key for m in listed_} == {key}
+        assert b.peers.current.cold == 0  # served from the file
+    # "Ann x one" again: never an update of "Ann x two", whichever way the label map points
+    again = b.remember(principal=ANN, **pref(label="Ann x one", content="alpha x bravo"))
+    assert again.id != ann["ann x two"]
+    two = b.get(ann["ann x two"], principal=ANN)
+    assert (two.label, two.content) == ("Ann x two", "charlie x")
 
 
 def test_file_behind_a_schema_change_is_not_served(make_store, saving):
@@ -736,3 +828,56 @@ def test_a_write_does_not_wait_while_the_saver_encodes(make_store, saving, monke
     got, want = listed(b)  # the file's groups (as of the first fill) brought forward over the second
     assert got == want
     assert all(len(v) == (4 if k == ("user", "ann") else 2) for k, v in want.items()), want
+
+
+def test_a_saved_map_reads_as_the_dict_it_encodes():
+    """``_enc_map`` then ``_SortedMap``: ``in``, ``get``, ``pop`` (once), ``len`` and
+    iteration answer as the dict did, for keys present, absent and popped."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as hs
+
+    keys = hs.text(hs.characters(blacklist_characters="\n", blacklist_categories=("Cs",)), min_size=1, max_size=6)
+
+    @settings(max_examples=200, deadline=None)
+    @given(hs.dictionaries(keys, hs.lists(hs.integers(0, 49), min_size=1, max_size=5, unique=True).map(sorted),
+                           max_size=30),
+           hs.lists(keys, max_size=20))
+    def check(d, probes):
+        m = _peers._SortedMap(_peers._enc_map(d), 50, True)
+        oracle = {k: tuple(v) for k, v in d.items()}
+        assert m.pairs() == sum(map(len, d.values()))
+        for k in probes + sorted(d)[:3]:
+            assert (k in m) == (k in oracle)
+            assert m.get(k) == oracle.get(k)
+            assert m.pop(k, None) == oracle.pop(k, None)
+            assert k not in m and m.get(k) is None
+            assert len(m) == len(oracle) and sorted(m) == sorted(oracle)
+
+    check()
+
+
+def test_a_saved_map_refuses_unsorted_keys_and_indices_beyond_the_group():
+    d = {"alpha": [0, 2], "bravo": [1]}
+    keys, off, ix = _peers._enc_map(d)
+    with pytest.raises(ValueError):
+        _peers._SortedMap(("bravo\nalpha", off, ix), 3, True)
+    with pytest.raises(ValueError):
+        _peers._SortedMap((keys, off, ix), 2, True)  # index 2 of a 2-member group
+    lenient = _peers._SortedMap((keys, off, ix), 2, False)  # the token map: checked as read
+    assert lenient.get("alpha") == (0,) and lenient.get("bravo") == (1,)
+
+
+def test_a_group_encodes_and_decodes_to_its_rows():
+    from pyoxigraph import NamedNode
+
+    rows = [("urn:x:b", ("urn:t:M",), "beta", "beta two"), ("urn:x:a", ("urn:t:M", "urn:t:F"), "alpha", ""),
+            ("urn:x:c", ("urn:t:M",), "beta", "beta")]
+    blob = _peers._enc_members([NamedNode(r[0]) for r in rows], rows)
+    iris, types, type_idx, labels, toks, labelmap, tokmap = _peers._dec_group(blob)
+    assert iris == ["urn:x:a", "urn:x:b", "urn:x:c"]
+    assert [types[i] for i in type_idx] == [("urn:t:M", "urn:t:F"), ("urn:t:M",), ("urn:t:M",)]
+    assert labels == ["alpha", "beta", "beta"] and toks == ["", "beta two", "beta"]
+    assert labelmap.get("beta") == (1, 2) and labelmap.get("alpha") == (0,)
+    assert tokmap.get("beta") == (1, 2) and tokmap.get("two") == (1,) and "alpha" not in tokmap
+    with pytest.raises(TypeError):  # a separator in a field: the group is not saved
+        _peers._enc_members([NamedNode("urn:x:a")], [("urn:x:a", ("urn:t:M",), "a", "x\ny")])

@@ -14,10 +14,14 @@ the members written since (:meth:`TenantStore.changes
 the store first. The file is ``MAGIC``, the SHA-256 of the payload, then the payload (a
 :mod:`marshal` dump of plain strings, ints and tuples: version, tenant, incarnation, and
 per group its generation and its members as one flat blob, :data:`_SavedGroup`: member
-IRIs, their type sets, normalised labels and word tokens, and the label -> members and
-token -> members maps ready made, so that listing a saved group on its first write is a
-few dict comprehensions, not a loop per member and token; the blob is decoded and checked
-whole on that first use, and a group whose blob does not fit is read from the store).
+IRIs, their type sets, normalised labels and word tokens as a few joined strings and
+integer arrays, and the label -> members and token -> members maps as sorted keys with
+offsets, read by binary search; so listing a saved group on its first write is a few
+C-level calls, not an object per member and token. The blob is decoded and checked on
+that first use (layout, lengths, ranges but the token map's, sortedness, and that the
+maps hold as many pairs as the members say), and a group whose blob does not fit is read
+from the store; what a map's key lists is checked against the members' rows (and the
+token map's indices against the member count) when the key is first read.
 A file of an earlier layout (another ``MAGIC``) is ignored and replaced at the next save.
 Written under a unique temporary name and renamed (a
 process killed mid-write leaves the previous file); a file that is torn (checksum), of
@@ -39,10 +43,11 @@ import threading
 import time
 import weakref
 from array import array
+from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from itertools import chain
+from operator import lt
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -63,8 +68,8 @@ log = logging.getLogger(__name__)
 
 SIDECAR = Path("peers") / "index.bin"
 """The saved peer index, relative to the tenant directory."""
-MAGIC = b"RKPEERS\x02"
-_VERSION = 2  # bump when the entry layout, normalise_label or tokens change
+MAGIC = b"RKPEERS\x03"
+_VERSION = 3  # bump when the entry layout, normalise_label or tokens change
 SAVE_EVERY = 1.0
 """Seconds the write path must be idle before the background saver writes the index (a
 save encodes the groups changed since the last: ~10-20 ms at 10k memories, under
@@ -199,22 +204,31 @@ def _groups_of(a: dict[Any, list[Any]]) -> list[tuple[Any, ...]]:
 
 
 class _SavedSets(LazyDict[str, set[NamedNode]]):
-    """A saved group's label or token map (key -> member indices, as saved), each key's
-    set of members made on its first lookup: a write looks up one label and its own
-    tokens, not every key of the group. Behaves as the dict of sets it stands for
-    (:class:`reckon._lazydict.LazyDict`); a key whose members all changed since the save
-    has no entry (``in`` and iteration make entries first to leave it out)."""
+    """A saved group's label or token map (:class:`_SortedMap`: key -> member indices, as
+    saved), each key's set of members made on its first lookup: a write looks up one
+    label and its own tokens, not every key of the group. Behaves as the dict of sets it
+    stands for (:class:`reckon._lazydict.LazyDict`); a key whose members all changed since
+    the save has no entry (``in`` and iteration make entries first to leave it out).
 
-    __slots__ = ("_nodes", "_skip")
+    What a key lists is checked against the members' rows as it is made: a label key
+    keeps the members whose row has that label (a dedup decision reads it), a token keeps
+    those whose row's tokens contain it (a superset at worst: the judge reads the
+    candidates' text)."""
 
-    def __init__(self, raw: dict[str, tuple[int, ...]], nodes: list[NamedNode], skip: set[int]) -> None:
-        super().__init__(raw, placeholders=False)  # a group has thousands of tokens: no per-key cost
+    __slots__ = ("_nodes", "_rows", "_skip")
+
+    def __init__(self, raw: _SortedMap, nodes: list[NamedNode], skip: set[int], rows: list[str],
+                 exact: bool) -> None:
+        super().__init__(raw, placeholders=False)  # type: ignore[arg-type]  # a group has thousands of tokens: no per-key cost
         self._nodes = nodes
         self._skip = skip  # members changed since the group was saved: not listed from it
+        self._rows = (rows, exact)  # the members' label keys (exact) or token strings
 
     def _make(self, key: str, ix: tuple[int, ...]) -> set[NamedNode] | None:
         nodes, skip = self._nodes, self._skip
-        members = {nodes[i] for i in ix if i not in skip} if skip else set(map(nodes.__getitem__, ix))
+        rows, exact = self._rows
+        fits = (lambda i: rows[i] == key) if exact else (lambda i: key in rows[i])
+        members = {nodes[i] for i in ix if i not in skip and fits(i)}
         return members or None
 
     def __contains__(self, key: object) -> bool:
@@ -250,7 +264,8 @@ class _Entries(LazyDict[NamedNode, _PeerEntry]):
         ctx, i, g = row
         iris, types, type_idx, label_keys, toks_of, kinds = ctx
         k = type_idx[i]
-        e = _PeerEntry.restore({R.A: list(kinds[k])}, label_keys[i], frozenset(toks_of[i]))
+        ts = toks_of[i]
+        e = _PeerEntry.restore({R.A: list(kinds[k])}, label_keys[i], frozenset(ts.split(" ")) if ts else frozenset())
         e.enc = (iris[i], types[k], label_keys[i], toks_of[i])  # as it would encode again
         e.groups.append(g)
         return e
@@ -387,18 +402,17 @@ class _PeerIndex:
         idx.complete = True
         return idx
 
-    def add_saved(self, g: tuple[Any, ...], g0: int, rows: _SavedGroup, view: Any) -> None:
+    def add_saved(self, g: tuple[Any, ...], g0: int, rows: _SavedGroup, nodes: list[NamedNode],
+                  kinds: list[list[NamedNode]], view: Any) -> None:
         """List group ``g`` from the saved index (exact at generation ``g0``; ``rows`` as
-        :func:`_dec_group` decoded it), then re-read from ``view`` the memories a commit
-        after ``g0`` touched."""
+        :func:`_dec_group` decoded it, ``nodes`` its member IRIs and ``kinds`` its type sets
+        as terms), then re-read from ``view`` the memories a commit after ``g0`` touched."""
+        iris, types, type_idx, label_keys, toks_of, labelmap, tokmap = rows
         self.built.add(g)
         self.dirty.add(g)
-        iris, types, type_idx, label_keys, toks_of, labelmap, tokmap = rows
-        nodes = [NamedNode(x) for x in iris]
         touched = self.touched
         stale = {i for i, m in enumerate(nodes) if touched.get(m, -1) > g0} if touched else set()
         entries = self.entries
-        kinds = [[NamedNode(t) for t in ts] for ts in types]  # few distinct type sets: each decoded once
         ctx = (iris, types, type_idx, label_keys, toks_of, kinds)
         made, raw = dict.__contains__, entries.raw
         for i, m in enumerate(nodes):
@@ -411,9 +425,10 @@ class _PeerIndex:
             else:
                 raw[m] = (ctx, i, g)  # its entry made when first read (_Entries)
         keep = [m for i, m in enumerate(nodes) if i not in stale] if stale else nodes
-        for d, saved in ((self.by_label, labelmap), (self.by_token, tokmap)):
+        for d, saved, keyed, exact in ((self.by_label, labelmap, label_keys, True),
+                                       (self.by_token, tokmap, toks_of, False)):
             have = d.get(g)
-            lazy = _SavedSets(saved, nodes, stale)
+            lazy = _SavedSets(saved, nodes, stale, keyed, exact)
             if have:  # the group was not listed: nothing of it is in the maps (join what is, to be sure)
                 for key, members in have.items():
                     lazy.setdefault(key, set()).update(members)
@@ -467,12 +482,26 @@ def _dec_key(k: tuple[Any, ...]) -> tuple[Any, ...]:
     return (head, frozenset(NamedNode(v) for v in x) if isinstance(x, tuple) else NamedNode(x))
 
 
-# A group as saved (marshal of plain strings, ints and tuples), flat so that listing it is a
-# few comprehensions: member IRIs (sorted); the distinct type sets; per member the index of
-# its type set, its normalised label and its word tokens (sorted); normalised label ->
-# member indices; word token -> member indices.
-_SavedGroup = tuple[tuple[str, ...], tuple[tuple[str, ...], ...], tuple[int, ...], tuple[str, ...],
-                    tuple[tuple[str, ...], ...], dict[str, tuple[int, ...]], dict[str, tuple[int, ...]]]
+# A group as saved: a marshal of plain strings, bytes and ints, laid out so that decoding
+# it is a few C-level calls, not an object per member and token (a 40k-member company
+# group: ~0.12 s as tuples of tuples, ~10 ms so), and the maps are read by binary search:
+# (member count; member IRIs, sorted, joined by "\n"; the distinct type sets; per member the
+# index of its type set (array "i"); normalised labels joined by "\n"; word tokens, each
+# member's sorted and joined by " ", joined by "\n"; the label map and the token map, each
+# (keys sorted and joined by "\n", offsets into the member indices (array "i", one more
+# than the keys), member indices (array "i"))). "\n" is in no IRI, label key or token
+# (encoding checks), " " in no token.
+_SavedMap = tuple[str, bytes, bytes]
+_SavedGroup = tuple[list[str], tuple[tuple[str, ...], ...], "array[int]", list[str], list[str], "_SortedMap", "_SortedMap"]
+
+
+def _enc_map(d: dict[str, list[int]]) -> _SavedMap:
+    keys = sorted(d)
+    off, ix = array("i", [0]), array("i")
+    for k in keys:
+        ix.extend(d[k])
+        off.append(len(ix))
+    return "\n".join(keys), off.tobytes(), ix.tobytes()
 
 
 def _enc_members(members: list[NamedNode], ents: list[_PeerEntry | tuple[Any, ...]]) -> bytes:
@@ -480,12 +509,13 @@ def _enc_members(members: list[NamedNode], ents: list[_PeerEntry | tuple[Any, ..
     or the encoded row of a member whose entry was never made) as :data:`_SavedGroup`,
     marshalled.
 
-    :raises TypeError: when a member has a type that is not an IRI (not saved)."""
+    :raises TypeError: when a member has a type that is not an IRI, or a field holds the
+        layout's separator (the group is not saved)."""
     iris: list[str] = []
     types: dict[tuple[str, ...], int] = {}
-    type_idx: list[int] = []
+    type_idx = array("i")
     labels: list[str] = []
-    toks: list[tuple[str, ...]] = []
+    toks: list[str] = []
     labelmap: dict[str, list[int]] = {}
     tokmap: dict[str, list[int]] = {}
     by_iri = sorted(zip(members, ents), key=lambda me: me[0].value)
@@ -497,17 +527,22 @@ def _enc_members(members: list[NamedNode], ents: list[_PeerEntry | tuple[Any, ..
         else:
             if e.enc is None:  # an entry is replaced, never changed, when its memory changes
                 kinds = tuple(_enc_iri(o) for o in e.a.get(R.A, ()))
-                e.enc = (_enc_iri(m), kinds, e.label_key, tuple(sorted(e.toks)))
+                e.enc = (_enc_iri(m), kinds, e.label_key, " ".join(sorted(e.toks)))
             iri, kinds, label_key, ts = e.enc
         iris.append(iri)
         type_idx.append(types.setdefault(kinds, len(types)))
         labels.append(label_key)
         toks.append(ts)
         labelmap.setdefault(label_key, []).append(i)
-        for t in ts:
-            tokmap.setdefault(t, []).append(i)
-    return marshal.dumps((tuple(iris), tuple(types), tuple(type_idx), tuple(labels), tuple(toks),
-                          {k: tuple(v) for k, v in labelmap.items()}, {k: tuple(v) for k, v in tokmap.items()}))
+        if ts:
+            for t in ts.split(" "):
+                tokmap.setdefault(t, []).append(i)
+    n = len(iris)
+    out = ["\n".join(iris), "\n".join(labels), "\n".join(toks)]
+    if n and any(x.count("\n") != n - 1 for x in out) or any("\n" in k or " " in k for k in tokmap):
+        raise TypeError("a separator in a saved field")
+    return marshal.dumps((n, out[0], tuple(types), type_idx.tobytes(), out[1], out[2],
+                          _enc_map(labelmap), _enc_map(tokmap)))
 
 
 def _enc_iri(t: Any) -> str:
@@ -516,33 +551,112 @@ def _enc_iri(t: Any) -> str:
     raise TypeError(f"not saved in the peer index: {t!r}")
 
 
+def _ints(b: Any) -> array[int]:
+    if type(b) is not bytes or len(b) % array("i").itemsize:
+        raise ValueError("peer group layout")
+    out: array[int] = array("i")
+    out.frombytes(b)
+    return out
+
+
+def _lines(s: Any, n: int) -> list[str]:
+    if type(s) is not str:
+        raise ValueError("peer group layout")
+    out = s.split("\n") if n else []
+    if len(out) != n or (n == 0 and s):
+        raise ValueError("peer group member")
+    return out
+
+
+class _SortedMap:
+    """A saved label or token map (:data:`_SavedMap`, decoded and checked): key -> member
+    indices by binary search over the sorted keys, without a dict of the group's ~10^5
+    keys. The ``raw`` of a :class:`_SavedSets`: ``in``, ``pop`` (a key's indices, once),
+    ``len`` and iteration over the keys not popped yet. With ``checked`` every index is
+    range-checked here (the label map: one per member); else a key's indices are
+    range-checked as they are read, and one that is not a member's is left out (the token
+    map: checking the ~4*10^5 indices of a 40k-member group cost more than the rest of its
+    decode, and a token only offers the judge candidates)."""
+
+    __slots__ = ("_ix", "_keys", "_members", "_off", "_popped")
+
+    def __init__(self, saved: Any, members: int, checked: bool) -> None:
+        """:raises ValueError: when the map does not fit a group of ``members`` members."""
+        if type(saved) is not tuple or len(saved) != 3:
+            raise ValueError("peer group maps")
+        keys_s, off_b, ix_b = saved
+        off, ix = _ints(off_b), _ints(ix_b)
+        keys = _lines(keys_s, len(off) - 1) if off else None
+        if keys is None or off[0] != 0 or off[-1] != len(ix):
+            raise ValueError("peer group maps")
+        # offsets strictly increasing (no key without members), keys strictly sorted (C-level passes)
+        if not all(map(lt, off, off[1:])) or not all(map(lt, keys, keys[1:])):
+            raise ValueError("peer group maps")
+        if checked and ix and (min(ix) < 0 or max(ix) >= members):
+            raise ValueError("peer group member index")
+        self._keys, self._off, self._ix, self._members = keys, off, ix, members
+        self._popped: set[str] = set()
+
+    def pairs(self) -> int:
+        """(key, member) pairs in the map as saved."""
+        return len(self._ix)
+
+    def _at(self, key: object) -> int:
+        keys = self._keys
+        i = bisect_left(keys, key) if type(key) is str else len(keys)
+        return i if i < len(keys) and keys[i] == key and key not in self._popped else -1
+
+    def _span(self, i: int) -> tuple[int, ...]:
+        n = self._members
+        return tuple(x for x in self._ix[self._off[i]:self._off[i + 1]] if 0 <= x < n)
+
+    def __contains__(self, key: object) -> bool:
+        return self._at(key) >= 0
+
+    def pop(self, key: str, *default: Any) -> Any:
+        i = self._at(key)
+        if i < 0:
+            if default:
+                return default[0]
+            raise KeyError(key)
+        self._popped.add(key)
+        return self._span(i)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        i = self._at(key)
+        return default if i < 0 else self._span(i)
+
+    def __len__(self) -> int:
+        return len(self._keys) - len(self._popped)
+
+    def __iter__(self) -> Iterator[str]:
+        popped = self._popped
+        return iter([k for k in self._keys if k not in popped] if popped else list(self._keys))
+
+
 def _dec_group(blob: bytes) -> _SavedGroup:
-    """A saved group, checked whole before anything of it is listed.
+    """A saved group, checked whole (C-level passes) before anything of it is listed.
 
     :raises ValueError: when its layout or an index in it does not fit (never listed)."""
-    iris, types, type_idx, labels, toks, labelmap, tokmap = marshal.loads(blob)
-    n = len(iris)
-    if not (type(iris) is type(types) is type(type_idx) is type(labels) is type(toks) is tuple
-            and type(labelmap) is type(tokmap) is dict and len(type_idx) == len(labels) == len(toks) == n):
+    t = marshal.loads(blob)
+    if type(t) is not tuple or len(t) != 8 or type(t[0]) is not int or type(t[2]) is not tuple:
         raise ValueError("peer group layout")
-    if not all(type(x) is str for x in iris) or not all(type(x) is str for x in labels):
+    n, iris_s, types, type_idx_b, labels_s, toks_s, labelmap_s, tokmap_s = t
+    iris, labels, toks = _lines(iris_s, n), _lines(labels_s, n), _lines(toks_s, n)
+    type_idx = _ints(type_idx_b)
+    if "" in iris:
         raise ValueError("peer group member")
-    if not all(type(ts) is tuple and all(type(t) is str for t in ts) for ts in types):
+    if len(type_idx) != n:
+        raise ValueError("peer group layout")
+    if not all(type(ts) is tuple and all(type(x) is str for x in ts) for ts in types):
         raise ValueError("peer group types")
     if type_idx and (min(type_idx) < 0 or max(type_idx) >= len(types)):
         raise ValueError("peer group type index")
-    if not all(type(ts) is tuple for ts in toks):
-        raise ValueError("peer group tokens")
-    for d in (labelmap, tokmap):  # C-level passes: a 40k-member group's maps hold ~10^5 keys
-        vals = d.values()
-        if not set(map(type, vals)) <= {tuple} or not all(vals):
-            raise ValueError("peer group member index")
-        flat = array("i", chain.from_iterable(vals)) if vals else array("i")
-        if flat and (min(flat) < 0 or max(flat) >= n):
-            raise ValueError("peer group member index")
-    # the maps must say exactly what the members say (a consistent file lists each member
-    # under its own label and each of its tokens, and nothing else)
-    if sum(map(len, labelmap.values())) != n or sum(map(len, tokmap.values())) != sum(map(len, toks)):
+    labelmap, tokmap = _SortedMap(labelmap_s, n, True), _SortedMap(tokmap_s, n, False)
+    # the maps must say as much as the members do: each member under one label, and as
+    # many (token, member) pairs as the members have tokens (what each key lists is
+    # checked against the member's row when the key is first read: _SavedSets)
+    if labelmap.pairs() != n or tokmap.pairs() != toks_s.count(" ") + n - toks.count(""):
         raise ValueError("peer group maps")
     return iris, types, type_idx, labels, toks, labelmap, tokmap
 
@@ -1164,10 +1278,12 @@ def _list_saved(idx: _PeerIndex, g: tuple[Any, ...], view: Any) -> bool:
         return False
     try:
         rows = _dec_group(saved[1])
+        nodes = [NamedNode(x) for x in rows[0]]
+        kinds = [[NamedNode(t) for t in ts] for ts in rows[1]]  # few distinct type sets: each decoded once
     except (ValueError, TypeError, EOFError, IndexError, KeyError) as e:  # checksummed: a foreign writer
         log.warning("peer index group unreadable (%s): read from the store", e)
         return False
-    idx.add_saved(g, saved[0], rows, view)
+    idx.add_saved(g, saved[0], rows, nodes, kinds, view)
     if not idx.saved:
         idx.touched, idx.reads, idx.probes = {}, {}, {}
     return True
