@@ -12,10 +12,11 @@ from collections import defaultdict
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pyoxigraph import BaseDirection, BlankNode, Literal, NamedNode, Triple
 
+from reckon.datalog import _factstore
 from reckon.datalog._columns import (
     COLUMNS_LAYOUT,
     FactColumns,
@@ -182,16 +183,33 @@ ENTRY_OPS = st.lists(st.one_of(
     st.tuples(st.just("add"), st.tuples(IDS, IDS)), st.tuples(st.just("discard"), st.tuples(IDS, IDS)),
     st.tuples(st.just("del"), IDS), st.tuples(st.just("pop"), IDS), st.tuples(st.just("len"), st.none()),
     st.tuples(st.just("setdefault"), IDS), st.tuples(st.just("set"), st.tuples(IDS, IDS)),
+    st.tuples(st.just("put"), st.tuples(IDS, IDS)), st.tuples(st.just("take"), st.tuples(IDS, IDS)),
 ), max_size=30)
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.sets(st.tuples(IDS, IDS), max_size=25), ENTRY_OPS)
-def test_a_column_entry_behaves_like_a_defaultdict(pairs: set[tuple[int, int]], ops: list[tuple[str, Any]]) -> None:
+@settings(max_examples=400, deadline=None)
+@given(st.sets(st.tuples(IDS, IDS), max_size=25), ENTRY_OPS, st.sampled_from([0, 1, 2, 64]))
+# a change left beside the column, then read one key / built whole / an existing value put again
+@example({(1, 1), (1, 2), (1, 3)}, [("take", (1, 2)), ("get", 1)], 0)
+@example({(1, 1), (1, 2)}, [("take", (1, 1)), ("put", (1, 5))], 0)
+@example({(1, 1), (1, 2)}, [("put", (1, 1)), ("take", (1, 1)), ("getitem", 1)], 0)
+@example({(1, 1), (1, 2)}, [("take", (1, 1)), ("take", (1, 2)), ("in", 1), ("put", (1, 3)), ("get", 1)], 1)
+def test_a_column_entry_behaves_like_a_defaultdict(pairs: set[tuple[int, int]], ops: list[tuple[str, Any]],
+                                                   build_at_most: int) -> None:
     """If one predicate's index ``k -> {v}`` is read from a sorted key column
     (``_ColumnEntry``), then every read and change answers as the ``defaultdict(set)``
     it stands for, ``len`` is right without building it, and a removed key never comes
-    back from the column; built whole it equals the oracle."""
+    back from the column; the fact store's writes (``put``, ``take``: add a value, take
+    one and drop an emptied key) left beside a key larger than ``_BUILD_AT_MOST`` are
+    applied when it is read; built whole it equals the oracle."""
+    old, _factstore._BUILD_AT_MOST = _factstore._BUILD_AT_MOST, build_at_most
+    try:
+        _column_entry_against_the_oracle(pairs, ops)
+    finally:
+        _factstore._BUILD_AT_MOST = old
+
+
+def _column_entry_against_the_oracle(pairs: set[tuple[int, int]], ops: list[tuple[str, Any]]) -> None:
     oracle: defaultdict[int, set[int]] = defaultdict(set)
     for k, v in pairs:
         oracle[k].add(v)
@@ -227,6 +245,14 @@ def test_a_column_entry_behaves_like_a_defaultdict(pairs: set[tuple[int, int]], 
         elif op == "set":
             entry[arg[0]] = {arg[1]}
             oracle[arg[0]] = {arg[1]}
+        elif op == "put":
+            _factstore._putter(entry)(*arg)
+            oracle[arg[0]].add(arg[1])
+        elif op == "take":
+            _factstore._take(entry, *arg)
+            oracle[arg[0]].discard(arg[1])
+            if not oracle[arg[0]]:
+                del oracle[arg[0]]
         else:
             assert len(entry) == len(oracle)
         assert len(entry) == len(oracle)

@@ -20,6 +20,7 @@ from array import array
 from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Callable, Iterable
+from functools import partial
 from itertools import accumulate, chain, compress, repeat
 from operator import is_
 from typing import Any
@@ -277,6 +278,10 @@ def _pack_entry(d: dict[int, set[int]] | dict[int, list[int]]) -> RawEntry:
 
 _NOKEY: Any = object()
 _LOW32 = (1 << 32) - 1
+_BUILD_AT_MOST = 64
+"""A restored column's key with at most this many values is built when a write changes it
+(:meth:`_ColumnEntry.put`, :meth:`_ColumnEntry.take`); a larger one keeps the change
+beside the column until it is read."""
 _BUILDING = threading.Lock()
 """Held while a restored entry replaces placeholders (:class:`_LazyEntry`): two threads
 reading one key build it once, and the entry turns plain only when none is left."""
@@ -289,7 +294,7 @@ class _EntryBase(defaultdict[int, set[int]]):
     so that a lazy entry whose every key is built becomes a plain one (``__class__``
     assignment)."""
 
-    __slots__ = ("_ends", "_flat", "_left", "_raw")
+    __slots__ = ("_ends", "_flat", "_left", "_more", "_raw")
 
 
 class _Entry(_EntryBase):
@@ -495,6 +500,26 @@ class _LazyEntry(_EntryBase):
         return defaultdict.__reduce__(self)
 
 
+def _putter(ix: dict[int, set[int]]) -> Any:
+    """``ix[key].add(value)`` as a function of ``(key, value)`` (:meth:`_ColumnEntry.put`
+    for a restored column's entry)."""
+    if type(ix) is _ColumnEntry:
+        return partial(_ColumnEntry.put, ix)
+    return lambda key, value: ix[key].add(value)
+
+
+def _take(ix: dict[int, set[int]], key: int, value: int) -> None:
+    """``ix[key].discard(value)``, the key dropped when no value is left
+    (:meth:`_ColumnEntry.take` for a restored column's entry)."""
+    if type(ix) is _ColumnEntry:
+        _ColumnEntry.take(ix, key, value)
+        return
+    vs = ix[key]
+    vs.discard(value)
+    if not vs:
+        del ix[key]
+
+
 class _Span:
     """Where one predicate's index entry lies in a store's sorted key column (format 6):
     ``keys[lo:hi]``, each ``k << 32 | v`` for the entry's ``k -> {v, ...}`` (subject and
@@ -517,8 +542,15 @@ class _ColumnEntry(_EntryBase):
     ``defaultdict``), ``get``, ``in``, ``pop``, ``setdefault`` and ``len`` (counted as
     keys come and go) read one key or none; iteration, ``items``, ``values``, ``copy``,
     ``==``, ``repr``, pickling build every key first and the entry becomes an
-    :class:`_Entry` (C-level reads again). Slots: ``_raw`` the span, ``_flat`` the
-    removed keys, ``_left`` the number of keys."""
+    :class:`_Entry` (C-level reads again).
+
+    A value added to or removed from a key with more than :data:`_BUILD_AT_MOST` values in
+    the column and not read yet (:meth:`put`, :meth:`take`, the fact store's writes)
+    waits beside the column until the key is read: a write adding one memory to
+    ``?m a Memory`` or ``?m scope Company`` at 100k memories built those keys' sets of
+    10^4-10^5 values only to add one. Slots: ``_raw`` the span, ``_flat`` the removed
+    keys, ``_left`` the number of keys, ``_more`` key -> (values added, values removed)
+    not applied yet (the added ones are not in the column, the removed ones are)."""
 
     __slots__ = ()
 
@@ -526,24 +558,112 @@ class _ColumnEntry(_EntryBase):
     _flat: set[int]
     _left: int
     _ends: None
+    _more: dict[int, tuple[set[int], set[int]]]
 
     @staticmethod
     def restored(span: _Span) -> _ColumnEntry:
         out = _ColumnEntry(set)
-        out._raw, out._flat, out._ends, out._left = span, set(), None, span.width
+        out._raw, out._flat, out._ends, out._left, out._more = span, set(), None, span.width, {}
         return out
 
-    def _read(self, key: int) -> set[int] | None:
-        """The values of ``key`` in the column (``None``: none, or removed since)."""
+    def _where(self, key: int) -> tuple[int, int]:
+        """Where ``key``'s values lie in the column (empty: none, or removed since)."""
         if key in self._flat:
-            return None
+            return 0, 0
         sp = self._raw
         keys = sp.keys
         i = bisect_left(keys, key << 32, sp.lo, sp.hi)
-        j = bisect_left(keys, (key + 1) << 32, i, sp.hi)
+        return i, bisect_left(keys, (key + 1) << 32, i, sp.hi)
+
+    def _read(self, key: int) -> set[int] | None:
+        """The values of ``key``: the column's, with what :meth:`put` and :meth:`take`
+        left beside it (``None``: none, or removed since). The caller keeps the set."""
+        i, j = _ColumnEntry._where(self, key)
         if i == j:
             return None
-        return {k & _LOW32 for k in keys[i:j]}
+        out = {k & _LOW32 for k in self._raw.keys[i:j]}
+        more = self._more.pop(key, None)
+        if more is not None:
+            out -= more[1]
+            out |= more[0]
+        return out
+
+    def _has(self, key: int, i: int, j: int, value: int) -> bool:
+        keys, k = self._raw.keys, key << 32 | value
+        x = bisect_left(keys, k, i, j)
+        return x < j and keys[x] == k
+
+    def put(self, key: int, value: int) -> None:
+        """``self[key].add(value)``, without building a large key not read yet."""
+        with _BUILDING:
+            if type(self) is not _ColumnEntry:
+                defaultdict.__getitem__(self, key).add(value)
+                return
+            v = _dget(self, key, _NOKEY)
+            if v is _NOKEY:
+                more = self._more.get(key)
+                if more is None:
+                    i, j = _ColumnEntry._where(self, key)
+                    if j - i <= _BUILD_AT_MOST:
+                        if i == j:
+                            self._left += 1  # a new key (or one removed since)
+                            v = set()
+                        else:
+                            v = {k & _LOW32 for k in self._raw.keys[i:j]}
+                        dict.__setitem__(self, key, v)
+                    else:
+                        more = self._more[key] = (set(), set())
+                if more is not None:
+                    added, removed = more
+                    if value in removed:
+                        removed.discard(value)
+                    elif not _ColumnEntry._has(self, key, *_ColumnEntry._where(self, key), value):
+                        added.add(value)
+                    return
+            v.add(value)
+
+    def take(self, key: int, value: int) -> None:
+        """``self[key].discard(value)``, the key dropped when no value is left, without
+        building a large key not read yet."""
+        with _BUILDING:
+            if type(self) is not _ColumnEntry:
+                vs = defaultdict.__getitem__(self, key)
+                vs.discard(value)
+                if not vs:
+                    dict.__delitem__(self, key)
+                return
+            v = _dget(self, key, _NOKEY)
+            if v is not _NOKEY:
+                v.discard(value)
+                if not v:
+                    dict.pop(self, key)
+                    self._flat.add(key)
+                    self._left -= 1
+                return
+            i, j = _ColumnEntry._where(self, key)
+            if i == j:
+                return  # not a key: nothing to take
+            more = self._more.get(key)
+            if more is None:
+                if j - i <= _BUILD_AT_MOST:
+                    v = {k & _LOW32 for k in self._raw.keys[i:j]}
+                    v.discard(value)
+                    if v:
+                        dict.__setitem__(self, key, v)
+                    else:
+                        self._flat.add(key)
+                        self._left -= 1
+                    return
+                more = self._more[key] = (set(), set())
+            added, removed = more
+            if value in added:
+                added.discard(value)
+            elif _ColumnEntry._has(self, key, i, j, value):
+                removed.add(value)
+            if (j - i) - len(removed) + len(added) == 0:
+                del self._more[key]
+                self._flat.add(key)
+                self._left -= 1
 
     def __missing__(self, key: int) -> set[int]:
         with _BUILDING:
@@ -559,8 +679,10 @@ class _ColumnEntry(_EntryBase):
 
     def __setitem__(self, key: int, value: set[int]) -> None:
         with _BUILDING:
-            if type(self) is _ColumnEntry and not _ColumnEntry.__contains__(self, key):
-                self._left += 1
+            if type(self) is _ColumnEntry:
+                if not _ColumnEntry.__contains__(self, key):
+                    self._left += 1
+                self._more.pop(key, None)
             dict.__setitem__(self, key, value)
 
     def get(self, key: int, default: Any = None) -> Any:
@@ -626,7 +748,11 @@ class _ColumnEntry(_EntryBase):
             for key, v in groups.items():
                 if key not in gone:
                     setdefault(self, key, v)
-            self._raw = self._flat = None  # type: ignore[assignment]
+            for key, (added, removed) in self._more.items():  # keys never read: built above
+                v = dict.__getitem__(self, key)
+                v -= removed
+                v |= added
+            self._raw = self._flat = self._more = None  # type: ignore[assignment]
             self.__class__ = _Entry  # type: ignore[assignment]
 
     def _whole(self) -> _Entry:
@@ -872,9 +998,18 @@ class FactStore:
                 ps = pos.get(p)
                 if ps is None:
                     ps = pos[p] = defaultdict(set)
+                if type(sp) is _ColumnEntry or type(ps) is _ColumnEntry:  # a large key stays unbuilt
+                    put_s, put_o = _putter(sp), _putter(ps)
+                    for s, _, o in group:
+                        put_s(s, o)
+                        put_o(o, s)
+                else:
+                    for s, _, o in group:
+                        sp[s].add(o)
+                        ps[o].add(s)
+            elif type(sp) is _ColumnEntry:
                 for s, _, o in group:
-                    sp[s].add(o)
-                    ps[o].add(s)
+                    _ColumnEntry.put(sp, s, o)
             else:
                 for s, _, o in group:
                     sp[s].add(o)
@@ -888,17 +1023,10 @@ class FactStore:
         self.facts.discard(fact)
         if self.indexed and (self.index_below is None or fact[1] < self.index_below):
             s, p, o = fact
-            sp = self.spo[p]
-            os_ = sp[s]
-            os_.discard(o)
-            if not os_:
-                del sp[s]
+            _take(self.spo[p], s, o)
             ps = self.pos.get(p)
             if ps is not None:
-                ss = ps[o]
-                ss.discard(s)
-                if not ss:
-                    del ps[o]
+                _take(ps, o, s)
             c = self.count[p] - 1
             if c:
                 self.count[p] = c
