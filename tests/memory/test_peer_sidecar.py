@@ -127,8 +127,18 @@ def test_saved_index_equals_a_store_read_in_another_service_and_process(make_sto
         # dedup against the other process's update, through the file's group
         again = b.remember(principal=ANN, **pref(label="Ann first ONE", content="alpha once more"))
         assert again.id == updated
+        gone = [x for x in b.memories() if x.label == "Ann first two"][0]  # listed from the file
+        b.delete(gone.id, principal=OPS)
         got, want = listed(b)
         assert got == want
+        # b's own save of groups it listed from the file and changed since (an update, a
+        # deletion): a third service lists them from it as the store has them
+        b.peers.save(b.peers.current)
+        c = MemoryService(other)
+        got, want = listed(c)
+        assert got == want and c.peers.current.cold == 0
+        assert any({"once", "more"} <= v[1] for v in got[("user", "ann")].values())  # the update, as updated
+        assert "Ann first two" not in {c.get(m).label for m in want[("user", "ann")]}
     finally:
         other.close()
 
@@ -800,18 +810,18 @@ def test_a_write_does_not_wait_while_the_saver_encodes(make_store, saving, monke
     a = MemoryService(st)
     fill(a, "first")  # every group listed and changed since any encoding
     started, release = threading.Event(), threading.Event()
-    real = _peers._enc_members
+    real = _peers._enc_rows
 
-    def slow(members, ents):  # type: ignore[no-untyped-def]
+    def slow(rows):  # type: ignore[no-untyped-def]
         started.set()
         assert release.wait(60)
-        return real(members, ents)
+        return real(rows)
 
     def save() -> None:
         with a.peers.guard:  # as flush() calls it
             a.peers.save(a.peers.current)
 
-    monkeypatch.setattr(_peers, "_enc_members", slow)
+    monkeypatch.setattr(_peers, "_enc_rows", slow)
     saver = threading.Thread(target=save)
     saver.start()
     assert started.wait(60)
@@ -823,7 +833,7 @@ def test_a_write_does_not_wait_while_the_saver_encodes(make_store, saving, monke
     saver.join(60)
     assert written, "a write waited for the saver's encoding"
     assert not saver.is_alive() and sidecar(st).exists()
-    monkeypatch.setattr(_peers, "_enc_members", real)
+    monkeypatch.setattr(_peers, "_enc_rows", real)
     b = MemoryService(st)
     got, want = listed(b)  # the file's groups (as of the first fill) brought forward over the second
     assert got == want
@@ -868,11 +878,10 @@ def test_a_saved_map_refuses_unsorted_keys_and_indices_beyond_the_group():
 
 
 def test_a_group_encodes_and_decodes_to_its_rows():
-    from pyoxigraph import NamedNode
 
     rows = [("urn:x:b", ("urn:t:M",), "beta", "beta two"), ("urn:x:a", ("urn:t:M", "urn:t:F"), "alpha", ""),
             ("urn:x:c", ("urn:t:M",), "beta", "beta")]
-    blob = _peers._enc_members([NamedNode(r[0]) for r in rows], rows)
+    blob = _peers._enc_rows([(r[0], r) for r in rows])
     iris, types, type_idx, labels, toks, labelmap, tokmap = _peers._dec_group(blob)
     assert iris == ["urn:x:a", "urn:x:b", "urn:x:c"]
     assert [types[i] for i in type_idx] == [("urn:t:M", "urn:t:F"), ("urn:t:M",), ("urn:t:M",)]
@@ -880,4 +889,41 @@ def test_a_group_encodes_and_decodes_to_its_rows():
     assert labelmap.get("beta") == (1, 2) and labelmap.get("alpha") == (0,)
     assert tokmap.get("beta") == (1, 2) and tokmap.get("two") == (1,) and "alpha" not in tokmap
     with pytest.raises(TypeError):  # a separator in a field: the group is not saved
-        _peers._enc_members([NamedNode("urn:x:a")], [("urn:x:a", ("urn:t:M",), "a", "x\ny")])
+        _peers._enc_rows([("urn:x:a", ("urn:x:a", ("urn:t:M",), "a", "x\ny"))])
+
+
+def test_a_listed_groups_members_behave_as_the_set_they_stand_for():
+    """``_Members`` (a group listed from the file: its saved IRIs, those that left, those
+    that joined) answers ``in``, ``len`` and iteration as a set of terms under any order of
+    joins and departures, before and after it was first iterated."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as hs
+    from pyoxigraph import NamedNode
+
+    iris = [f"urn:m:{i}" for i in range(8)]
+    ops = hs.lists(hs.tuples(hs.sampled_from(["add", "discard", "iter", "update"]), hs.integers(0, 11)), max_size=25)
+
+    @settings(max_examples=300, deadline=None)
+    @given(hs.sets(hs.integers(0, 7)), hs.sets(hs.integers(0, 7)), ops)
+    def check(saved, stale, ops):
+        index = {iris[i]: n for n, i in enumerate(sorted(saved))}
+        members = _peers._Members(index, {iris[i] for i in stale & saved}, ())
+        oracle = {NamedNode(iris[i]) for i in saved - stale}
+        for op, i in ops:
+            m = NamedNode(f"urn:m:{i}")
+            if op == "add":
+                members.add(m)
+                oracle.add(m)
+            elif op == "discard":
+                members.discard(m)
+                oracle.discard(m)
+            elif op == "update":
+                members.update([m])
+                oracle.add(m)
+            else:
+                assert set(members) == oracle
+            assert len(members) == len(oracle) and (m in members) == (m in oracle)
+            assert bool(members) == bool(oracle)
+        assert set(members) == oracle
+
+    check()

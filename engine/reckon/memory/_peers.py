@@ -215,20 +215,19 @@ class _SavedSets(LazyDict[str, set[NamedNode]]):
     those whose row's tokens contain it (a superset at worst: the judge reads the
     candidates' text)."""
 
-    __slots__ = ("_nodes", "_rows", "_skip")
+    __slots__ = ("_iris", "_rows", "_skip")
 
-    def __init__(self, raw: _SortedMap, nodes: list[NamedNode], skip: set[int], rows: list[str],
-                 exact: bool) -> None:
+    def __init__(self, raw: _SortedMap, iris: list[str], skip: set[int], rows: list[str], exact: bool) -> None:
         super().__init__(raw, placeholders=False)  # type: ignore[arg-type]  # a group has thousands of tokens: no per-key cost
-        self._nodes = nodes
+        self._iris = iris
         self._skip = skip  # members changed since the group was saved: not listed from it
         self._rows = (rows, exact)  # the members' label keys (exact) or token strings
 
     def _make(self, key: str, ix: tuple[int, ...]) -> set[NamedNode] | None:
-        nodes, skip = self._nodes, self._skip
+        iris, skip = self._iris, self._skip
         rows, exact = self._rows
         fits = (lambda i: rows[i] == key) if exact else (lambda i: key in rows[i])
-        members = {nodes[i] for i in ix if i not in skip and fits(i)}
+        members = {NamedNode(iris[i]) for i in ix if i not in skip and fits(i)}
         return members or None
 
     def __contains__(self, key: object) -> bool:
@@ -246,38 +245,112 @@ class _SavedSets(LazyDict[str, set[NamedNode]]):
         return dict.keys(self)
 
 
+class _SavedRows:
+    """The written part of :class:`_Entries`: memory -> its rows in the saved groups
+    listed (``[(ctx, i, group), ...]``; ``ctx`` a group's decoded columns, ``i`` the
+    member's row) for the members whose entry was not made yet. Held per group as the
+    group's IRI -> row dict (``dict(zip(...))``, C speed) and the rows taken from it (made
+    since, or changed since the save), not a term and a tuple per member (~60 ms of a
+    40k-member group). What :class:`~reckon._lazydict.LazyDict` reads of its ``raw``:
+    ``in``, ``get``, ``pop`` (the rows; the member then taken from every group),
+    iteration and ``len``."""
+
+    __slots__ = ("groups",)
+
+    def __init__(self) -> None:
+        self.groups: list[tuple[dict[str, int], tuple[Any, ...], tuple[Any, ...], set[int]]] = []
+
+    def add(self, index: dict[str, int], ctx: tuple[Any, ...], g: tuple[Any, ...], taken: set[int]) -> None:
+        """Serve group ``g``'s members (``index``: IRI -> row of ``ctx``) but ``taken``."""
+        self.groups.append((index, ctx, g, taken))
+
+    def _rows(self, m: object) -> list[tuple[Any, ...]]:
+        if type(m) is not NamedNode:
+            return []
+        v = m.value
+        out = []
+        for index, ctx, g, taken in self.groups:
+            i = index.get(v)
+            if i is not None and i not in taken:
+                out.append((ctx, i, g))
+        return out
+
+    def __contains__(self, m: object) -> bool:
+        if type(m) is not NamedNode:
+            return False
+        v = m.value
+        for index, _, _, taken in self.groups:
+            i = index.get(v)
+            if i is not None and i not in taken:
+                return True
+        return False
+
+    def get(self, m: object, default: Any = None) -> Any:
+        return self._rows(m) or default
+
+    def pop(self, m: object, *default: Any) -> Any:
+        rows = self._rows(m)
+        if not rows:
+            if default:
+                return default[0]
+            raise KeyError(m)
+        v = m.value  # type: ignore[attr-defined]  # rows: a NamedNode
+        for index, _, _, taken in self.groups:
+            i = index.get(v)
+            if i is not None:
+                taken.add(i)
+        return rows
+
+    def __iter__(self) -> Iterator[NamedNode]:
+        seen: set[str] = set()
+        out = []
+        for index, _, _, taken in self.groups:
+            for v, i in index.items():
+                if i not in taken and v not in seen:
+                    seen.add(v)
+                    out.append(NamedNode(v))
+        return iter(out)
+
+    def __len__(self) -> int:
+        return len(list(iter(self)))
+
+
 class _Entries(LazyDict[NamedNode, _PeerEntry]):
     """The peer index's entries by memory. A member of a group listed from the saved
-    index stands as its row there (``raw``: memory -> (the group's decoded rows, its row,
-    the group)) until its entry is read: a write reads the few members its label and
-    tokens name, not a 40k-member company group's every entry (making them all was
-    ~0.3 s of a fresh process's first company-scope write at 100k memories). Only
-    ``[]``, ``get``, ``pop``, assignment and ``del`` are used; ``in``, ``len`` and
-    iteration see both parts."""
+    index stands as its rows there (``raw``: :class:`_SavedRows`) until its entry is
+    read: a write reads the few members its label and tokens name, not a 40k-member
+    company group's every entry (making them all was ~0.3 s of a fresh process's first
+    company-scope write at 100k memories). Only ``[]``, ``get``, ``pop``, assignment
+    and ``del`` are used; ``in``, ``len`` and iteration see both parts."""
 
     __slots__ = ()
 
-    def __init__(self) -> None:
-        super().__init__({}, placeholders=False)
+    raw: _SavedRows  # type: ignore[assignment]
 
-    def _make(self, m: NamedNode, row: tuple[Any, ...]) -> _PeerEntry:
-        ctx, i, g = row
+    def __init__(self) -> None:
+        super().__init__(_SavedRows(), placeholders=False)  # type: ignore[arg-type]
+
+    def _make(self, m: NamedNode, rows: list[tuple[Any, ...]]) -> _PeerEntry:
+        ctx, i, _ = rows[0]
         iris, types, type_idx, label_keys, toks_of, kinds = ctx
         k = type_idx[i]
         ts = toks_of[i]
         e = _PeerEntry.restore({R.A: list(kinds[k])}, label_keys[i], frozenset(ts.split(" ")) if ts else frozenset())
-        e.enc = (iris[i], types[k], label_keys[i], toks_of[i])  # as it would encode again
-        e.groups.append(g)
+        e.enc = (iris[i], types[k], label_keys[i], ts)  # as it would encode again
+        for _, _, g in rows:
+            if g not in e.groups:
+                e.groups.append(g)
         return e
 
     def enc_of(self, m: NamedNode) -> tuple[Any, ...] | _PeerEntry:
         """Member ``m``'s encoded row when its entry was never read (nothing made), else
         its entry."""
-        row = self.raw.get(m)
-        if row is None:
+        if dict.__contains__(self, m):
             return dict.__getitem__(self, m)
-        (iris, types, type_idx, label_keys, toks_of, _), i, _ = row
-        return (iris[i], types[type_idx[i]], label_keys[i], toks_of[i])
+        rows = self.raw.get(m)
+        if rows is None:
+            raise KeyError(m)
+        return _row(rows[0][0], rows[0][1])
 
     def __contains__(self, m: object) -> bool:
         return dict.__contains__(self, m) or m in self.raw
@@ -294,6 +367,63 @@ class _Entries(LazyDict[NamedNode, _PeerEntry]):
         return dict.keys(self)
 
 
+def _row(ctx: tuple[Any, ...], i: int) -> tuple[Any, ...]:
+    """Row ``i`` of a saved group's columns ``ctx`` as :func:`_enc_rows` encodes it."""
+    iris, types, type_idx, label_keys, toks_of = ctx[:5]
+    return iris[i], types[type_idx[i]], label_keys[i], toks_of[i]
+
+
+class _Members:
+    """The members of a group listed from the saved index: its members as saved (the
+    group's IRI -> row dict, ``index``) less those that left since (``out``, IRIs), plus
+    those that joined (``joined``, terms). ``in``, ``add``, ``discard`` and ``len`` make
+    no term; iterating (a subclass memory's candidates, a peers read) makes the set of
+    terms once and keeps it in step (``_all``). A save encodes the group from ``index``,
+    ``out`` and ``joined`` (:meth:`PeerCache._save_job`)."""
+
+    __slots__ = ("_all", "ctx", "index", "joined", "out")
+
+    def __init__(self, index: dict[str, int], out: set[str], ctx: tuple[Any, ...]) -> None:
+        self.index, self.out, self.ctx = index, out, ctx  # ctx: the group's decoded columns (_row)
+        self.joined: set[NamedNode] = set()
+        self._all: set[NamedNode] | None = None
+
+    def __contains__(self, m: object) -> bool:
+        if type(m) is NamedNode and m.value in self.index:
+            return m.value not in self.out
+        return m in self.joined
+
+    def add(self, m: NamedNode) -> None:
+        if type(m) is NamedNode and m.value in self.index:
+            self.out.discard(m.value)
+        else:
+            self.joined.add(m)
+        if self._all is not None:
+            self._all.add(m)
+
+    def discard(self, m: NamedNode) -> None:
+        if type(m) is NamedNode and m.value in self.index:
+            self.out.add(m.value)
+        else:
+            self.joined.discard(m)
+        if self._all is not None:
+            self._all.discard(m)
+
+    def update(self, ms: Any) -> None:
+        for m in ms:
+            self.add(m)
+
+    def __len__(self) -> int:
+        return len(self.index) - len(self.out) + len(self.joined)
+
+    def __iter__(self) -> Iterator[NamedNode]:
+        if self._all is None:
+            out = self.out
+            self._all = set(map(NamedNode, (v for v in self.index if v not in out) if out else self.index))
+            self._all |= self.joined
+        return iter(self._all)
+
+
 class _PeerIndex:
     """Active memories of a tenant by (scope, stakeholder) group, as of one store
     generation: normalised label -> memories (dedup) and word token -> memories
@@ -306,7 +436,7 @@ class _PeerIndex:
         self.complete = False  # every group listed (built whole from the mirror)
         self.built: set[tuple[Any, ...]] = set()
         self.entries: _Entries = _Entries()
-        self.groups: dict[tuple[Any, ...], set[NamedNode]] = defaultdict(set)
+        self.groups: dict[tuple[Any, ...], set[NamedNode] | _Members] = defaultdict(set)
         # per group: normalised label -> members, word token -> members (a map per group, so
         # listing a saved group is a few dict comprehensions, not a tuple key per token)
         self.by_label: dict[tuple[Any, ...], dict[str, set[NamedNode]]] = defaultdict(dict)
@@ -402,38 +532,43 @@ class _PeerIndex:
         idx.complete = True
         return idx
 
-    def add_saved(self, g: tuple[Any, ...], g0: int, rows: _SavedGroup, nodes: list[NamedNode],
-                  kinds: list[list[NamedNode]], view: Any) -> None:
+    def add_saved(self, g: tuple[Any, ...], g0: int, rows: _SavedGroup, kinds: list[list[NamedNode]],
+                  view: Any) -> None:
         """List group ``g`` from the saved index (exact at generation ``g0``; ``rows`` as
-        :func:`_dec_group` decoded it, ``nodes`` its member IRIs and ``kinds`` its type sets
-        as terms), then re-read from ``view`` the memories a commit after ``g0`` touched."""
+        :func:`_dec_group` decoded it, ``kinds`` its type sets as terms), then re-read
+        from ``view`` the memories a commit after ``g0`` touched. Makes no term per
+        member (:class:`_Members`, :class:`_SavedRows`, :class:`_SavedSets`)."""
         iris, types, type_idx, label_keys, toks_of, labelmap, tokmap = rows
         self.built.add(g)
         self.dirty.add(g)
+        index = dict(zip(iris, range(len(iris))))
         touched = self.touched
-        stale = {i for i, m in enumerate(nodes) if touched.get(m, -1) > g0} if touched else set()
+        # changed since the save: listed as read now (below), not from the file
+        stale = {i for m, when in touched.items()
+                 if when > g0 and type(m) is NamedNode and (i := index.get(m.value)) is not None}
+        taken = set(stale)
         entries = self.entries
-        ctx = (iris, types, type_idx, label_keys, toks_of, kinds)
-        made, raw = dict.__contains__, entries.raw
-        for i, m in enumerate(nodes):
-            if i in stale:
-                continue  # changed since: as read now, below
-            if made(entries, m) or m in raw:  # listed already (another group's member too): its entry
-                e = entries[m]
+        for m in dict.keys(entries):  # listed already (another group's member too): its entry
+            i = index.get(m.value)
+            if i is not None and i not in stale:
+                taken.add(i)
+                e = dict.__getitem__(entries, m)
                 if g not in e.groups:
                     e.groups.append(g)
-            else:
-                raw[m] = (ctx, i, g)  # its entry made when first read (_Entries)
-        keep = [m for i, m in enumerate(nodes) if i not in stale] if stale else nodes
+        ctx = (iris, types, type_idx, label_keys, toks_of, kinds)
+        entries.raw.add(index, ctx, g, taken)
         for d, saved, keyed, exact in ((self.by_label, labelmap, label_keys, True),
                                        (self.by_token, tokmap, toks_of, False)):
             have = d.get(g)
-            lazy = _SavedSets(saved, nodes, stale, keyed, exact)
+            lazy = _SavedSets(saved, iris, stale, keyed, exact)
             if have:  # the group was not listed: nothing of it is in the maps (join what is, to be sure)
                 for key, members in have.items():
                     lazy.setdefault(key, set()).update(members)
             d[g] = lazy
-        self.groups[g].update(keep)
+        had = self.groups.get(g)
+        self.groups[g] = listed = _Members(index, {iris[i] for i in stale}, ctx)
+        if had:
+            listed.update(had)
         for m, when in touched.items():
             if when <= g0:
                 continue
@@ -504,10 +639,26 @@ def _enc_map(d: dict[str, list[int]]) -> _SavedMap:
     return "\n".join(keys), off.tobytes(), ix.tobytes()
 
 
-def _enc_members(members: list[NamedNode], ents: list[_PeerEntry | tuple[Any, ...]]) -> bytes:
-    """A group's ``members`` (with their entries ``ents``, in the same order: an entry,
-    or the encoded row of a member whose entry was never made) as :data:`_SavedGroup`,
-    marshalled.
+def _saved_rows(index: dict[str, int], out: set[str], made: dict[str, _PeerEntry], joined: list[tuple[str, Any]],
+                ctx: tuple[Any, ...]) -> list[tuple[str, _PeerEntry | tuple[Any, ...]]]:
+    """The rows of a group listed from the file (:class:`_Members`) as :func:`_enc_rows`
+    takes them: each member as saved (``index``) but those that left (``out``), from its
+    entry when one was made since (``made``), else its saved row; then those that
+    joined."""
+    rows: list[tuple[str, Any]] = []
+    for i, (iri, at) in enumerate(index.items()):
+        if not i % (8 * _YIELD_EVERY):
+            time.sleep(0)  # the GIL to a write of this process now and then
+        if iri not in out:
+            e = made.get(iri)
+            rows.append((iri, e if e is not None else _row(ctx, at)))
+    rows.extend(joined)
+    return rows
+
+
+def _enc_rows(rows: list[tuple[str, _PeerEntry | tuple[Any, ...]]]) -> bytes:
+    """A group's members (``rows``: each member's IRI with its entry, or its encoded row
+    when its entry was never made) as :data:`_SavedGroup`, marshalled.
 
     :raises TypeError: when a member has a type that is not an IRI, or a field holds the
         layout's separator (the group is not saved)."""
@@ -518,7 +669,7 @@ def _enc_members(members: list[NamedNode], ents: list[_PeerEntry | tuple[Any, ..
     toks: list[str] = []
     labelmap: dict[str, list[int]] = {}
     tokmap: dict[str, list[int]] = {}
-    by_iri = sorted(zip(members, ents), key=lambda me: me[0].value)
+    by_iri = sorted(rows, key=lambda r: r[0])
     for i, (m, e) in enumerate(by_iri):
         if not i % _YIELD_EVERY:
             time.sleep(0)  # the GIL to a write of this process now and then (the saver runs beside writes)
@@ -527,7 +678,7 @@ def _enc_members(members: list[NamedNode], ents: list[_PeerEntry | tuple[Any, ..
         else:
             if e.enc is None:  # an entry is replaced, never changed, when its memory changes
                 kinds = tuple(_enc_iri(o) for o in e.a.get(R.A, ()))
-                e.enc = (_enc_iri(m), kinds, e.label_key, " ".join(sorted(e.toks)))
+                e.enc = (m, kinds, e.label_key, " ".join(sorted(e.toks)))
             iri, kinds, label_key, ts = e.enc
         iris.append(iri)
         type_idx.append(types.setdefault(kinds, len(types)))
@@ -784,15 +935,22 @@ class PeerCache:
         encoding, else its members and their entries (entries are replaced, never
         changed, when a memory changes: reading them later is safe)."""
         saved = {_enc_key(k): v for k, v in idx.saved.items()}
-        groups: list[tuple[tuple[Any, ...], bytes | None, list[NamedNode], list[_PeerEntry | tuple[Any, ...]]]] = []
+        groups: list[tuple[tuple[Any, ...], bytes | None, Any]] = []
+        enc_of, entries = idx.entries.enc_of, idx.entries
         for g in idx.built:
             blob = idx.encoded.get(g)
             if blob is not None and g not in idx.dirty:  # an unchanged group is exact at idx.gen still
-                groups.append((g, blob, [], []))
+                groups.append((g, blob, None))
+                continue
+            members = idx.groups.get(g, ())
+            if type(members) is _Members:  # listed from the file: its rows, and what changed since
+                index, out = members.index, set(members.out)
+                made = {m.value: dict.__getitem__(entries, m) for m in dict.keys(entries)
+                        if m.value in index and m.value not in out}
+                joined = [(m.value, enc_of(m)) for m in members.joined]
+                groups.append((g, None, (index, out, made, joined, members.ctx)))
             else:
-                members = list(idx.groups.get(g, ()))
-                enc_of = idx.entries.enc_of
-                groups.append((g, None, members, [enc_of(m) for m in members]))
+                groups.append((g, None, [(m.value, enc_of(m)) for m in members]))
         idx.dirty.clear()
         return idx, idx.gen, idx.cold, saved, groups
 
@@ -810,10 +968,10 @@ class PeerCache:
             try:
                 out = dict(saved)
                 fresh: dict[tuple[Any, ...], bytes] = {}
-                for g, blob, members, ents in groups:
+                for g, blob, rows in groups:
                     if blob is None:
                         try:
-                            blob = fresh[g] = _enc_members(members, ents)
+                            blob = fresh[g] = _enc_rows(rows if type(rows) is list else _saved_rows(*rows))
                         except TypeError:
                             continue  # a term the file does not keep: that group is read from the store
                     out[_enc_key(g)] = (gen, blob)
@@ -1170,8 +1328,9 @@ class PeerCache:
         judge = self.svc.judge
         # a judge that never matches texts without a shared word token is offered only the
         # candidates that share one (ConflictJudge.needs_shared_word)
+        pool: set[NamedNode] | _Members
         if bool(getattr(judge, "needs_shared_word", False)):
-            pool: set[NamedNode] = set()
+            pool = set()
             by_token = idx.by_token.get(gkey, {})
             for tok in set(tokens(f"{data.label} {data.content}")):
                 pool |= by_token.get(tok, set())
@@ -1278,12 +1437,11 @@ def _list_saved(idx: _PeerIndex, g: tuple[Any, ...], view: Any) -> bool:
         return False
     try:
         rows = _dec_group(saved[1])
-        nodes = [NamedNode(x) for x in rows[0]]
         kinds = [[NamedNode(t) for t in ts] for ts in rows[1]]  # few distinct type sets: each decoded once
     except (ValueError, TypeError, EOFError, IndexError, KeyError) as e:  # checksummed: a foreign writer
         log.warning("peer index group unreadable (%s): read from the store", e)
         return False
-    idx.add_saved(g, saved[0], rows, nodes, kinds, view)
+    idx.add_saved(g, saved[0], rows, kinds, view)
     if not idx.saved:
         idx.touched, idx.reads, idx.probes = {}, {}, {}
     return True
