@@ -13,11 +13,13 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from array import array
 from pathlib import Path
 
 import pytest
 
+from reckon._errors import ConflictPending
 from reckon.memory import _peers
 from reckon.memory.conflicts import tokens
 from reckon.memory.models import normalise_label
@@ -927,3 +929,111 @@ def test_a_listed_groups_members_behave_as_the_set_they_stand_for():
         assert set(members) == oracle
 
     check()
+
+
+def test_a_save_taken_while_another_writes_never_stamps_a_stale_blob(make_store, no_idle_save, monkeypatch):
+    """Two saves overlapping (the idle saver's, then close()'s): the second is taken while
+    the first still encodes and writes, and must not reuse the group's blob cached before
+    the changes the first save took (it was stamped with the new generation, and the next
+    process updated a memory of another label through it)."""
+    import threading
+
+    st = make_store("race")
+    a = MemoryService(st)
+    m = a.remember(principal=OPS, **pref(scope="company", kind="fact", source="operator",
+                                         label="alpha plan", content="alpha notes"))
+    a.remember(principal=OPS, **pref(scope="company", kind="fact", source="operator",
+                                     label="other plan", content="other notes"))
+    a.peers.flush()  # caches the company group's blob: 'alpha plan' -> m
+    assert a.peers.current.encoded
+    a.update(m.id, principal=OPS, label="gamma plan", content="gamma notes")
+    a.remember(principal=OPS, **pref(scope="company", kind="fact", source="operator",
+                                     label="filler", content="filler notes"))
+    real = _peers.PeerCache._write_file
+    writing, done = threading.Event(), threading.Event()
+
+    def slow_first(path, payload):  # type: ignore[no-untyped-def]
+        if threading.current_thread().name == "first":
+            writing.set()
+            assert done.wait(60)
+        real(path, payload)
+
+    monkeypatch.setattr(_peers.PeerCache, "_write_file", staticmethod(slow_first))
+    monkeypatch.setattr(_peers.PeerCache, "due", lambda self, idx: True)
+    first = threading.Thread(target=a.peers.flush, name="first")
+    first.start()
+    assert writing.wait(60)
+    second = threading.Thread(target=a.peers.flush, name="second")  # takes its job now, writes after the first
+    second.start()
+    time.sleep(0.2)
+    done.set()
+    first.join(60)
+    second.join(60)
+    monkeypatch.setattr(_peers.PeerCache, "_write_file", staticmethod(real))
+    b = MemoryService(st)
+    got, want = listed(b)
+    assert got == want and b.peers.current.cold == len(GROUPS) - 1  # the company group from the file
+    again = b.remember(principal=OPS, **pref(scope="company", kind="fact", source="operator",
+                                             label="alpha plan", content="alpha notes"))
+    assert again.id != m.id and b.get(m.id).label == "gamma plan"
+
+
+@pytest.mark.parametrize("through", ["dedup", "candidate"])
+def test_an_index_that_disagrees_with_the_store_is_dropped_never_served(make_store, saving, through):
+    """A file with a valid checksum that lists what the store does not (a memory of another
+    group, a deleted one; as a copied tenant directory's file or a foreign writer leaves):
+    a dedup hit or a conflict candidate is confirmed against the store first; one that is
+    not drops the index and removes the file, and the write reads the group from the store.
+    Never an update of another memory, never an error."""
+    st = make_store("acme")
+    a = MemoryService(st)
+    team = a.remember(principal=OPS, **pref(scope="team", teams=["growth"], source="operator",
+                                            label="zeta plan", content="zeta notes"))
+    a.remember(principal=OPS, **pref(scope="company", kind="fact", source="operator",
+                                     label="company plan", content="company notes"))
+    saver = a.peers._saver
+    if saver is not None:
+        saver.join(30)
+    a.peers.save(a.peers.current)
+    path = sidecar(st)
+    body = marshal.loads(path.read_bytes()[len(_peers.MAGIC) + 32:])
+    blobs = {k: v for k, v in body[3].items()}
+    company = next(k for k in blobs if "CompanyScope" in k[0])
+    team_key = next(k for k in blobs if "TeamScope" in k[0])
+    # the company group's blob replaced by the team group's: 'zeta plan' listed as a company memory
+    forged = dict(blobs)
+    forged[company] = (blobs[company][0], blobs[team_key][1])
+    _rewrite(path, lambda b: (b[0], b[1], b[2], forged))
+    b = MemoryService(st)
+    label = "zeta plan" if through == "dedup" else "zeta plan revised"  # a dedup hit / a candidate by token
+    try:
+        again = b.remember(principal=OPS, **pref(scope="company", kind="fact", source="operator",
+                                                 label=label, content="zeta notes"))
+    except ConflictPending as e:  # a conflict names company memories only
+        assert team.id not in e.conflict.candidates
+    else:
+        assert again.id != team.id and b.get(again.id).label == label
+    assert b.get(team.id).label == "zeta plan" and b.get(team.id).content == "zeta notes"
+    assert not path.exists()  # dropped with its file: the next process reads the group from the store
+    got, want = listed(b)
+    assert got == want
+
+
+@pytest.mark.parametrize("how", ["infinite", "huge", "not_bytes"])
+def test_a_generation_or_blob_of_another_type_is_ignored(make_store, saving, how):
+    """A checksummed file whose group generation is not an int (``inf``, a float) or whose
+    blob is not bytes: ignored, never an exception out of a write."""
+    st = make_store("acme")
+    a = MemoryService(st)
+    fill(a, "x")
+    saver = a.peers._saver
+    if saver is not None:
+        saver.join(30)
+    a.peers.save(a.peers.current)
+    bad = {"infinite": lambda g, blob: (float("inf"), blob), "huge": lambda g, blob: (g, 2**70),
+           "not_bytes": lambda g, blob: (g, "text")}[how]
+    _rewrite(sidecar(st), lambda b: (b[0], b[1], b[2], {k: bad(*v) for k, v in b[3].items()}))
+    b = MemoryService(st)
+    b.remember(principal=ANN, **pref(label="Ann y", content="after the damage"))
+    got, want = listed(b)
+    assert got == want

@@ -101,7 +101,7 @@ the idle saver for a new one."""
 class _PeerEntry:
     """One active memory as the write path's dedup / conflict reads see it."""
 
-    __slots__ = ("a", "enc", "full", "groups", "label_key", "lean", "toks")
+    __slots__ = ("a", "enc", "full", "groups", "label_key", "lean", "saved", "toks")
 
     def __init__(self, a: dict[Any, list[Any]], groups: list[tuple[Any, ...]], full: bool = True,
                  lean: bool = False) -> None:
@@ -112,6 +112,7 @@ class _PeerEntry:
         self.lean = lean and not full
         self.groups = groups  # the (scope, stakeholder) groups of the index it is listed in
         self.enc: tuple[Any, ...] | None = None  # its row in the saved index, once encoded
+        self.saved = False  # made from the saved index (restore): checked against the store when read
         self.label_key = normalise_label(a[R.LABEL][0].value)
         content = a.get(R.P_CONTENT)
         self.toks = frozenset(tokens(f"{a[R.LABEL][0].value} {content[0].value if content else ''}"))
@@ -121,7 +122,7 @@ class _PeerEntry:
         """A lean entry from the saved index (label key and tokens as saved)."""
         e = cls.__new__(cls)
         e.a, e.full, e.lean, e.groups, e.label_key, e.toks = a, False, True, [], label_key, toks
-        e.enc = None
+        e.enc, e.saved = None, True
         return e
 
     def node(self, m: NamedNode, view: Any) -> dict[Any, list[Any]]:
@@ -227,7 +228,7 @@ class _SavedSets(LazyDict[str, set[NamedNode]]):
         iris, skip = self._iris, self._skip
         rows, exact = self._rows
         fits = (lambda i: rows[i] == key) if exact else (lambda i: key in rows[i])
-        members = {NamedNode(iris[i]) for i in ix if i not in skip and fits(i)}
+        members = {m for i in ix if i not in skip and fits(i) and (m := _term(iris[i])) is not None}
         return members or None
 
     def __contains__(self, key: object) -> bool:
@@ -306,9 +307,9 @@ class _SavedRows:
         out = []
         for index, _, _, taken in self.groups:
             for v, i in index.items():
-                if i not in taken and v not in seen:
+                if i not in taken and v not in seen and (m := _term(v)) is not None:
                     seen.add(v)
-                    out.append(NamedNode(v))
+                    out.append(m)
         return iter(out)
 
     def __len__(self) -> int:
@@ -367,6 +368,21 @@ class _Entries(LazyDict[NamedNode, _PeerEntry]):
         return dict.keys(self)
 
 
+def _as_listed(m: Any, a: dict[Any, list[Any]], gkey: tuple[Any, ...], view: Any) -> bool:
+    """Whether memory ``m`` (its asserted triples ``a``, read from ``view``) is an active
+    memory of group ``gkey``, as the index lists it."""
+    return (bool(a.get(R.LABEL)) and bool(a.get(R.A)) and gkey in _groups_of(a)
+            and view.contains(Quad(m, R.A, R.ACTIVE, R.INFERRED)))
+
+
+def _term(iri: str) -> NamedNode | None:
+    """The term of an IRI read from the file (``None``: it does not parse, never listed)."""
+    try:
+        return NamedNode(iri)
+    except ValueError:
+        return None
+
+
 def _row(ctx: tuple[Any, ...], i: int) -> tuple[Any, ...]:
     """Row ``i`` of a saved group's columns ``ctx`` as :func:`_enc_rows` encodes it."""
     iris, types, type_idx, label_keys, toks_of = ctx[:5]
@@ -419,7 +435,10 @@ class _Members:
     def __iter__(self) -> Iterator[NamedNode]:
         if self._all is None:
             out = self.out
-            self._all = set(map(NamedNode, (v for v in self.index if v not in out) if out else self.index))
+            try:
+                self._all = set(map(NamedNode, (v for v in self.index if v not in out) if out else self.index))
+            except ValueError:  # an IRI that does not parse (a foreign writer's file): left out
+                self._all = {m for v in self.index if v not in out and (m := _term(v)) is not None}
             self._all |= self.joined
         return iter(self._all)
 
@@ -849,6 +868,7 @@ class PeerCache:
         self._saver: threading.Thread | None = None
         self._exit_hook = False
         self._closed = False
+        self.distrusted = 0  # indexes dropped for disagreeing with the store (distrust)
 
     def sidecar(self) -> Path | None:
         """The saved index's path (``None``: a store without a tenant directory)."""
@@ -874,9 +894,12 @@ class PeerCache:
             version, tenant, inc, groups = marshal.loads(raw[len(MAGIC) + 32:])
             if version != _VERSION or tenant != self.svc.tenant or inc != getattr(self.svc.store, "incarnation", None):
                 return None
-            saved = {_dec_key(k): (int(g0), bytes(blob)) for k, (g0, blob) in groups.items()}
-        except (ValueError, TypeError, EOFError, IndexError, AttributeError) as e:
-            log.warning("peer index %s unreadable (%s): groups are read from the store", path, e)
+            saved = {_dec_key(k): (g0, blob) for k, (g0, blob) in groups.items()
+                     if type(g0) is int and type(blob) is bytes}
+        except Exception as e:  # noqa: BLE001 - a cache: whatever is wrong in it (OverflowError of an infinite
+            # generation, a nested structure of another shape), the groups are read from the store
+            log.warning("peer index %s unreadable (%s: %s): groups are read from the store", path,
+                        type(e).__name__, str(e)[:200])
             return None
         saved = {k: v for k, v in saved.items() if 0 <= gen - v[0] <= SAVE_BEHIND}
         if not saved:
@@ -942,6 +965,9 @@ class PeerCache:
             if blob is not None and g not in idx.dirty:  # an unchanged group is exact at idx.gen still
                 groups.append((g, blob, None))
                 continue
+            # its cached blob is stale from now on: a save taken while this one encodes must
+            # encode the group itself, never stamp the old blob with this generation
+            idx.encoded.pop(g, None)
             members = idx.groups.get(g, ())
             if type(members) is _Members:  # listed from the file: its rows, and what changed since
                 index, out = members.index, set(members.out)
@@ -952,17 +978,19 @@ class PeerCache:
             else:
                 groups.append((g, None, [(m.value, enc_of(m)) for m in members]))
         idx.dirty.clear()
-        return idx, idx.gen, idx.cold, saved, groups
+        return idx, idx.gen, idx.cold, saved, groups, self.distrusted
 
     def _write(self, job: tuple[Any, ...]) -> None:
         """Encode the changed groups of ``job`` (:meth:`_save_job`) and write the file,
         outside :attr:`guard` (a write of this process does not wait for it); one save
         at a time."""
-        idx, gen, cold, saved, groups = job
+        idx, gen, cold, saved, groups, distrusted = job
         path = self.sidecar()
         if path is None or not path.parent.parent.is_dir():
             return  # no tenant directory (deleted, e.g. before the exit hook ran): nothing to keep
         with self._save_lock:
+            if distrusted != self.distrusted:
+                return  # the index was dropped since the job was taken (distrust)
             self.saved_at = time.perf_counter()
             self.saved_cold = cold
             try:
@@ -1194,6 +1222,46 @@ class PeerCache:
         """Forget the index (the schema changed, or a batch that it listed was not written)."""
         self.current = None
 
+    def confirmed(self, group: tuple[_PeerIndex, tuple[Any, ...]], pids: Any,
+                  key: str | None = None) -> list[NamedNode] | None:
+        """``pids`` (what index ``group[0]`` lists in group ``group[1]``, under label key
+        ``key`` when given) once the open transaction's store confirms those listed from
+        the saved file: active memories of that group (with that label key); the others
+        were read from the store, or written, by this process. ``None`` when one is not:
+        the index disagrees with the store (a file that a foreign writer, a copied tenant
+        directory or a bug made wrong), so it is dropped and its file removed
+        (:meth:`distrust`); the caller reads the group from the store instead. The store
+        decides."""
+        idx, gkey = group
+        view = self.svc._tl.txn.view
+        out = []
+        for pid in pids:
+            e = idx.entries.get(pid)
+            if e is not None and not e.saved:
+                out.append(pid)
+                continue
+            a = _read(pid, view)
+            if a is None or not _as_listed(pid, a, gkey, view) or (
+                    key is not None and normalise_label(a[R.LABEL][0].value) != key):
+                self.distrust(f"{pid.value if isinstance(pid, NamedNode) else pid!r} is not as listed")
+                return None
+            out.append(pid)
+        return out
+
+    def distrust(self, why: str) -> None:
+        """Drop the index and remove its file: it disagrees with the store (``why``)."""
+        log.warning("peer index disagrees with the store (%s): dropped, groups are read from the store", why)
+        with self.guard:
+            self.current = None
+            self.saved_gen = -1
+            self.distrusted += 1  # a save of the dropped index taken before now is never written
+            path = self.sidecar()
+            if path is not None:
+                try:
+                    path.unlink(missing_ok=True)
+                except OSError as e:
+                    log.warning("peer index %s not removed: %s", path, e)
+
     def drop(self, m: NamedNode) -> None:
         """Unlist memory ``m`` (superseded inside a batch: no longer a peer)."""
         if self.current is not None:
@@ -1309,11 +1377,13 @@ class PeerCache:
 
     def candidates(
         self, group: tuple[_PeerIndex, tuple[Any, ...]], data: MemoryInput, klass: NamedNode
-    ) -> dict[NamedNode, tuple[dict[Any, list[Any]], None]]:
+    ) -> dict[NamedNode, tuple[dict[Any, list[Any]], None]] | None:
         """Conflict candidates from the index: same-class peers for a subclass memory;
         otherwise every peer, or for a judge ranking candidates by word-count cosine
         (lexical; contradiction without an encoder) only peers sharing a word token (their
-        cosine is 0 < threshold for the others)."""
+        cosine is 0 < threshold for the others). Each is confirmed against the store
+        (:meth:`confirmed`); ``None`` when one is not (the index was dropped: read the
+        peers by query)."""
         idx, gkey = group
         members = idx.groups.get(gkey, set())
         scope_iri = gkey[0]
@@ -1323,7 +1393,11 @@ class PeerCache:
             for pid in members:
                 e = idx.entries[pid]
                 if klass in e.a.get(R.A, []):
+                    suspect = e.saved and not e.full  # listed from the file, not read in this process
                     out[pid] = (e.node(pid, view), None)
+                    if suspect and not _as_listed(pid, e.a, gkey, view):
+                        self.distrust(f"{pid.value} is not as listed")
+                        return None
             return out
         judge = self.svc.judge
         # a judge that never matches texts without a shared word token is offered only the
@@ -1338,7 +1412,12 @@ class PeerCache:
             pool = members
         view = self.svc._tl.txn.view
         for pid in pool:
-            out[pid] = (idx.entries[pid].partial(scope_iri, pid, view), None)
+            e = idx.entries[pid]
+            suspect = e.saved and not e.full  # listed from the file: its node is read now (partial), checked
+            out[pid] = (e.partial(scope_iri, pid, view), None)
+            if suspect and not _as_listed(pid, e.a, gkey, view):
+                self.distrust(f"{pid.value} is not as listed")
+                return None
         return out
 
     def peers(
@@ -1438,8 +1517,8 @@ def _list_saved(idx: _PeerIndex, g: tuple[Any, ...], view: Any) -> bool:
     try:
         rows = _dec_group(saved[1])
         kinds = [[NamedNode(t) for t in ts] for ts in rows[1]]  # few distinct type sets: each decoded once
-    except (ValueError, TypeError, EOFError, IndexError, KeyError) as e:  # checksummed: a foreign writer
-        log.warning("peer index group unreadable (%s): read from the store", e)
+    except Exception as e:  # noqa: BLE001 - checksummed: a foreign writer; the group is read from the store
+        log.warning("peer index group unreadable (%s: %s): read from the store", type(e).__name__, str(e)[:200])
         return False
     idx.add_saved(g, saved[0], rows, kinds, view)
     if not idx.saved:

@@ -66,17 +66,24 @@ def same_label(
         pass
     elif group is None:
         peers = svc.peers.peers(data.scope, owner, teams, klass)
-        same = [
-            pid for pid, (a, _) in peers.items()
-            if normalise_label(a[R.LABEL][0].value) == key and klass in a.get(R.A, [])
-        ]
+        same = _same_in(peers, key, klass)
     else:
         idx, gkey = group
         same = [
             pid for pid in sorted(idx.by_label.get(gkey, {}).get(key, ()), key=lambda n: n.value)
             if klass in idx.entries[pid].a.get(R.A, [])
         ]
+        if same and svc.peers.confirmed(group, same, key) is None:
+            # the index lists a memory the store does not (it was dropped): the group read from the store
+            peers = svc.peers.peers(data.scope, owner, teams, klass)
+            return None, peers, _same_in(peers, key, klass)
     return group, peers, same
+
+
+def _same_in(peers: Peers, key: str, klass: NamedNode) -> list[NamedNode]:
+    """The memories of ``peers`` (read by query) with label key ``key`` and class ``klass``."""
+    return [pid for pid, (a, _) in sorted(peers.items(), key=lambda kv: kv[0].value)
+            if normalise_label(a[R.LABEL][0].value) == key and klass in a.get(R.A, [])]
 
 
 def replaced(
@@ -100,11 +107,14 @@ def replaced(
     :raises ConflictPending: confirmation needed (nothing is written).
     :raises NotAuthorized: ``principal`` may not supersede one of them.
     """
+    listed = None if peers is not None else svc.peers.candidates(group, data, klass) if group is not None else None
+    if listed is None and peers is None:  # the index disagreed with the store: dropped, the group read again
+        peers = svc.peers.peers(data.scope, owner, teams, klass)
     if peers is not None:
         candidates = {pid: v for pid, v in peers.items() if klass == R.MEMORY or klass in v[0].get(R.A, [])}
     else:
-        assert group is not None  # peers are read by query exactly when there is no group
-        candidates = svc.peers.candidates(group, data, klass)
+        assert listed is not None
+        candidates = listed
     hits = judge(svc, m, klass, data, triples, candidates)
     if forced:
         candidates = dict(candidates)  # never mutate the peer index's mapping
