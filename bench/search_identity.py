@@ -5,9 +5,10 @@ as the recall snapshot's BM25 export outside ``TenantIndex._lock`` (d77908e).
 Usage (one copy of the tenant per run: the script writes into it)::
 
     PYTHONPATH=engine python bench/bundle.py --sizes 10000 --data bench-data   # builds bench-data/n10000
-    cp -a bench-data/n10000 /tmp/a && cp -a bench-data/n10000 /tmp/b
-    PYTHONPATH=<old tree>/engine python bench/search_identity.py run /tmp/a old.json
-    PYTHONPATH=<new tree>/engine python bench/search_identity.py run /tmp/b new.json
+    cp -a bench-data/n10000 copy-a && cp -a bench-data/n10000 copy-b
+    git worktree add old-tree <old commit>   # the version to compare against
+    PYTHONPATH=old-tree/engine python bench/search_identity.py run copy-a old.json
+    PYTHONPATH=engine python bench/search_identity.py run copy-b new.json
     python bench/search_identity.py compare old.json new.json   # exit 1 on any difference
 
 ``run`` opens tenant ``bench`` (as ``bench/bundle.py`` builds it) and records, for the 30

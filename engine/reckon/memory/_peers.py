@@ -49,7 +49,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from operator import lt
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pyoxigraph import NamedNode, Quad
 
@@ -204,7 +204,29 @@ def _groups_of(a: dict[Any, list[Any]]) -> list[tuple[Any, ...]]:
     return out
 
 
-class _SavedSets(LazyDict[str, set[NamedNode]]):
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
+
+class _Unplaced(LazyDict[_K, _V]):
+    """A :class:`~reckon._lazydict.LazyDict` without placeholders: ``len`` counts both
+    parts, iteration makes every entry first."""
+
+    __slots__ = ()
+
+    def __len__(self) -> int:
+        return dict.__len__(self) + len(self.raw)
+
+    def __iter__(self) -> Any:
+        self.load_all()
+        return dict.__iter__(self)
+
+    def keys(self) -> Any:
+        self.load_all()
+        return dict.keys(self)
+
+
+class _SavedSets(_Unplaced[str, set[NamedNode]]):
     """A saved group's label or token map (:class:`_SortedMap`: key -> member indices, as
     saved), each key's set of members made on its first lookup: a write looks up one
     label and its own tokens, not every key of the group. Behaves as the dict of sets it
@@ -233,17 +255,6 @@ class _SavedSets(LazyDict[str, set[NamedNode]]):
 
     def __contains__(self, key: object) -> bool:
         return dict.__contains__(self, key) or (key in self.raw and self._load(key) is not None)
-
-    def __len__(self) -> int:
-        return dict.__len__(self) + len(self.raw)
-
-    def __iter__(self) -> Any:
-        self.load_all()
-        return dict.__iter__(self)
-
-    def keys(self) -> Any:
-        self.load_all()
-        return dict.keys(self)
 
 
 class _SavedRows:
@@ -316,7 +327,7 @@ class _SavedRows:
         return len(list(iter(self)))
 
 
-class _Entries(LazyDict[NamedNode, _PeerEntry]):
+class _Entries(_Unplaced[NamedNode, _PeerEntry]):
     """The peer index's entries by memory. A member of a group listed from the saved
     index stands as its rows there (``raw``: :class:`_SavedRows`) until its entry is
     read: a write reads the few members its label and tokens name, not a 40k-member
@@ -355,17 +366,6 @@ class _Entries(LazyDict[NamedNode, _PeerEntry]):
 
     def __contains__(self, m: object) -> bool:
         return dict.__contains__(self, m) or m in self.raw
-
-    def __len__(self) -> int:
-        return dict.__len__(self) + len(self.raw)
-
-    def __iter__(self) -> Any:
-        self.load_all()
-        return dict.__iter__(self)
-
-    def keys(self) -> Any:
-        self.load_all()
-        return dict.keys(self)
 
 
 def _as_listed(m: Any, a: dict[Any, list[Any]], gkey: tuple[Any, ...], view: Any) -> bool:
